@@ -1,0 +1,359 @@
+/* cli.c: command-line parsing for `gpuimg OP [OPTIONS] [then OP [OPTIONS]]... [INPUT [OUTPUT]]`. */
+#include "run.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef GPUIMG_VERSION
+#define GPUIMG_VERSION "unknown"
+#endif
+
+enum {
+  /* Global options, after the per-operation GPUIMG_OPT_* bits. */
+  OPT_BACKEND = 1u << 16,
+  OPT_REPORT = 1u << 17,
+  OPT_REPEAT = 1u << 18,
+  OPT_QUALITY = 1u << 19,
+  OPT_QUIET = 1u << 20,
+  OPT_HELP = 1u << 21,
+  OPT_VERSION = 1u << 22,
+  OPT_BLOCK = 1u << 23,
+  OPT_MAX_PIXELS = 1u << 24,
+};
+
+typedef struct {
+  const char *long_name;
+  char short_name; /* 0: none */
+  int has_arg;
+  unsigned id;
+} option_t;
+
+static const option_t options[] = {
+  {"radius", 'r', 1, GPUIMG_OPT_RADIUS},
+  {"naive", 0, 0, GPUIMG_OPT_NAIVE},
+  {"tiled", 0, 0, GPUIMG_OPT_TILED},
+  {"cell", 0, 1, GPUIMG_OPT_CELL},
+  {"amount", 0, 1, GPUIMG_OPT_AMOUNT},
+  {"mask", 0, 1, GPUIMG_OPT_MASK},
+  {"backend", 0, 1, OPT_BACKEND},
+  {"report", 0, 1, OPT_REPORT},
+  {"repeat", 0, 1, OPT_REPEAT},
+  {"quality", 0, 1, OPT_QUALITY},
+  {"quiet", 'q', 0, OPT_QUIET},
+  {"help", 'h', 0, OPT_HELP},
+  {"version", 'V', 0, OPT_VERSION},
+  {"block", 0, 1, OPT_BLOCK},
+  {"max-pixels", 0, 1, OPT_MAX_PIXELS},
+};
+#define NOPTIONS (sizeof options / sizeof options[0])
+#define OP_OPTIONS 0xffffu
+
+static int usage_error(const char *what, const char *fmt, const char *arg)
+{
+  gpuimg_error_set(GPUIMG_EXIT_USAGE, what, fmt, arg);
+  return -1;
+}
+
+/* Integer from lo to hi, with range and overflow checks. */
+static int parse_int(const char *name, const char *s, long long lo, long long hi, long long *out)
+{
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (errno || end == s || *end || v < lo || v > hi) {
+    gpuimg_error_set(GPUIMG_EXIT_USAGE, name,
+                     "invalid value '%s' (expected an integer from %lld to %lld)", s, lo, hi);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+static int parse_block(const char *s, gpuimg_cli_t *cli)
+{
+  char *end;
+  errno = 0;
+  long w = strtol(s, &end, 10);
+  if (!errno && end != s && (*end == 'x' || *end == 'X')) {
+    const char *hs = end + 1;
+    long h = strtol(hs, &end, 10);
+    if (!errno && end != hs && !*end && w >= 1 && h >= 1 && w <= 1024 && h <= 1024 &&
+        w * h <= 1024) {
+      cli->block_w = (int)w;
+      cli->block_h = (int)h;
+      return 0;
+    }
+  }
+  return usage_error("--block", "invalid value '%s' (expected WxH with W*H <= 1024)", s);
+}
+
+static int apply_option(gpuimg_cli_t *cli, gpuimg_step_t *step, const option_t *o,
+                        const char *spelled, const char *arg)
+{
+  long long v;
+  gpuimg_params_t *p = step ? &step->params : NULL;
+
+  switch (o->id) {
+  case GPUIMG_OPT_RADIUS:
+    if (parse_int(spelled, arg, 0, GPUIMG_MAX_RADIUS, &v) < 0)
+      return -1;
+    p->radius = (int)v;
+    return 0;
+  case GPUIMG_OPT_NAIVE:
+    p->variant = GPUIMG_BLUR_NAIVE;
+    return 0;
+  case GPUIMG_OPT_TILED:
+    p->variant = GPUIMG_BLUR_TILED;
+    return 0;
+  case GPUIMG_OPT_CELL:
+    if (parse_int(spelled, arg, 1, INT32_MAX, &v) < 0)
+      return -1;
+    p->cell = (int)v;
+    return 0;
+  case GPUIMG_OPT_AMOUNT:
+    if (parse_int(spelled, arg, 0, 255, &v) < 0)
+      return -1;
+    p->amount = (int)v;
+    return 0;
+  case GPUIMG_OPT_MASK:
+    if (!arg[0])
+      return usage_error(spelled, "%sempty file name", "");
+    p->mask_path = arg;
+    return 0;
+  case OPT_BACKEND:
+    if (strcmp(arg, "auto") == 0)
+      cli->backend = GPUIMG_BACKEND_AUTO;
+    else if (strcmp(arg, "cpu") == 0)
+      cli->backend = GPUIMG_BACKEND_CPU;
+    else if (strcmp(arg, "cuda") == 0)
+      cli->backend = GPUIMG_BACKEND_CUDA;
+    else
+      return usage_error(spelled, "invalid value '%s' (expected auto, cpu or cuda)", arg);
+    return 0;
+  case OPT_REPORT:
+    if (!arg[0])
+      return usage_error(spelled, "%sempty file name", "");
+    cli->report = arg;
+    return 0;
+  case OPT_REPEAT:
+    if (parse_int(spelled, arg, 1, 100000, &v) < 0)
+      return -1;
+    cli->repeat = (int)v;
+    return 0;
+  case OPT_QUALITY:
+    if (parse_int(spelled, arg, 1, 100, &v) < 0)
+      return -1;
+    cli->quality = (int)v;
+    return 0;
+  case OPT_QUIET:
+    cli->quiet = 1;
+    return 0;
+  case OPT_HELP:
+    cli->help = 1;
+    return 0;
+  case OPT_VERSION:
+    cli->version = 1;
+    return 0;
+  case OPT_BLOCK:
+    return parse_block(arg, cli);
+  case OPT_MAX_PIXELS:
+    if (parse_int(spelled, arg, 1, (long long)1 << 40, &v) < 0)
+      return -1;
+    cli->max_pixels = (uint64_t)v;
+    return 0;
+  }
+  return usage_error(spelled, "%sunhandled option", "");
+}
+
+static const option_t *find_long(const char *name, size_t len)
+{
+  for (size_t i = 0; i < NOPTIONS; i++)
+    if (strlen(options[i].long_name) == len && strncmp(options[i].long_name, name, len) == 0)
+      return &options[i];
+  return NULL;
+}
+
+static const option_t *find_short(char c)
+{
+  for (size_t i = 0; i < NOPTIONS; i++)
+    if (options[i].short_name == c)
+      return &options[i];
+  return NULL;
+}
+
+static int start_step(gpuimg_cli_t *cli, const char *name)
+{
+  const gpuimg_op_t *op = gpuimg_ops_find(name);
+  if (!op)
+    return usage_error("", "unknown operation '%s' (expected gray, blur, checkerboard or portrait)",
+                       name);
+  if (cli->nsteps == GPUIMG_MAX_STEPS)
+    return usage_error("", "too many operations (at most 32)%s", "");
+  gpuimg_step_t *s = &cli->steps[cli->nsteps++];
+  memset(s, 0, sizeof *s);
+  s->op = op;
+  op->defaults(&s->params);
+  return 0;
+}
+
+/* Handles argv[*i], an option; advances *i past a separate value. */
+static int parse_option(gpuimg_cli_t *cli, int argc, char **argv, int *i)
+{
+  const char *a = argv[*i];
+  const option_t *o;
+  const char *arg = NULL;
+  char spelled[64];
+
+  if (a[1] == '-') {
+    const char *name = a + 2;
+    const char *eq = strchr(name, '=');
+    size_t len = eq ? (size_t)(eq - name) : strlen(name);
+    o = find_long(name, len);
+    snprintf(spelled, sizeof spelled, "--%.*s", (int)(len < 40 ? len : 40), name);
+    if (!o)
+      return usage_error("", "unknown option '%s'", spelled);
+    if (eq) {
+      if (!o->has_arg)
+        return usage_error(spelled, "%stakes no value", "");
+      arg = eq + 1;
+    }
+  } else {
+    o = find_short(a[1]);
+    snprintf(spelled, sizeof spelled, "-%c", a[1]);
+    if (!o)
+      return usage_error("", "unknown option '%s'", spelled);
+    if (a[2]) {
+      if (!o->has_arg)
+        return usage_error("", "unknown option '%s'", a);
+      arg = a + 2;
+    }
+  }
+  if (o->has_arg && !arg) {
+    if (*i + 1 >= argc)
+      return usage_error(spelled, "%smissing value", "");
+    arg = argv[++*i];
+  }
+
+  gpuimg_step_t *step = cli->nsteps ? &cli->steps[cli->nsteps - 1] : NULL;
+  if (o->id & OP_OPTIONS) {
+    if (!step)
+      return usage_error(spelled, "%sgiven before any operation", "");
+    if (!(step->op->options & o->id)) {
+      gpuimg_error_set(GPUIMG_EXIT_USAGE, step->op->name, "unknown option '%s'", spelled);
+      return -1;
+    }
+  }
+  return apply_option(cli, step, o, spelled, arg);
+}
+
+int gpuimg_cli_parse(int argc, char **argv, gpuimg_cli_t *cli)
+{
+  const char *positional[2];
+  int npositional = 0, end_of_options = 0, want_op = 1;
+
+  memset(cli, 0, sizeof *cli);
+  cli->format = GPUIMG_FORMAT_NONE;
+  cli->repeat = 1;
+  cli->quality = GPUIMG_DEFAULT_QUALITY;
+  cli->max_pixels = GPUIMG_DEFAULT_MAX_PIXELS;
+
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!end_of_options && strcmp(a, "--") == 0) {
+      end_of_options = 1;
+      continue;
+    }
+    if (!end_of_options && a[0] == '-' && a[1] != '\0') {
+      if (parse_option(cli, argc, argv, &i) < 0)
+        return -1;
+      continue;
+    }
+    if (want_op) {
+      if (start_step(cli, a) < 0)
+        return -1;
+      want_op = 0;
+      continue;
+    }
+    if (!end_of_options && npositional == 0 && strcmp(a, "then") == 0) {
+      want_op = 1;
+      continue;
+    }
+    if (npositional == 2)
+      return usage_error("", "unexpected argument '%s' (INPUT and OUTPUT already given)", a);
+    positional[npositional++] = a;
+  }
+  if (cli->help || cli->version)
+    return 0;
+  if (cli->nsteps == 0)
+    return usage_error("", "%sno operation given", "");
+  if (want_op)
+    return usage_error("", "%s'then' must be followed by an operation", "");
+  if (npositional > 0)
+    cli->input = positional[0];
+  if (npositional > 1)
+    cli->output = positional[1];
+  if (cli->input && !cli->input[0])
+    return usage_error("", "%sempty input file name", "");
+  if (cli->output) {
+    if (strcmp(cli->output, "-") == 0)
+      cli->format = GPUIMG_FORMAT_PNG;
+    else
+      cli->format = gpuimg_format_from_name(cli->output);
+    if (cli->format == GPUIMG_FORMAT_NONE)
+      return usage_error(cli->output,
+                         "%sunsupported output format (use .png, .jpg, .jpeg, .bmp or .tga)", "");
+    if (cli->report && strcmp(cli->output, "-") == 0 && strcmp(cli->report, "-") == 0)
+      return usage_error("", "%simage and report cannot both go to stdout", "");
+  }
+  for (int s = 0; s < cli->nsteps; s++)
+    if (cli->steps[s].op == &gpuimg_op_portrait && cli->input && !cli->steps[s].params.mask_path)
+      return usage_error("portrait", "%s--mask FILE is required with an input image", "");
+  return 0;
+}
+
+void gpuimg_cli_usage(FILE *f)
+{
+  fprintf(f, "Usage: gpuimg OP [OPTIONS] [then OP [OPTIONS]]... [INPUT [OUTPUT]]\n"
+             "Try 'gpuimg --help' for more information.\n");
+}
+
+void gpuimg_cli_help(FILE *f)
+{
+  fprintf(f,
+          "Usage: gpuimg OP [OPTIONS] [then OP [OPTIONS]]... [INPUT [OUTPUT]]\n"
+          "Process a PNG or JPEG image with CUDA kernels (or the CPU reference backend).\n"
+          "\n"
+          "Operations run in order on one image; 'then' separates them:\n"
+          "  gpuimg gray then blur -r 4 in.png out.png\n"
+          "Without INPUT, the built-in 1024x768 sample (and its subject mask) is used.\n"
+          "Without OUTPUT, no image is written. '-' is stdin/stdout. OUTPUT's extension\n"
+          "picks the format: .png, .jpg/.jpeg, .bmp or .tga (stdout: PNG).\n");
+  for (int i = 0; gpuimg_ops[i]; i++) {
+    const gpuimg_op_t *op = gpuimg_ops[i];
+    fprintf(f, "\n%s: %s\n", op->name, op->summary);
+    const char *h = op->options_help;
+    while (*h) {
+      const char *nl = strchr(h, '\n');
+      size_t len = nl ? (size_t)(nl - h) : strlen(h);
+      fprintf(f, "  %.*s\n", (int)len, h);
+      h += len + (nl ? 1 : 0);
+    }
+  }
+  fprintf(f,
+          "\nGlobal options:\n"
+          "  --backend B      auto (CUDA when a device is usable, else CPU), cpu or cuda\n"
+          "  --block WxH      CUDA block shape for 2-D kernels (W*H <= 1024)\n"
+          "  --report FILE    write a JSON timing report ('-' = stdout)\n"
+          "  --repeat N       run the processing N times; report median/min/max (default 1)\n"
+          "  --quality Q      JPEG quality 1..100 (default %d)\n"
+          "  --max-pixels N   refuse larger images (default %" PRIu64 ")\n"
+          "  -q, --quiet      no notices on stderr\n"
+          "  -h, --help       this help\n"
+          "  -V, --version    version and build features\n"
+          "  --               end of options\n"
+          "\nExit status: 0 ok, 1 processing failure, 2 usage error, 3 bad input or mask,\n"
+          "4 output or report not written, 5 CUDA unavailable or failed.\n",
+          GPUIMG_DEFAULT_QUALITY, GPUIMG_DEFAULT_MAX_PIXELS);
+}

@@ -1,0 +1,65 @@
+/* codec.h: image file I/O: reading bytes, decoding, encoding and atomic output. */
+#ifndef GPUIMG_CODEC_H
+#define GPUIMG_CODEC_H
+
+#include "gpuimg.h"
+
+typedef enum {
+  GPUIMG_FORMAT_NONE = -1,
+  GPUIMG_FORMAT_PNG = 0,
+  GPUIMG_FORMAT_JPEG,
+  GPUIMG_FORMAT_BMP,
+  GPUIMG_FORMAT_TGA,
+} gpuimg_format_t;
+
+/* A growable byte buffer; data is malloc'd and owned by the buffer. */
+typedef struct {
+  uint8_t *data;
+  size_t size;
+  size_t cap;
+} gpuimg_buf_t;
+
+int gpuimg_buf_append(gpuimg_buf_t *buf, const void *bytes, size_t n);
+void gpuimg_buf_free(gpuimg_buf_t *buf);
+
+/* Largest input file read, in bytes. */
+#define GPUIMG_MAX_FILE_BYTES ((size_t)1 << 30)
+
+/* Reads a whole file ("-" = stdin) into out. 0, or -1 with the error set (exit 3). */
+int gpuimg_file_read(const char *path, gpuimg_buf_t *out);
+
+/* Output format from a file name's extension; GPUIMG_FORMAT_NONE if not supported. */
+gpuimg_format_t gpuimg_format_from_name(const char *path);
+const char *gpuimg_format_name(gpuimg_format_t fmt);
+
+/* A codec decodes file bytes into pixels and encodes pixels into file bytes.
+ * Decoded data is malloc'd: the caller owns it and frees it with gpuimg_image_free().
+ * max_pixels bounds width*height before any pixel memory is allocated. */
+typedef struct {
+  const char *name;
+  int (*decode)(const uint8_t *bytes, size_t size, const char *what, uint64_t max_pixels,
+                gpuimg_image_t *out);
+  int (*encode)(const gpuimg_image_t *img, gpuimg_format_t fmt, int quality, const char *what,
+                gpuimg_buf_t *out);
+} gpuimg_codec_t;
+
+extern const gpuimg_codec_t gpuimg_codec_stb;
+
+/* Atomic output: a temporary file in the destination directory, renamed into place
+ * on commit. "-" writes to stdout (refused when stdout is a terminal and binary is set).
+ * Creating it early makes a missing or unwritable directory fail before any work. */
+typedef struct {
+  const char *path;
+  char *tmp_path; /* NULL for stdout */
+  int fd;
+} gpuimg_output_t;
+
+int gpuimg_output_open(gpuimg_output_t *out, const char *path, int binary);
+/* Writes bytes, closes and renames into place. On failure nothing remains. */
+int gpuimg_output_commit(gpuimg_output_t *out, const void *bytes, size_t n);
+/* Removes the temporary file, if any (safe to call twice and after commit). */
+void gpuimg_output_abort(gpuimg_output_t *out);
+/* Installs SIGINT/SIGTERM/SIGHUP handlers that remove open temporary files. */
+void gpuimg_output_install_signal_cleanup(void);
+
+#endif

@@ -1,0 +1,262 @@
+/* io.c: reading input files, output formats by extension, and atomic output files. */
+#define _POSIX_C_SOURCE 200809L
+#include "codec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int gpuimg_buf_append(gpuimg_buf_t *buf, const void *bytes, size_t n)
+{
+  if (n > buf->cap - buf->size) {
+    size_t cap = buf->cap ? buf->cap : 65536;
+    while (cap - buf->size < n) {
+      if (cap > SIZE_MAX / 2)
+        return -1;
+      cap *= 2;
+    }
+    uint8_t *p = realloc(buf->data, cap);
+    if (!p)
+      return -1;
+    buf->data = p;
+    buf->cap = cap;
+  }
+  memcpy(buf->data + buf->size, bytes, n);
+  buf->size += n;
+  return 0;
+}
+
+void gpuimg_buf_free(gpuimg_buf_t *buf)
+{
+  free(buf->data);
+  memset(buf, 0, sizeof *buf);
+}
+
+int gpuimg_file_read(const char *path, gpuimg_buf_t *out)
+{
+  int is_stdin = strcmp(path, "-") == 0;
+  const char *what = is_stdin ? "<stdin>" : path;
+  int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+
+  memset(out, 0, sizeof *out);
+  if (fd < 0) {
+    gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "%s", strerror(errno));
+    return -1;
+  }
+  if (fstat(fd, &st) == 0) {
+    if (S_ISDIR(st.st_mode)) {
+      gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "is a directory");
+      goto fail;
+    }
+    if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > GPUIMG_MAX_FILE_BYTES) {
+      gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "file too large (over %zu bytes)",
+                       GPUIMG_MAX_FILE_BYTES);
+      goto fail;
+    }
+  }
+  for (;;) {
+    uint8_t chunk[65536];
+    ssize_t got = read(fd, chunk, sizeof chunk);
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got < 0) {
+      gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "%s", strerror(errno));
+      goto fail;
+    }
+    if (got == 0)
+      break;
+    if (out->size + (size_t)got > GPUIMG_MAX_FILE_BYTES) {
+      gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "file too large (over %zu bytes)",
+                       GPUIMG_MAX_FILE_BYTES);
+      goto fail;
+    }
+    if (gpuimg_buf_append(out, chunk, (size_t)got) < 0) {
+      gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "out of memory");
+      goto fail;
+    }
+  }
+  if (!is_stdin)
+    close(fd);
+  return 0;
+fail:
+  if (!is_stdin)
+    close(fd);
+  gpuimg_buf_free(out);
+  return -1;
+}
+
+gpuimg_format_t gpuimg_format_from_name(const char *path)
+{
+  const char *dot = strrchr(path, '.');
+  const char *slash = strrchr(path, '/');
+  if (!dot || (slash && dot < slash))
+    return GPUIMG_FORMAT_NONE;
+  dot++;
+  if (strcasecmp(dot, "png") == 0)
+    return GPUIMG_FORMAT_PNG;
+  if (strcasecmp(dot, "jpg") == 0 || strcasecmp(dot, "jpeg") == 0)
+    return GPUIMG_FORMAT_JPEG;
+  if (strcasecmp(dot, "bmp") == 0)
+    return GPUIMG_FORMAT_BMP;
+  if (strcasecmp(dot, "tga") == 0)
+    return GPUIMG_FORMAT_TGA;
+  return GPUIMG_FORMAT_NONE;
+}
+
+const char *gpuimg_format_name(gpuimg_format_t fmt)
+{
+  static const char *const names[] = {"png", "jpeg", "bmp", "tga"};
+  return fmt >= GPUIMG_FORMAT_PNG && fmt <= GPUIMG_FORMAT_TGA ? names[fmt] : "none";
+}
+
+/* Temporary files still open, removed by the signal handler. */
+#define MAX_PENDING 4
+static char *volatile pending[MAX_PENDING];
+
+static void pending_add(char *path)
+{
+  for (int i = 0; i < MAX_PENDING; i++)
+    if (!pending[i]) {
+      pending[i] = path;
+      return;
+    }
+}
+
+static void pending_remove(const char *path)
+{
+  for (int i = 0; i < MAX_PENDING; i++)
+    if (pending[i] == path)
+      pending[i] = NULL;
+}
+
+static void cleanup_on_signal(int sig)
+{
+  for (int i = 0; i < MAX_PENDING; i++)
+    if (pending[i])
+      unlink(pending[i]);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+void gpuimg_output_install_signal_cleanup(void)
+{
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = cleanup_on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGHUP, &sa, NULL);
+}
+
+int gpuimg_output_open(gpuimg_output_t *out, const char *path, int binary)
+{
+  memset(out, 0, sizeof *out);
+  out->path = path;
+  out->fd = -1;
+  if (strcmp(path, "-") == 0) {
+    if (binary && isatty(STDOUT_FILENO)) {
+      gpuimg_error_set(GPUIMG_EXIT_OUTPUT, "<stdout>",
+                       "refusing to write image data to a terminal");
+      return -1;
+    }
+    out->fd = STDOUT_FILENO;
+    return 0;
+  }
+
+  struct stat st;
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, path, "is a directory");
+    return -1;
+  }
+  /* ".<name>.XXXXXX" beside the destination, so rename() stays on one file system. */
+  const char *slash = strrchr(path, '/');
+  size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0;
+  const char *base = path + dir_len;
+  size_t len = dir_len + 1 + strlen(base) + 8;
+  char *tmp = malloc(len);
+  if (!tmp) {
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, path, "out of memory");
+    return -1;
+  }
+  snprintf(tmp, len, "%.*s.%s.XXXXXX", (int)dir_len, path, base);
+  int fd = mkstemp(tmp);
+  if (fd < 0) {
+    int err = errno;
+    free(tmp);
+    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, path, "cannot create output file: %s", strerror(err));
+    return -1;
+  }
+  /* mkstemp makes 0600; a normal output file gets 0666 less the umask. */
+  mode_t mask = umask(0);
+  umask(mask);
+  fchmod(fd, 0666 & ~mask);
+  out->tmp_path = tmp;
+  out->fd = fd;
+  pending_add(tmp);
+  return 0;
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+  while (n > 0) {
+    ssize_t put = write(fd, p, n);
+    if (put < 0 && errno == EINTR)
+      continue;
+    if (put < 0)
+      return -1;
+    p += put;
+    n -= (size_t)put;
+  }
+  return 0;
+}
+
+int gpuimg_output_commit(gpuimg_output_t *out, const void *bytes, size_t n)
+{
+  const char *what = out->tmp_path ? out->path : "<stdout>";
+  if (write_all(out->fd, bytes, n) < 0) {
+    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what, "write failed: %s", strerror(errno));
+    gpuimg_output_abort(out);
+    return -1;
+  }
+  if (!out->tmp_path) {
+    out->fd = -1;
+    return 0;
+  }
+  int fd = out->fd;
+  out->fd = -1;
+  if (close(fd) < 0) {
+    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what, "write failed: %s", strerror(errno));
+    gpuimg_output_abort(out);
+    return -1;
+  }
+  if (rename(out->tmp_path, out->path) < 0) {
+    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what, "cannot rename into place: %s", strerror(errno));
+    gpuimg_output_abort(out);
+    return -1;
+  }
+  pending_remove(out->tmp_path);
+  free(out->tmp_path);
+  out->tmp_path = NULL;
+  return 0;
+}
+
+void gpuimg_output_abort(gpuimg_output_t *out)
+{
+  if (out->fd >= 0 && out->tmp_path)
+    close(out->fd);
+  out->fd = -1;
+  if (out->tmp_path) {
+    unlink(out->tmp_path);
+    pending_remove(out->tmp_path);
+    free(out->tmp_path);
+    out->tmp_path = NULL;
+  }
+}

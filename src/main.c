@@ -1,0 +1,212 @@
+/* main.c: gpuimg's entry point: read, decode, run the pipeline, encode, write, report. */
+#define _POSIX_C_SOURCE 200809L
+#include "run.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#ifndef GPUIMG_VERSION
+#define GPUIMG_VERSION "unknown"
+#endif
+
+#define SAMPLE_NAME "(built-in sample)"
+
+/* Decodes bytes into img, timing the stage into run. */
+static int decode_timed(const gpuimg_cli_t *cli, const uint8_t *bytes, size_t size,
+                        const char *what, const char *stage, gpuimg_image_t *img,
+                        gpuimg_run_t *run)
+{
+  double t0 = gpuimg_now_ms();
+  if (gpuimg_codec_stb.decode(bytes, size, what, cli->max_pixels, img) < 0)
+    return -1;
+  gpuimg_stage_t *s = gpuimg_run_stage(run, stage, -1, 0, 1);
+  if (!s)
+    return -1;
+  s->ms[0] = gpuimg_now_ms() - t0;
+  s->bytes = size + gpuimg_image_bytes(img->width, img->height, img->channels);
+  return 0;
+}
+
+/* Reads (or takes the built-in bytes of) an image and decodes it. */
+static int load_image(const gpuimg_cli_t *cli, const char *path, const unsigned char *builtin,
+                      size_t builtin_size, const char *stage_prefix, gpuimg_image_t *img,
+                      uint64_t *file_bytes, gpuimg_run_t *run)
+{
+  char name[32];
+  if (!path) {
+    *file_bytes = builtin_size;
+    snprintf(name, sizeof name, "%sdecode", stage_prefix);
+    return decode_timed(cli, builtin, builtin_size, SAMPLE_NAME, name, img, run);
+  }
+  gpuimg_buf_t buf;
+  double t0 = gpuimg_now_ms();
+  if (gpuimg_file_read(path, &buf) < 0)
+    return -1;
+  snprintf(name, sizeof name, "%sread", stage_prefix);
+  gpuimg_stage_t *s = gpuimg_run_stage(run, name, -1, 0, 1);
+  if (!s) {
+    gpuimg_buf_free(&buf);
+    return -1;
+  }
+  s->ms[0] = gpuimg_now_ms() - t0;
+  s->bytes = buf.size;
+  *file_bytes = buf.size;
+  snprintf(name, sizeof name, "%sdecode", stage_prefix);
+  int rc = decode_timed(cli, buf.data, buf.size, strcmp(path, "-") ? path : "<stdin>", name, img,
+                        run);
+  gpuimg_buf_free(&buf);
+  return rc;
+}
+
+/* Loads each portrait step's mask as width x height, one channel. */
+static int load_masks(const gpuimg_cli_t *cli, const gpuimg_image_t *src, gpuimg_image_t *masks,
+                      gpuimg_run_t *run)
+{
+  for (int i = 0; i < cli->nsteps; i++) {
+    if (!(cli->steps[i].op->options & GPUIMG_OPT_MASK))
+      continue;
+    const char *path = cli->steps[i].params.mask_path;
+    const char *what = path ? path : SAMPLE_NAME;
+    gpuimg_image_t m;
+    uint64_t bytes;
+    if (load_image(cli, path, gpuimg_sample_mask_png, gpuimg_sample_mask_png_size, "mask-", &m,
+                   &bytes, run) < 0)
+      return -1;
+    if (m.width != src->width || m.height != src->height) {
+      gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "mask is %dx%d but the image is %dx%d", m.width,
+                       m.height, src->width, src->height);
+      gpuimg_image_free(&m);
+      return -1;
+    }
+    /* Keep the first channel only, in place. */
+    size_t n = (size_t)m.width * (size_t)m.height;
+    for (size_t k = 1; k < n && m.channels > 1; k++)
+      m.data[k] = m.data[k * (size_t)m.channels];
+    m.channels = 1;
+    masks[i] = m;
+  }
+  return 0;
+}
+
+static int same_file(const char *a, const char *b)
+{
+  struct stat sa, sb;
+  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
+int main(int argc, char **argv)
+{
+  gpuimg_cli_t cli;
+  gpuimg_run_t run;
+  gpuimg_image_t src = {0}, dst = {0}, masks[GPUIMG_MAX_STEPS];
+  gpuimg_output_t out = {0}, rep = {0};
+  gpuimg_buf_t encoded = {0};
+  char *json = NULL;
+  int status = GPUIMG_EXIT_OK, have_out = 0, have_rep = 0;
+  double t_start = gpuimg_now_ms();
+
+  memset(&run, 0, sizeof run);
+  memset(masks, 0, sizeof masks);
+  out.fd = rep.fd = -1;
+
+  if (gpuimg_cli_parse(argc, argv, &cli) < 0) {
+    fprintf(stderr, "gpuimg: %s\n", gpuimg_error_message());
+    gpuimg_cli_usage(stderr);
+    return GPUIMG_EXIT_USAGE;
+  }
+  if (cli.help) {
+    gpuimg_cli_help(stdout);
+    return GPUIMG_EXIT_OK;
+  }
+  if (cli.version) {
+#ifdef GPUIMG_HAVE_CUDA
+    printf("gpuimg %s (backends: cpu, cuda)\n", GPUIMG_VERSION);
+#else
+    printf("gpuimg %s (backends: cpu)\n", GPUIMG_VERSION);
+#endif
+    return GPUIMG_EXIT_OK;
+  }
+
+  gpuimg_output_install_signal_cleanup();
+  if (cli.output && cli.input && strcmp(cli.output, "-") && strcmp(cli.input, "-") &&
+      same_file(cli.input, cli.output)) {
+    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, cli.output, "output is the same file as the input");
+    goto fail;
+  }
+  /* Create the outputs' temporary files first: a bad destination fails before any work. */
+  if (cli.output) {
+    if (gpuimg_output_open(&out, cli.output, 1) < 0)
+      goto fail;
+    have_out = 1;
+  }
+  if (cli.report) {
+    if (gpuimg_output_open(&rep, cli.report, 0) < 0)
+      goto fail;
+    have_rep = 1;
+  }
+
+  run.input_name = cli.input ? (strcmp(cli.input, "-") ? cli.input : "<stdin>") : SAMPLE_NAME;
+  if (load_image(&cli, cli.input, gpuimg_sample_png, gpuimg_sample_png_size, "", &src,
+                 &run.input_bytes, &run) < 0 ||
+      load_masks(&cli, &src, masks, &run) < 0)
+    goto fail;
+  run.in_w = src.width;
+  run.in_h = src.height;
+  run.in_c = src.channels;
+
+  if (gpuimg_pipeline_run(&cli, &src, masks, &dst, &run) < 0)
+    goto fail;
+
+  if (have_out) {
+    double t0 = gpuimg_now_ms();
+    const char *what = strcmp(cli.output, "-") ? cli.output : "<stdout>";
+    if (gpuimg_codec_stb.encode(&dst, cli.format, cli.quality, what, &encoded) < 0)
+      goto fail;
+    gpuimg_stage_t *s = gpuimg_run_stage(&run, "encode", -1, 0, 1);
+    if (!s)
+      goto fail;
+    s->ms[0] = gpuimg_now_ms() - t0;
+    s->bytes = gpuimg_image_bytes(dst.width, dst.height, dst.channels) + encoded.size;
+    t0 = gpuimg_now_ms();
+    if (gpuimg_output_commit(&out, encoded.data, encoded.size) < 0)
+      goto fail;
+    if (!(s = gpuimg_run_stage(&run, "write", -1, 0, 1)))
+      goto fail;
+    s->ms[0] = gpuimg_now_ms() - t0;
+    s->bytes = encoded.size;
+    run.output_name = what;
+    run.output_bytes = encoded.size;
+    run.out_w = dst.width;
+    run.out_h = dst.height;
+    run.out_c = dst.channels;
+  }
+  if (have_rep) {
+    run.total_ms = gpuimg_now_ms() - t_start;
+    if (!(json = gpuimg_report_json(&cli, &run)))
+      goto fail;
+    size_t len = strlen(json);
+    json[len] = '\n'; /* cJSON's buffer ends in a NUL we can turn into a newline */
+    if (gpuimg_output_commit(&rep, json, len + 1) < 0)
+      goto fail;
+  }
+  goto done;
+
+fail:
+  status = gpuimg_error_code();
+  fprintf(stderr, "gpuimg: %s\n", gpuimg_error_message());
+  if (have_out)
+    gpuimg_output_abort(&out);
+  if (have_rep)
+    gpuimg_output_abort(&rep);
+done:
+  free(json);
+  gpuimg_buf_free(&encoded);
+  gpuimg_image_free(&src);
+  gpuimg_image_free(&dst);
+  for (int i = 0; i < GPUIMG_MAX_STEPS; i++)
+    gpuimg_image_free(&masks[i]);
+  gpuimg_run_free(&run);
+  return status;
+}

@@ -1,0 +1,75 @@
+/* op_gray.c: the gray operation: options and the CPU reference (Rec. 601 luma, fixed point). */
+#include "ops.h"
+
+#include <string.h>
+
+/* Luma weights scaled by 2^16 (19595 + 38470 + 7471 = 65536); kernels/gray.cu uses the same. */
+enum { GRAY_WR = 19595, GRAY_WG = 38470, GRAY_WB = 7471 };
+
+static int gray_out_channels(int in)
+{
+  return in == 4 ? 2 : in == 3 ? 1 : in;
+}
+
+int gpuimg_gray_cpu(const gpuimg_image_t *src, gpuimg_image_t *dst)
+{
+  size_t n = (size_t)src->width * (size_t)src->height;
+  const uint8_t *s = src->data;
+  uint8_t *d = dst->data;
+
+  if (src->channels <= 2) {
+    memcpy(d, s, n * (size_t)src->channels);
+    return 0;
+  }
+  for (size_t i = 0; i < n; i++, s += src->channels) {
+    uint32_t y = GRAY_WR * s[0] + GRAY_WG * s[1] + GRAY_WB * s[2] + 32768u;
+    *d++ = (uint8_t)(y >> 16);
+    if (src->channels == 4)
+      *d++ = s[3];
+  }
+  return 0;
+}
+
+static void gray_defaults(gpuimg_params_t *p)
+{
+  (void)p;
+}
+
+static int gray_cpu_step(const gpuimg_params_t *p, const gpuimg_image_t *src,
+                         const gpuimg_image_t *mask, gpuimg_image_t *dst)
+{
+  (void)p;
+  (void)mask;
+  return gpuimg_gray_cpu(src, dst);
+}
+
+#ifdef GPUIMG_HAVE_CUDA
+static int gray_gpu_step(gpuimg_cuda_t *ctx, const gpuimg_params_t *p, const uint8_t *d_src,
+                         const uint8_t *d_mask, uint8_t *d_dst, int width, int height,
+                         int channels, gpuimg_launch_t *info)
+{
+  (void)p;
+  (void)d_mask;
+  return gpuimg_gray_gpu(ctx, d_src, d_dst, width, height, channels, info);
+}
+#endif
+
+static const char *gray_variant(const gpuimg_params_t *p)
+{
+  (void)p;
+  return "";
+}
+
+const gpuimg_op_t gpuimg_op_gray = {
+  .name = "gray",
+  .summary = "Rec. 601 luma: RGB -> gray, RGBA -> gray+alpha, gray unchanged",
+  .options_help = "",
+  .options = 0,
+  .defaults = gray_defaults,
+  .out_channels = gray_out_channels,
+  .run_cpu = gray_cpu_step,
+#ifdef GPUIMG_HAVE_CUDA
+  .run_gpu = gray_gpu_step,
+#endif
+  .variant_name = gray_variant,
+};

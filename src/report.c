@@ -1,0 +1,200 @@
+/* report.c: the JSON timing report (schema in man/gpuimg.1, section REPORT). */
+#include "run.h"
+
+#include <cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef GPUIMG_VERSION
+#define GPUIMG_VERSION "unknown"
+#endif
+
+#define GPUIMG_REPORT_SCHEMA 1
+
+/* A copy of s that is valid UTF-8: each invalid byte becomes U+FFFD. Caller frees. */
+static char *utf8_clean(const char *s)
+{
+  size_t n = strlen(s);
+  char *out = malloc(n * 3 + 1);
+  size_t o = 0;
+  if (!out)
+    return NULL;
+  for (size_t i = 0; i < n;) {
+    unsigned char c = (unsigned char)s[i];
+    size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
+                 : (c & 0xf8) == 0xf0 ? 4 : 0;
+    int ok = len > 0 && i + len <= n;
+    for (size_t k = 1; ok && k < len; k++)
+      ok = ((unsigned char)s[i + k] & 0xc0) == 0x80;
+    if (ok && len > 1) {
+      /* Reject overlong forms, surrogates and values past U+10FFFF. */
+      uint32_t cp = c & (0x7f >> len);
+      for (size_t k = 1; k < len; k++)
+        cp = (cp << 6) | ((unsigned char)s[i + k] & 0x3f);
+      static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
+      ok = cp >= min_cp[len] && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff);
+    }
+    if (ok) {
+      memcpy(out + o, s + i, len);
+      o += len;
+      i += len;
+    } else {
+      memcpy(out + o, "\xef\xbf\xbd", 3);
+      o += 3;
+      i += 1;
+    }
+  }
+  out[o] = '\0';
+  return out;
+}
+
+static int add_string(cJSON *obj, const char *key, const char *value)
+{
+  char *clean = utf8_clean(value);
+  if (!clean)
+    return -1;
+  cJSON *item = cJSON_AddStringToObject(obj, key, clean);
+  free(clean);
+  return item ? 0 : -1;
+}
+
+/* Numbers are finite by construction; this keeps NaN/Inf out whatever happens. */
+static void add_number(cJSON *obj, const char *key, double v)
+{
+  cJSON_AddNumberToObject(obj, key, isfinite(v) ? v : 0.0);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* v rounded to the given number of decimals (ms to 0.1 us, GB/s to 1 MB/s). */
+static double rnd(double v, int decimals)
+{
+  double scale = pow(10.0, decimals);
+  return round(v * scale) / scale;
+}
+
+static int add_stage(cJSON *stages, const gpuimg_cli_t *cli, const gpuimg_stage_t *s)
+{
+  cJSON *o = cJSON_CreateObject();
+  if (!o || !cJSON_AddItemToArray(stages, o))
+    return -1;
+  double *sorted = malloc((size_t)s->nms * sizeof *sorted);
+  if (!sorted)
+    return -1;
+  memcpy(sorted, s->ms, (size_t)s->nms * sizeof *sorted);
+  qsort(sorted, (size_t)s->nms, sizeof *sorted, cmp_double);
+  double median = s->nms % 2 ? sorted[s->nms / 2]
+                             : (sorted[s->nms / 2 - 1] + sorted[s->nms / 2]) / 2.0;
+  double lo = sorted[0], hi = sorted[s->nms - 1];
+  free(sorted);
+
+  add_string(o, "name", s->name);
+  if (s->step >= 0)
+    add_number(o, "step", s->step);
+  add_string(o, "clock", s->device ? "cuda-event" : "host");
+  add_number(o, "ms", rnd(median, 4));
+  add_number(o, "ms_min", rnd(lo, 4));
+  add_number(o, "ms_max", rnd(hi, 4));
+  add_number(o, "samples", s->nms);
+  if (s->bytes) {
+    add_number(o, "bytes", (double)s->bytes);
+    if (median > 0)
+      add_number(o, "gbps", rnd((double)s->bytes / (median * 1e6), 3));
+  }
+  if (s->pinned >= 0)
+    cJSON_AddBoolToObject(o, "pinned", s->pinned);
+  if (s->step >= 0 && strcmp(s->name, "upload-mask") != 0) {
+    const gpuimg_step_t *st = &cli->steps[s->step];
+    const gpuimg_params_t *p = &st->params;
+    cJSON *op = cJSON_AddObjectToObject(o, "options");
+    if (!op)
+      return -1;
+    if (st->op->options & GPUIMG_OPT_RADIUS)
+      add_number(op, "radius", p->radius);
+    if (st->op->options & GPUIMG_OPT_CELL)
+      add_number(op, "cell", p->cell);
+    if (st->op->options & GPUIMG_OPT_AMOUNT)
+      add_number(op, "amount", p->amount);
+    if (st->op->options & GPUIMG_OPT_MASK)
+      add_string(op, "mask", p->mask_path ? p->mask_path : "(built-in sample mask)");
+    const char *variant = st->op->variant_name(p);
+    if (variant[0])
+      add_string(o, "variant", variant);
+  }
+  if (s->has_launch) {
+    const gpuimg_launch_t *l = &s->launch;
+    cJSON *lo_ = cJSON_AddObjectToObject(o, "launch");
+    if (!lo_)
+      return -1;
+    add_string(lo_, "kernel", l->kernel ? l->kernel : "");
+    int grid[3] = {(int)l->grid[0], (int)l->grid[1], (int)l->grid[2]};
+    int block[3] = {(int)l->block[0], (int)l->block[1], (int)l->block[2]};
+    cJSON_AddItemToObject(lo_, "grid", cJSON_CreateIntArray(grid, 3));
+    cJSON_AddItemToObject(lo_, "block", cJSON_CreateIntArray(block, 3));
+    add_number(lo_, "shared_bytes", (double)l->shared_bytes);
+    add_number(lo_, "launches", l->launches);
+  }
+  return 0;
+}
+
+static cJSON *image_object(const char *name, uint64_t bytes, int w, int h, int c)
+{
+  cJSON *o = cJSON_CreateObject();
+  if (!o)
+    return NULL;
+  add_string(o, "name", name);
+  add_number(o, "bytes", (double)bytes);
+  add_number(o, "width", w);
+  add_number(o, "height", h);
+  add_number(o, "channels", c);
+  return o;
+}
+
+char *gpuimg_report_json(const gpuimg_cli_t *cli, const gpuimg_run_t *run)
+{
+  cJSON *root = cJSON_CreateObject();
+  char *text = NULL;
+  if (!root)
+    goto fail;
+  add_number(root, "schema_version", GPUIMG_REPORT_SCHEMA);
+  add_string(root, "tool", "gpuimg");
+  add_string(root, "version", GPUIMG_VERSION);
+  add_string(root, "backend", run->backend ? run->backend : "none");
+  add_string(root, "device", run->device[0] ? run->device : "none");
+  if (run->cc_major) {
+    char cc[16];
+    snprintf(cc, sizeof cc, "%d.%d", run->cc_major, run->cc_minor);
+    add_string(root, "compute_capability", cc);
+  }
+  add_number(root, "repeat", cli->repeat);
+  cJSON_AddItemToObject(root, "input", image_object(run->input_name, run->input_bytes,
+                                                    run->in_w, run->in_h, run->in_c));
+  if (run->output_name) {
+    cJSON *out = image_object(run->output_name, run->output_bytes, run->out_w, run->out_h,
+                              run->out_c);
+    if (!out)
+      goto fail;
+    add_string(out, "format", gpuimg_format_name(cli->format));
+    cJSON_AddItemToObject(root, "output", out);
+  } else {
+    cJSON_AddNullToObject(root, "output");
+  }
+  cJSON *stages = cJSON_AddArrayToObject(root, "stages");
+  if (!stages)
+    goto fail;
+  for (int i = 0; i < run->nstages; i++)
+    if (add_stage(stages, cli, &run->stages[i]) < 0)
+      goto fail;
+  add_number(root, "total_ms", rnd(run->total_ms, 4));
+  text = cJSON_Print(root);
+fail:
+  cJSON_Delete(root);
+  if (!text)
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, "report", "out of memory");
+  return text;
+}

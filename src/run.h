@@ -1,0 +1,91 @@
+/* run.h: a parsed command line, and one run of a pipeline with its timings. */
+#ifndef GPUIMG_RUN_H
+#define GPUIMG_RUN_H
+
+#include <stdio.h>
+
+#include "codec.h"
+#include "ops.h"
+
+#define GPUIMG_MAX_STEPS 32
+#define GPUIMG_DEFAULT_MAX_PIXELS ((uint64_t)1 << 28)
+#define GPUIMG_DEFAULT_QUALITY 90
+
+typedef enum { GPUIMG_BACKEND_AUTO, GPUIMG_BACKEND_CPU, GPUIMG_BACKEND_CUDA } gpuimg_backend_t;
+
+typedef struct {
+  const gpuimg_op_t *op;
+  gpuimg_params_t params;
+} gpuimg_step_t;
+
+/* Everything the command line says; strings point into argv. */
+typedef struct {
+  gpuimg_step_t steps[GPUIMG_MAX_STEPS];
+  int nsteps;
+  const char *input;  /* NULL: the built-in sample */
+  const char *output; /* NULL: no image written */
+  gpuimg_format_t format;
+  const char *report; /* NULL: no report; "-": stdout */
+  gpuimg_backend_t backend;
+  int repeat;
+  int quality;
+  int quiet;
+  int block_w, block_h; /* 0: kernel defaults */
+  uint64_t max_pixels;
+  int help, version;
+} gpuimg_cli_t;
+
+/* Parses argv; -1 with a usage error (exit 2) set. */
+int gpuimg_cli_parse(int argc, char **argv, gpuimg_cli_t *cli);
+void gpuimg_cli_help(FILE *f);
+void gpuimg_cli_usage(FILE *f);
+
+/* One timed stage of the report. */
+#define GPUIMG_MAX_STAGES (GPUIMG_MAX_STEPS * 2 + 8)
+typedef struct {
+  char name[32];  /* read, decode, upload, <op>, download, encode, write, mask */
+  int step;       /* pipeline step index, -1 for I/O stages */
+  int device;     /* 1: CUDA events, 0: host monotonic clock */
+  double *ms;     /* one sample per repetition (malloc'd) */
+  int nms;
+  uint64_t bytes; /* bytes moved (read + written), 0 if not meaningful */
+  int pinned;     /* upload/download: host buffer pinned; -1 otherwise */
+  int has_launch;
+  gpuimg_launch_t launch;
+} gpuimg_stage_t;
+
+typedef struct {
+  const char *backend; /* "cpu" or "cuda" */
+  char device[256];    /* "none" on the CPU */
+  int cc_major, cc_minor;
+  const char *input_name;
+  uint64_t input_bytes;
+  int in_w, in_h, in_c;
+  const char *output_name;
+  uint64_t output_bytes;
+  int out_w, out_h, out_c;
+  gpuimg_stage_t stages[GPUIMG_MAX_STAGES];
+  int nstages;
+  double total_ms;
+} gpuimg_run_t;
+
+/* Adds a stage; returns it, or NULL with the error set. */
+gpuimg_stage_t *gpuimg_run_stage(gpuimg_run_t *run, const char *name, int step, int device,
+                                 int nms);
+void gpuimg_run_free(gpuimg_run_t *run);
+
+/* Runs cli's pipeline on src (masks[i] for portrait steps), repeat times.
+ * dst receives the result (caller frees). Fills the run's stages. */
+int gpuimg_pipeline_run(const gpuimg_cli_t *cli, const gpuimg_image_t *src,
+                        const gpuimg_image_t *masks, gpuimg_image_t *dst, gpuimg_run_t *run);
+
+/* Serialises the report to JSON text (malloc'd, caller frees). NULL on failure. */
+char *gpuimg_report_json(const gpuimg_cli_t *cli, const gpuimg_run_t *run);
+
+/* The built-in sample (assets/sample.png and its mask), compiled into the binary. */
+extern const unsigned char gpuimg_sample_png[];
+extern const size_t gpuimg_sample_png_size;
+extern const unsigned char gpuimg_sample_mask_png[];
+extern const size_t gpuimg_sample_mask_png_size;
+
+#endif

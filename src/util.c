@@ -1,0 +1,72 @@
+/* util.c: error recording, image allocation and the monotonic clock. */
+#define _POSIX_C_SOURCE 200809L
+#include "gpuimg.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static char error_message[1024];
+static int error_code = GPUIMG_EXIT_OK;
+
+void gpuimg_error_set(int exit_code, const char *what, const char *fmt, ...)
+{
+  char reason[768];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(reason, sizeof reason, fmt, ap);
+  va_end(ap);
+  if (reason[0] == '\0')
+    snprintf(reason, sizeof reason, "unknown error");
+  if (what && what[0])
+    snprintf(error_message, sizeof error_message, "%s: %s", what, reason);
+  else
+    snprintf(error_message, sizeof error_message, "%s", reason);
+  error_code = exit_code;
+}
+
+const char *gpuimg_error_message(void)
+{
+  return error_message[0] ? error_message : "unknown error";
+}
+
+int gpuimg_error_code(void)
+{
+  return error_code == GPUIMG_EXIT_OK ? GPUIMG_EXIT_FAILURE : error_code;
+}
+
+void gpuimg_error_clear(void)
+{
+  error_message[0] = '\0';
+  error_code = GPUIMG_EXIT_OK;
+}
+
+int gpuimg_image_alloc(gpuimg_image_t *img, int width, int height, int channels)
+{
+  size_t bytes = gpuimg_image_bytes(width, height, channels);
+  memset(img, 0, sizeof *img);
+  img->data = malloc(bytes ? bytes : 1);
+  if (!img->data) {
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, "", "out of memory allocating %zu bytes", bytes);
+    return -1;
+  }
+  img->width = width;
+  img->height = height;
+  img->channels = channels;
+  return 0;
+}
+
+void gpuimg_image_free(gpuimg_image_t *img)
+{
+  free(img->data);
+  memset(img, 0, sizeof *img);
+}
+
+double gpuimg_now_ms(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
