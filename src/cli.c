@@ -290,7 +290,8 @@ int gpuimg_cli_parse(int argc, char **argv, gpuimg_cli_t *cli)
     return usage_error("", "%sno operation given", "");
   if (want_op)
     return usage_error("", "%s'then' must be followed by an operation", "");
-  if (npositional > 0)
+  /* "sample:" names the built-in sample explicitly, as ImageMagick's "rose:" does. */
+  if (npositional > 0 && strcmp(positional[0], GPUIMG_SAMPLE_INPUT) != 0)
     cli->input = positional[0];
   if (npositional > 1)
     cli->output = positional[1];
@@ -327,7 +328,8 @@ void gpuimg_cli_help(FILE *f)
           "\n"
           "Operations run in order on one image; 'then' separates them:\n"
           "  gpuimg gray then blur -r 4 in.png out.png\n"
-          "Without INPUT, the built-in 1024x768 sample (and its subject mask) is used.\n"
+          "Without INPUT (or with INPUT 'sample:'), the built-in 1024x768 sample and its\n"
+          "subject mask are used.\n"
           "Without OUTPUT, no image is written. '-' is stdin/stdout. OUTPUT's extension\n"
           "picks the format: .png, .jpg/.jpeg, .bmp or .tga (stdout: PNG).\n");
   for (int i = 0; gpuimg_ops[i]; i++) {

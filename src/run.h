@@ -10,6 +10,7 @@
 #define GPUIMG_MAX_STEPS 32
 #define GPUIMG_DEFAULT_MAX_PIXELS ((uint64_t)1 << 28)
 #define GPUIMG_DEFAULT_QUALITY 90
+#define GPUIMG_SAMPLE_INPUT "sample:"
 
 typedef enum { GPUIMG_BACKEND_AUTO, GPUIMG_BACKEND_CPU, GPUIMG_BACKEND_CUDA } gpuimg_backend_t;
 
