@@ -1,0 +1,346 @@
+// blur.cu: box blur on the GPU: naive, tiled (shared-memory tile + apron) and fast (running sums).
+#include "cuda_internal.cuh"
+
+namespace {
+
+struct BlurShape {
+  int w, h, r;
+  uint32_t count, half;
+  float inv;
+};
+
+BlurShape blur_shape(int w, int h, int r)
+{
+  BlurShape s;
+  s.w = w;
+  s.h = h;
+  s.r = r;
+  s.count = (uint32_t)(2 * r + 1) * (uint32_t)(2 * r + 1);
+  s.half = s.count / 2;
+  s.inv = 1.0f / (float)s.count;
+  return s;
+}
+
+// blur_naive_kernel<C>: one thread per pixel sums its (2r+1)^2 window straight from
+// global memory, clamping each coordinate to the image. A warp covers 32 neighbouring
+// pixels of one row, so each window row is a coalesced read, but every pixel is read
+// (2r+1)^2 times over: the cost grows with r^2 and only the caches hide it.
+template <int C>
+__global__ void blur_naive_kernel(const uint8_t *__restrict__ src, uint8_t *__restrict__ dst,
+                                  BlurShape s)
+{
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= s.w || y >= s.h)
+    return;
+  uint32_t sum[C] = {};
+  for (int dy = -s.r; dy <= s.r; dy++) {
+    const uint8_t *row = src + (size_t)gpuimg_clampi(y + dy, 0, s.h - 1) * s.w * C;
+    for (int dx = -s.r; dx <= s.r; dx++) {
+      const uint8_t *p = row + (size_t)gpuimg_clampi(x + dx, 0, s.w - 1) * C;
+#pragma unroll
+      for (int c = 0; c < C; c++)
+        sum[c] += __ldg(p + c);
+    }
+  }
+  uint8_t *o = dst + ((size_t)y * s.w + x) * C;
+#pragma unroll
+  for (int c = 0; c < C; c++)
+    o[c] = (uint8_t)gpuimg_div_exact(sum[c] + s.half, s.count, s.inv);
+}
+
+// blur_tiled_kernel<C>: a block of BW x BH threads produces a BW x BH tile. It stages
+// the tile plus an apron of r pixels on every side in shared memory (one 4-byte
+// uchar4 per pixel whatever C is), loading it cooperatively with coalesced reads and
+// clamped coordinates, then each thread sums its window from shared memory. When the
+// (BH + 2r) x (BW + 2r) tile does not fit, it is staged in bands of band_rows rows and
+// the threads accumulate band by band, so any radius works. Consecutive threads read
+// consecutive 4-byte words: no bank conflicts.
+template <int C>
+__global__ void blur_tiled_kernel(const uint8_t *__restrict__ src, uint8_t *__restrict__ dst,
+                                  BlurShape s, int band_rows)
+{
+  extern __shared__ uchar4 tile[];
+  const int bw = blockDim.x, bh = blockDim.y;
+  const int tile_w = bw + 2 * s.r, tile_h = bh + 2 * s.r;
+  const int x0 = blockIdx.x * bw, y0 = blockIdx.y * bh;
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int tid = ty * bw + tx, nthreads = bw * bh;
+  uint32_t sum[C] = {};
+
+  for (int band0 = 0; band0 < tile_h; band0 += band_rows) {
+    int rows = min(band_rows, tile_h - band0);
+    __syncthreads(); // the previous band is no longer read
+    for (int i = tid; i < rows * tile_w; i += nthreads) {
+      int ry = i / tile_w, rx = i - ry * tile_w;
+      int gy = gpuimg_clampi(y0 - s.r + band0 + ry, 0, s.h - 1);
+      int gx = gpuimg_clampi(x0 - s.r + rx, 0, s.w - 1);
+      const uint8_t *p = src + ((size_t)gy * s.w + gx) * C;
+      uchar4 v = make_uchar4(0, 0, 0, 0);
+      v.x = __ldg(p);
+      if (C > 1)
+        v.y = __ldg(p + 1);
+      if (C > 2)
+        v.z = __ldg(p + 2);
+      if (C > 3)
+        v.w = __ldg(p + 3);
+      tile[i] = v;
+    }
+    __syncthreads(); // the band is complete
+    // This thread's window covers tile rows ty .. ty + 2r.
+    int j0 = max(ty, band0), j1 = min(ty + 2 * s.r, band0 + rows - 1);
+    for (int j = j0; j <= j1; j++) {
+      const uchar4 *row = tile + (size_t)(j - band0) * tile_w + tx;
+      for (int k = 0; k <= 2 * s.r; k++) {
+        uchar4 v = row[k];
+        sum[0] += v.x;
+        if (C > 1)
+          sum[1] += v.y;
+        if (C > 2)
+          sum[2] += v.z;
+        if (C > 3)
+          sum[3] += v.w;
+      }
+    }
+  }
+  int x = x0 + tx, y = y0 + ty;
+  if (x < s.w && y < s.h) {
+    uint8_t *o = dst + ((size_t)y * s.w + x) * C;
+#pragma unroll
+    for (int c = 0; c < C; c++)
+      o[c] = (uint8_t)gpuimg_div_exact(sum[c] + s.half, s.count, s.inv);
+  }
+}
+
+// Threads of the row-sum kernel, and output pixels per block.
+constexpr int kRowThreads = 256;
+constexpr int kRowSegment = 1024;
+
+// blur_rows_kernel<C> (fast, pass 1): block (blockIdx.x, y) makes the horizontal window
+// sums of up to 1024 pixels of row y. It loads the segment plus r clamped pixels each side
+// into shared memory, one uint32 plane per channel, turns each plane into inclusive
+// prefix sums (each thread scans a contiguous chunk, then a warp-shuffle scan of the chunk
+// totals), and writes out[x] = P[x + 2r] - P[x - 1]: O(1) per pixel whatever r is.
+// Global reads and writes are consecutive across threads.
+template <int C>
+__global__ void blur_rows_kernel(const uint8_t *__restrict__ src, uint32_t *__restrict__ rows,
+                                 BlurShape s)
+{
+  extern __shared__ uint32_t plane[]; // C planes of len values
+  __shared__ uint32_t warp_total[kRowThreads / 32];
+  const int x0 = blockIdx.x * kRowSegment;
+  const int n_out = min(kRowSegment, s.w - x0);
+  const int len = n_out + 2 * s.r;
+  const int tid = threadIdx.x;
+
+  // Grid-stride over rows: gridDim.y is capped at 65535.
+  for (int y = blockIdx.y; y < s.h; y += gridDim.y) {
+  const uint8_t *row = src + (size_t)y * s.w * C;
+  __syncthreads(); // the previous row's planes are no longer read
+  for (int j = tid; j < len; j += kRowThreads) {
+    const uint8_t *p = row + (size_t)gpuimg_clampi(x0 - s.r + j, 0, s.w - 1) * C;
+#pragma unroll
+    for (int c = 0; c < C; c++)
+      plane[c * len + j] = __ldg(p + c);
+  }
+  __syncthreads();
+
+  // Chunked block scan of each plane.
+  const int chunk = (len + kRowThreads - 1) / kRowThreads;
+  const int b = min(tid * chunk, len), e = min(b + chunk, len);
+  const int lane = tid & 31, warp = tid >> 5;
+  for (int c = 0; c < C; c++) {
+    uint32_t *pl = plane + c * len;
+    uint32_t acc = 0;
+    for (int j = b; j < e; j++) {
+      acc += pl[j];
+      pl[j] = acc;
+    }
+    uint32_t incl = acc; // inclusive scan of chunk totals within the warp
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+      uint32_t v = __shfl_up_sync(0xffffffffu, incl, d);
+      if (lane >= d)
+        incl += v;
+    }
+    if (lane == 31)
+      warp_total[warp] = incl;
+    __syncthreads();
+    uint32_t offset = incl - acc;
+    for (int k = 0; k < warp; k++)
+      offset += warp_total[k];
+    for (int j = b; j < e; j++)
+      pl[j] += offset;
+    __syncthreads(); // plane complete; warp_total reusable
+  }
+
+  uint32_t *out = rows + ((size_t)y * s.w + x0) * C;
+  for (int i = tid; i < n_out; i += kRowThreads) {
+#pragma unroll
+    for (int c = 0; c < C; c++) {
+      const uint32_t *pl = plane + c * len;
+      out[(size_t)i * C + c] = pl[i + 2 * s.r] - (i > 0 ? pl[i - 1] : 0u);
+    }
+  }
+  }
+}
+
+// blur_columns_kernel<C> (fast, pass 2): each thread owns one column of the row sums
+// (one channel of one x) over a strip of rows and walks down it keeping the window's
+// running sum: add the row entering at the bottom, subtract the row leaving at the top.
+// Neighbouring threads own neighbouring columns, so every step is a coalesced row read.
+// With d_mask (portrait) subject pixels take the source value instead.
+template <int C>
+__global__ void blur_columns_kernel(const uint32_t *__restrict__ rows,
+                                    const uint8_t *__restrict__ src,
+                                    const uint8_t *__restrict__ d_mask,
+                                    uint8_t *__restrict__ dst, BlurShape s, int strip)
+{
+  const int cols = s.w * C;
+  const int col = blockIdx.x * blockDim.x + threadIdx.x;
+  if (col >= cols)
+    return;
+  const int y0 = blockIdx.y * strip;
+  const int y1 = min(y0 + strip, s.h);
+  const int last = s.h - 1;
+  const uint32_t *column = rows + col;
+  auto at = [&](int yy) { return __ldg(column + (size_t)yy * cols); };
+
+  // Window rows y0-r .. y0+r, clamped: the top and bottom rows count several times.
+  int lo = y0 - s.r, hi = y0 + s.r;
+  uint32_t sum = 0;
+  if (lo < 0)
+    sum += (uint32_t)(-lo) * at(0);
+  if (hi > last)
+    sum += (uint32_t)(hi - last) * at(last);
+  for (int yy = max(lo, 0); yy <= min(hi, last); yy++)
+    sum += at(yy);
+
+  const int x = col / C;
+  for (int y = y0; y < y1; y++) {
+    size_t i = (size_t)y * cols + col;
+    uint8_t v = (uint8_t)gpuimg_div_exact(sum + s.half, s.count, s.inv);
+    if (d_mask && d_mask[(size_t)y * s.w + x] >= 128)
+      v = src[i];
+    dst[i] = v;
+    sum += at(min(y + s.r + 1, last)) - at(max(y - s.r, 0));
+  }
+}
+
+template <typename K> int allow_shared(K kernel, size_t bytes)
+{
+  if (bytes > 48 * 1024)
+    GPUIMG_CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
+  return 0;
+}
+
+template <int C>
+int enqueue(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape s,
+            gpuimg_blur_variant_t variant, const uint8_t *d_mask, gpuimg_launch_t *info)
+{
+  cudaStream_t st = ctx->stream;
+  size_t optin = ctx->prop.sharedMemPerBlockOptin;
+
+  if (variant == GPUIMG_BLUR_NAIVE) {
+    dim3 block = gpuimg_block2d(ctx, 16, 16), grid = gpuimg_grid2d(block, s.w, s.h);
+    if (gpuimg_cuda_check_grid(ctx, grid, "blur_naive_kernel") < 0)
+      return -1;
+    blur_naive_kernel<C><<<grid, block, 0, st>>>(d_src, d_dst, s);
+    GPUIMG_CUDA_CHECK_LAUNCH("blur_naive_kernel");
+    gpuimg_launch_record(info, "blur_naive_kernel", grid, block, 0, 1);
+    return 0;
+  }
+  if (variant == GPUIMG_BLUR_TILED) {
+    dim3 block = gpuimg_block2d(ctx, 16, 16), grid = gpuimg_grid2d(block, s.w, s.h);
+    size_t row_bytes = (block.x + 2 * (size_t)s.r) * sizeof(uchar4);
+    int tile_h = (int)block.y + 2 * s.r;
+    int band = (int)(optin / row_bytes);
+    if (band > tile_h)
+      band = tile_h;
+    if (band < 1) {
+      gpuimg_error_set(GPUIMG_EXIT_DEVICE, "blur", "radius %d too large for the tiled kernel", s.r);
+      return -1;
+    }
+    size_t shared = (size_t)band * row_bytes;
+    if (gpuimg_cuda_check_grid(ctx, grid, "blur_tiled_kernel") < 0 ||
+        allow_shared(blur_tiled_kernel<C>, shared) < 0)
+      return -1;
+    blur_tiled_kernel<C><<<grid, block, shared, st>>>(d_src, d_dst, s, band);
+    GPUIMG_CUDA_CHECK_LAUNCH("blur_tiled_kernel");
+    gpuimg_launch_record(info, "blur_tiled_kernel", grid, block, shared, 1);
+    return 0;
+  }
+
+  // Fast: row sums into scratch, then the column walk.
+  void *scratch;
+  size_t rows_bytes = (size_t)s.w * s.h * C * sizeof(uint32_t);
+  if (gpuimg_cuda_scratch(ctx, rows_bytes, &scratch) < 0)
+    return -1;
+  uint32_t *d_rows = (uint32_t *)scratch;
+  size_t row_shared = (size_t)C * (min(kRowSegment, s.w) + 2 * (size_t)s.r) * sizeof(uint32_t);
+  if (row_shared > optin) {
+    gpuimg_error_set(GPUIMG_EXIT_DEVICE, "blur", "radius %d too large for the fast kernel", s.r);
+    return -1;
+  }
+  dim3 rblock(kRowThreads), rgrid((s.w + kRowSegment - 1) / kRowSegment, min(s.h, 65535));
+  if (gpuimg_cuda_check_grid(ctx, rgrid, "blur_rows_kernel") < 0 ||
+      allow_shared(blur_rows_kernel<C>, row_shared) < 0)
+    return -1;
+  blur_rows_kernel<C><<<rgrid, rblock, row_shared, st>>>(d_src, d_rows, s);
+  GPUIMG_CUDA_CHECK_LAUNCH("blur_rows_kernel");
+
+  // Strips tall enough to amortise each thread's window set-up, short enough to give
+  // every SM several blocks.
+  dim3 cblock(256), cgrid((unsigned)((s.w * C + 255) / 256));
+  int want = ctx->prop.multiProcessorCount * 8;
+  int strips = (want + (int)cgrid.x - 1) / (int)cgrid.x;
+  int strip = (s.h + strips - 1) / strips;
+  if (strip < 32)
+    strip = 32;
+  cgrid.y = (unsigned)((s.h + strip - 1) / strip);
+  if (gpuimg_cuda_check_grid(ctx, cgrid, "blur_columns_kernel") < 0)
+    return -1;
+  blur_columns_kernel<C><<<cgrid, cblock, 0, st>>>(d_rows, d_src, d_mask, d_dst, s, strip);
+  GPUIMG_CUDA_CHECK_LAUNCH("blur_columns_kernel");
+  gpuimg_launch_record(info, "blur_columns_kernel", cgrid, cblock, 0, 2);
+  return 0;
+}
+
+} // namespace
+
+int gpuimg_blur_enqueue(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, int width,
+                        int height, int channels, int radius, gpuimg_blur_variant_t variant,
+                        const uint8_t *d_mask, gpuimg_launch_t *info)
+{
+  BlurShape s = blur_shape(width, height, radius);
+  if (radius == 0 && !d_mask) {
+    GPUIMG_CUDA_CHECK(cudaMemcpyAsync(d_dst, d_src, (size_t)width * height * channels,
+                                      cudaMemcpyDeviceToDevice, ctx->stream));
+    gpuimg_launch_record(info, "cudaMemcpyAsync", dim3(0, 0, 0), dim3(0, 0, 0), 0, 0);
+    return 0;
+  }
+  switch (channels) {
+  case 1:
+    return enqueue<1>(ctx, d_src, d_dst, s, variant, d_mask, info);
+  case 2:
+    return enqueue<2>(ctx, d_src, d_dst, s, variant, d_mask, info);
+  case 3:
+    return enqueue<3>(ctx, d_src, d_dst, s, variant, d_mask, info);
+  case 4:
+    return enqueue<4>(ctx, d_src, d_dst, s, variant, d_mask, info);
+  }
+  gpuimg_error_set(GPUIMG_EXIT_DEVICE, "blur", "unsupported channel count %d", channels);
+  return -1;
+}
+
+extern "C" int gpuimg_blur_gpu(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst,
+                               int width, int height, int channels, int radius,
+                               gpuimg_blur_variant_t variant, gpuimg_launch_t *info)
+{
+  if (gpuimg_cuda_timer_start(ctx) < 0 ||
+      gpuimg_blur_enqueue(ctx, d_src, d_dst, width, height, channels, radius, variant, NULL,
+                          info) < 0)
+    return -1;
+  return gpuimg_cuda_timer_stop(ctx, &info->ms);
+}

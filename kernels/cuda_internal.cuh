@@ -1,0 +1,96 @@
+// cuda_internal.cuh: what the .cu files share: the context, error checks, timing, shape helpers.
+#ifndef GPUIMG_CUDA_INTERNAL_CUH
+#define GPUIMG_CUDA_INTERNAL_CUH
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "gpuimg.h"
+#include "gpuimg_kernels.h"
+
+struct gpuimg_cuda {
+  int device;
+  cudaDeviceProp prop;
+  cudaStream_t stream;
+  cudaEvent_t start, stop;
+  int block_w, block_h; // 0: kernel defaults
+  void *d_scratch;      // intermediate buffer reused across steps (fast blur)
+  size_t scratch_bytes;
+};
+
+// A failed CUDA call becomes a gpuimg error naming the call, file and line; the
+// caller returns -1. cudaError_t never leaves kernels/.
+int gpuimg_cuda_fail(cudaError_t err, const char *call, const char *file, int line);
+
+#define GPUIMG_CUDA_CHECK(call)                                                                   \
+  do {                                                                                            \
+    cudaError_t gpuimg_err_ = (call);                                                             \
+    if (gpuimg_err_ != cudaSuccess)                                                               \
+      return gpuimg_cuda_fail(gpuimg_err_, #call, __FILE__, __LINE__);                            \
+  } while (0)
+
+// After every launch: configuration errors show up here.
+#define GPUIMG_CUDA_CHECK_LAUNCH(name) GPUIMG_CUDA_CHECK(cudaGetLastError())
+
+// Event timing around the kernels of one step on the context's stream.
+int gpuimg_cuda_timer_start(gpuimg_cuda_t *ctx);
+int gpuimg_cuda_timer_stop(gpuimg_cuda_t *ctx, float *ms);
+
+// Scratch memory of at least bytes, kept for later steps.
+int gpuimg_cuda_scratch(gpuimg_cuda_t *ctx, size_t bytes, void **d_ptr);
+
+// The 2-D block shape: the user's --block, else def_w x def_h.
+static inline dim3 gpuimg_block2d(const gpuimg_cuda_t *ctx, int def_w, int def_h)
+{
+  return ctx->block_w ? dim3(ctx->block_w, ctx->block_h) : dim3(def_w, def_h);
+}
+
+static inline dim3 gpuimg_grid2d(dim3 block, int width, int height)
+{
+  return dim3((unsigned)((width + block.x - 1) / block.x),
+              (unsigned)((height + block.y - 1) / block.y));
+}
+
+// Checks a grid against the device's limits before launching.
+int gpuimg_cuda_check_grid(const gpuimg_cuda_t *ctx, dim3 grid, const char *kernel);
+
+static inline void gpuimg_launch_record(gpuimg_launch_t *info, const char *kernel, dim3 grid,
+                                        dim3 block, size_t shared, int launches)
+{
+  info->kernel = kernel;
+  info->grid[0] = grid.x;
+  info->grid[1] = grid.y;
+  info->grid[2] = grid.z;
+  info->block[0] = block.x;
+  info->block[1] = block.y;
+  info->block[2] = block.z;
+  info->shared_bytes = shared;
+  info->launches = launches;
+}
+
+// floor(sum / count) for sum < 2^32: float estimate, then one exact correction step
+// (the CPU reference computes the same integer).
+__device__ __forceinline__ uint32_t gpuimg_div_exact(uint32_t sum, uint32_t count, float inv)
+{
+  uint32_t q = (uint32_t)__fmul_rn((float)sum, inv);
+  if ((uint64_t)q * count > sum)
+    q--;
+  else if ((uint64_t)(q + 1) * count <= sum)
+    q++;
+  return q;
+}
+
+__device__ __forceinline__ int gpuimg_clampi(int v, int lo, int hi)
+{
+  return v < lo ? lo : v > hi ? hi : v;
+}
+
+
+
+// Enqueues a blur on ctx's stream without timing it (blur.cu). With d_mask and
+// the fast variant, pixels whose mask byte is >= 128 get d_src's value instead (portrait).
+int gpuimg_blur_enqueue(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, int width,
+                        int height, int channels, int radius, gpuimg_blur_variant_t variant,
+                        const uint8_t *d_mask, gpuimg_launch_t *info);
+
+#endif

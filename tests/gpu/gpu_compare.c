@@ -1,0 +1,210 @@
+/* gpu_compare.c: every CUDA variant, byte for byte against the CPU reference (suite gpu; 77 = no device). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpuimg_kernels.h"
+#include "ops.h"
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint32_t rng(void)
+{
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return (uint32_t)(rng_state >> 11);
+}
+
+static int failures, checks;
+
+static void fill_random(uint8_t *p, size_t n)
+{
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    uint32_t v = rng();
+    memcpy(p + i, &v, 4);
+  }
+  for (; i < n; i++)
+    p[i] = (uint8_t)rng();
+}
+
+/* Runs op on the CPU and on the GPU and compares every output byte. */
+static int compare(gpuimg_cuda_t *ctx, const gpuimg_op_t *op, const gpuimg_params_t *p,
+                   const gpuimg_image_t *src, const gpuimg_image_t *mask, const char *label)
+{
+  int w = src->width, h = src->height, c = src->channels, oc = op->out_channels(c);
+  size_t in_bytes = gpuimg_image_bytes(w, h, c), out_bytes = gpuimg_image_bytes(w, h, oc);
+  gpuimg_image_t ref, got;
+  gpuimg_launch_t info;
+  uint8_t *d_src = NULL, *d_dst = NULL, *d_mask = NULL;
+  int rc = -1;
+
+  memset(&info, 0, sizeof info);
+  if (gpuimg_image_alloc(&ref, w, h, oc) < 0)
+    return -1;
+  if (gpuimg_image_alloc(&got, w, h, oc) < 0) {
+    gpuimg_image_free(&ref);
+    return -1;
+  }
+  if (op->run_cpu(p, src, mask, &ref) < 0)
+    goto done;
+  if (!(d_src = gpuimg_cuda_dev_alloc(in_bytes)) || !(d_dst = gpuimg_cuda_dev_alloc(out_bytes)))
+    goto done;
+  if (mask && (!(d_mask = gpuimg_cuda_dev_alloc((size_t)w * h)) ||
+               gpuimg_cuda_upload(ctx, d_mask, mask->data, (size_t)w * h, NULL) < 0))
+    goto done;
+  /* Poison the output so an unwritten byte cannot pass. */
+  memset(got.data, 0xA5, out_bytes);
+  if (gpuimg_cuda_upload(ctx, d_dst, got.data, out_bytes, NULL) < 0 ||
+      gpuimg_cuda_upload(ctx, d_src, src->data, in_bytes, NULL) < 0 ||
+      op->run_gpu(ctx, p, d_src, d_mask, d_dst, w, h, c, &info) < 0 ||
+      gpuimg_cuda_download(ctx, got.data, d_dst, out_bytes, NULL) < 0)
+    goto done;
+  rc = 0;
+  checks++;
+  for (size_t i = 0; i < out_bytes; i++)
+    if (got.data[i] != ref.data[i]) {
+      size_t px = i / (size_t)oc;
+      printf("FAIL %s %s %dx%dx%d: byte %zu (x=%zu y=%zu ch=%zu) gpu %u cpu %u\n", op->name,
+             label, w, h, c, i, px % (size_t)w, px / (size_t)w, i % (size_t)oc, got.data[i],
+             ref.data[i]);
+      failures++;
+      break;
+    }
+done:
+  if (rc < 0)
+    printf("ERROR %s %s %dx%dx%d: %s\n", op->name, label, w, h, c, gpuimg_error_message());
+  gpuimg_cuda_dev_free(d_src);
+  gpuimg_cuda_dev_free(d_dst);
+  gpuimg_cuda_dev_free(d_mask);
+  gpuimg_image_free(&ref);
+  gpuimg_image_free(&got);
+  return rc;
+}
+
+static const gpuimg_blur_variant_t variants[] = {GPUIMG_BLUR_FAST, GPUIMG_BLUR_NAIVE,
+                                                 GPUIMG_BLUR_TILED};
+
+/* level 0: every layout, radius and variant; 1: RGB only, small radii; 2: RGBA, fast only. */
+static int run_size(gpuimg_cuda_t *ctx, int w, int h, int level)
+{
+  char label[64];
+  int big = level > 0;
+  int c0 = level == 0 ? 1 : level == 1 ? 3 : 4;
+  for (int c = c0; c <= 4; c++) {
+    gpuimg_image_t src, mask;
+    gpuimg_params_t p;
+    if (gpuimg_image_alloc(&src, w, h, c) < 0 || gpuimg_image_alloc(&mask, w, h, 1) < 0)
+      return -1;
+    fill_random(src.data, gpuimg_image_bytes(w, h, c));
+    fill_random(mask.data, (size_t)w * h);
+
+    memset(&p, 0, sizeof p);
+    if (compare(ctx, &gpuimg_op_gray, &p, &src, NULL, "") < 0)
+      return -1;
+    static const int cells[] = {1, 8, 3};
+    for (int k = 0; k < 3; k++) {
+      p.cell = cells[k];
+      p.amount = 64;
+      snprintf(label, sizeof label, "cell=%d", p.cell);
+      if (compare(ctx, &gpuimg_op_checkerboard, &p, &src, NULL, label) < 0)
+        return -1;
+    }
+    int maxdim = w > h ? w : h;
+    int radii[] = {0, 1, 2, 5, 16, maxdim + 3};
+    int nradii = big ? 3 : 6;
+    int nvariants = level == 2 ? 1 : 3;
+    if (level == 2)
+      nradii = 2;
+    for (int v = 0; v < nvariants; v++)
+      for (int k = 0; k < nradii; k++) {
+        p.radius = radii[k] > GPUIMG_MAX_RADIUS ? GPUIMG_MAX_RADIUS : radii[k];
+        p.variant = variants[v];
+        /* The naive kernel is O(r^2) per pixel: keep it to sizes it finishes quickly. */
+        if (p.variant == GPUIMG_BLUR_NAIVE && (double)w * h * (2.0 * p.radius + 1) *
+                                                      (2.0 * p.radius + 1) > 4e10)
+          continue;
+        snprintf(label, sizeof label, "%s r=%d", gpuimg_blur_variant_name(p.variant), p.radius);
+        if (compare(ctx, &gpuimg_op_blur, &p, &src, NULL, label) < 0)
+          return -1;
+        if (k < 5 && compare(ctx, &gpuimg_op_portrait, &p, &src, &mask, label) < 0)
+          return -1;
+      }
+    gpuimg_image_free(&src);
+    gpuimg_image_free(&mask);
+    if (big)
+      break; /* one layout is enough for the largest sizes */
+  }
+  return 0;
+}
+
+/* gray -> blur on the device equals the CPU pipeline (the intermediate stays on the GPU). */
+static int run_pipeline(gpuimg_cuda_t *ctx)
+{
+  int w = 333, h = 211;
+  gpuimg_image_t src, g, ref;
+  gpuimg_launch_t info;
+  if (gpuimg_image_alloc(&src, w, h, 4) < 0 || gpuimg_image_alloc(&g, w, h, 2) < 0 ||
+      gpuimg_image_alloc(&ref, w, h, 2) < 0)
+    return -1;
+  fill_random(src.data, gpuimg_image_bytes(w, h, 4));
+  gpuimg_gray_cpu(&src, &g);
+  gpuimg_blur_cpu(&g, 7, &ref);
+  uint8_t *d_a = gpuimg_cuda_dev_alloc(gpuimg_image_bytes(w, h, 4));
+  uint8_t *d_b = gpuimg_cuda_dev_alloc(gpuimg_image_bytes(w, h, 4));
+  if (!d_a || !d_b || gpuimg_cuda_upload(ctx, d_a, src.data, gpuimg_image_bytes(w, h, 4), NULL) < 0 ||
+      gpuimg_gray_gpu(ctx, d_a, d_b, w, h, 4, &info) < 0 ||
+      gpuimg_blur_gpu(ctx, d_b, d_a, w, h, 2, 7, GPUIMG_BLUR_TILED, &info) < 0 ||
+      gpuimg_cuda_download(ctx, g.data, d_a, gpuimg_image_bytes(w, h, 2), NULL) < 0) {
+    printf("ERROR pipeline: %s\n", gpuimg_error_message());
+    return -1;
+  }
+  checks++;
+  if (memcmp(g.data, ref.data, gpuimg_image_bytes(w, h, 2)) != 0) {
+    printf("FAIL pipeline gray -> blur -r 7 --tiled\n");
+    failures++;
+  }
+  gpuimg_cuda_dev_free(d_a);
+  gpuimg_cuda_dev_free(d_b);
+  gpuimg_image_free(&src);
+  gpuimg_image_free(&g);
+  gpuimg_image_free(&ref);
+  return 0;
+}
+
+int main(int argc, char **argv)
+{
+  char reason[256];
+  int huge = argc > 1 && strcmp(argv[1], "--huge") == 0;
+  int quick = argc > 1 && strcmp(argv[1], "--quick") == 0; /* for the sanitizers */
+  if (gpuimg_cuda_probe(reason, sizeof reason) <= 0) {
+    printf("SKIP: no usable CUDA device: %s\n", reason);
+    return 77;
+  }
+  gpuimg_cuda_t *ctx = gpuimg_cuda_create(-1);
+  if (!ctx) {
+    printf("ERROR: %s\n", gpuimg_error_message());
+    return 1;
+  }
+  printf("device: %s\n", gpuimg_cuda_device_name(ctx));
+  static const int sizes[][2] = {{1, 1}, {1, 7}, {7, 1}, {33, 17}, {200, 150}, {1024, 768}};
+  size_t nsizes = sizeof sizes / sizeof sizes[0] - (quick ? 1 : 0);
+  for (size_t i = 0; i < nsizes; i++)
+    if (run_size(ctx, sizes[i][0], sizes[i][1], 0) < 0)
+      return 1;
+  /* A non-default block shape for the 2-D kernels. */
+  if (gpuimg_cuda_set_block(ctx, 8, 32) < 0 || run_size(ctx, 45, 29, 0) < 0 ||
+      gpuimg_cuda_set_block(ctx, 0, 0) < 0)
+    return 1;
+  if ((!quick && run_size(ctx, 4000, 3000, 1) < 0) || run_pipeline(ctx) < 0)
+    return 1;
+  if (huge) {
+    /* Over 2^31 bytes: 23200 x 23200 x 4 = 2.15 GB. */
+    if (run_size(ctx, 23200, 23200, 2) < 0)
+      return 1;
+  }
+  gpuimg_cuda_destroy(ctx);
+  printf("%d comparisons, %d failures\n", checks, failures);
+  return failures ? 1 : 0;
+}
