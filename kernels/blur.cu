@@ -7,6 +7,8 @@ struct BlurShape {
   int w, h, r;
   uint32_t count, half;
   float inv;
+  uint32_t div_m; // floor(x / count) = (t + ((x - t) >> 1)) >> div_s, t = umulhi(x, div_m)
+  int div_s;
 };
 
 BlurShape blur_shape(int w, int h, int r)
@@ -18,7 +20,169 @@ BlurShape blur_shape(int w, int h, int r)
   s.count = (uint32_t)(2 * r + 1) * (uint32_t)(2 * r + 1);
   s.half = s.count / 2;
   s.inv = 1.0f / (float)s.count;
+  // Granlund-Montgomery round-up divisor, exact for every 32-bit x (count >= 2).
+  int l = 0;
+  while (((uint64_t)1 << l) < s.count)
+    l++;
+  s.div_m = (uint32_t)((((uint64_t)1 << 32) * (((uint64_t)1 << l) - s.count)) / s.count + 1);
+  s.div_s = l > 0 ? l - 1 : 0;
   return s;
+}
+
+__device__ __forceinline__ uint32_t div_count(uint32_t x, const BlurShape &s)
+{
+  uint32_t t = __umulhi(x, s.div_m);
+  return (t + ((x - t) >> 1)) >> s.div_s;
+}
+
+// Output pixels per warp in the strip kernel.
+constexpr int kStripWidth = 128;
+
+// blur_strip_kernel<C, RMAX> (fast): each warp owns a strip 128 pixels wide and a run of
+// rows, and walks down it. Per value column (one channel of one x, including the r-pixel
+// aprons on both sides) a lane keeps V, the sum of the 2r+1 rows around y, in registers:
+// moving down one row adds the entering row and subtracts the leaving one (coalesced byte
+// loads; the leaving row was read 2r+1 rows earlier and comes from L2), and the next row's
+// bytes are loaded before this row's arithmetic to hide their latency. The V row then goes
+// to the warp's own shared-memory slice, where a chunked scan (per-lane sequential sums,
+// then shuffles) turns it into per-channel prefix sums, and each output is a difference of
+// two prefix sums: O(1) per pixel for any r <= RMAX. Only __syncwarp, no block barriers.
+// With d_mask (portrait) subject pixels and alpha take the source value.
+template <int C, int RMAX>
+__global__ void __launch_bounds__(256) blur_strip_kernel(const uint8_t *__restrict__ src,
+                                                         const uint8_t *__restrict__ d_mask,
+                                                         uint8_t *__restrict__ dst, BlurShape s,
+                                                         int rows_per_warp)
+{
+  constexpr int kMaxLen = kStripWidth + 2 * RMAX;
+  constexpr int NV = (kMaxLen * C + 31) / 32;
+  extern __shared__ uint32_t warp_smem[];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int x0 = (blockIdx.x * (blockDim.x >> 5) + warp) * kStripWidth;
+  if (x0 >= s.w)
+    return;
+  const int y0 = blockIdx.y * rows_per_warp;
+  const int y1 = min(y0 + rows_per_warp, s.h);
+  const int tn = min(kStripWidth, s.w - x0);
+  const int len = tn + 2 * s.r, nvals = len * C;
+  const int last = s.h - 1;
+  const size_t row_bytes = (size_t)s.w * C;
+  uint32_t *ps = warp_smem + (size_t)warp * (kMaxLen * C + C);
+
+  // Value j of the strip (pixel j / C of the padded strip, channel j % C) sits at byte
+  // (x0 - r) * C + j of a row, unless the apron leaves the image: then clamp.
+  const int base = (x0 - s.r) * C;
+  auto offset = [&](int j) {
+    int o = base + j;
+    if (o < 0 || o >= (int)row_bytes) {
+      int px = j / C;
+      o = gpuimg_clampi(x0 - s.r + px, 0, s.w - 1) * C + (j - px * C);
+    }
+    return o;
+  };
+  auto row_ptr = [&](int yy) { return src + (size_t)gpuimg_clampi(yy, 0, last) * row_bytes; };
+
+  uint32_t v[NV];
+  {
+    int lo = y0 - s.r, hi = y0 + s.r;
+    uint32_t top = lo < 0 ? (uint32_t)(-lo) : 0u, bottom = hi > last ? (uint32_t)(hi - last) : 0u;
+    const uint8_t *r0 = row_ptr(0), *rl = row_ptr(last);
+#pragma unroll
+    for (int k = 0; k < NV; k++) {
+      int j = lane + 32 * k;
+      v[k] = 0;
+      if (j < nvals && (top | bottom)) {
+        int o = offset(j);
+        v[k] = top * r0[o] + bottom * rl[o];
+      }
+    }
+    for (int yy = max(lo, 0); yy <= min(hi, last); yy++) {
+      const uint8_t *rp = src + (size_t)yy * row_bytes;
+#pragma unroll
+      for (int k = 0; k < NV; k++)
+        if (lane + 32 * k < nvals)
+          v[k] += __ldg(rp + offset(lane + 32 * k));
+    }
+  }
+
+  const int ppl = (len + 31) / 32; // pixels per lane in the scan
+  const int pb = min(lane * ppl, len), pe = min(pb + ppl, len);
+  const int span = (2 * s.r + 1) * C;
+  uint32_t nin[NV], nout[NV];
+  for (int y = y0; y < y1; y++) {
+    if (y > y0) {
+#pragma unroll
+      for (int k = 0; k < NV; k++)
+        v[k] += nin[k] - nout[k];
+    }
+    if (y + 1 < y1) { // prefetch the rows entering and leaving at y + 1
+      const uint8_t *in = row_ptr(y + 1 + s.r), *out = row_ptr(y - s.r);
+#pragma unroll
+      for (int k = 0; k < NV; k++) {
+        int j = lane + 32 * k;
+        nin[k] = nout[k] = 0;
+        if (j < nvals) {
+          int o = offset(j);
+          nin[k] = __ldg(in + o);
+          nout[k] = __ldg(out + o);
+        }
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < NV; k++)
+      if (lane + 32 * k < nvals)
+        ps[lane + 32 * k] = v[k];
+    __syncwarp();
+
+    // Exclusive per-channel prefix sums over the len pixels, in place.
+    uint32_t tot[C];
+#pragma unroll
+    for (int c = 0; c < C; c++)
+      tot[c] = 0;
+    for (int p = pb; p < pe; p++)
+#pragma unroll
+      for (int c = 0; c < C; c++)
+        tot[c] += ps[p * C + c];
+    uint32_t base[C], all[C];
+#pragma unroll
+    for (int c = 0; c < C; c++) {
+      uint32_t incl = tot[c];
+#pragma unroll
+      for (int d = 1; d < 32; d <<= 1) {
+        uint32_t t = __shfl_up_sync(0xffffffffu, incl, d);
+        if (lane >= d)
+          incl += t;
+      }
+      base[c] = incl - tot[c];
+      all[c] = __shfl_sync(0xffffffffu, incl, 31);
+    }
+    for (int p = pb; p < pe; p++)
+#pragma unroll
+      for (int c = 0; c < C; c++) {
+        uint32_t t = ps[p * C + c];
+        ps[p * C + c] = base[c];
+        base[c] += t;
+      }
+    if (lane == 0)
+#pragma unroll
+      for (int c = 0; c < C; c++)
+        ps[nvals + c] = all[c];
+    __syncwarp();
+
+    uint8_t *drow = dst + (size_t)y * row_bytes + (size_t)x0 * C;
+    const uint8_t *srow = src + (size_t)y * row_bytes + (size_t)x0 * C;
+    for (int i = lane; i < tn * C; i += 32) {
+      uint8_t o = (uint8_t)div_count(ps[i + span] - ps[i] + s.half, s);
+      if (d_mask) {
+        int px = i / C;
+        bool alpha = (C == 2 || C == 4) && i - px * C == C - 1;
+        if (alpha || d_mask[(size_t)y * s.w + x0 + px] >= 128)
+          o = srow[i];
+      }
+      drow[i] = o;
+    }
+    __syncwarp(); // ps is rewritten by the next row
+  }
 }
 
 // blur_naive_kernel<C>: one thread per pixel sums its (2r+1)^2 window straight from
@@ -189,7 +353,7 @@ __global__ void blur_rows_kernel(const uint8_t *__restrict__ src, uint32_t *__re
 // (one channel of one x) over a strip of rows and walks down it keeping the window's
 // running sum: add the row entering at the bottom, subtract the row leaving at the top.
 // Neighbouring threads own neighbouring columns, so every step is a coalesced row read.
-// With d_mask (portrait) subject pixels take the source value instead.
+// With d_mask (portrait) subject pixels, and alpha everywhere, take the source value.
 template <int C>
 __global__ void blur_columns_kernel(const uint32_t *__restrict__ rows,
                                     const uint8_t *__restrict__ src,
@@ -217,10 +381,12 @@ __global__ void blur_columns_kernel(const uint32_t *__restrict__ rows,
     sum += at(yy);
 
   const int x = col / C;
+  // Portrait carries alpha through: the alpha column always takes the source.
+  const bool alpha = d_mask && (C == 2 || C == 4) && col % C == C - 1;
   for (int y = y0; y < y1; y++) {
     size_t i = (size_t)y * cols + col;
     uint8_t v = (uint8_t)gpuimg_div_exact(sum + s.half, s.count, s.inv);
-    if (d_mask && d_mask[(size_t)y * s.w + x] >= 128)
+    if (d_mask && (alpha || d_mask[(size_t)y * s.w + x] >= 128))
       v = src[i];
     dst[i] = v;
     sum += at(min(y + s.r + 1, last)) - at(max(y - s.r, 0));
@@ -237,12 +403,12 @@ template <typename K> int allow_shared(K kernel, size_t bytes)
 
 template <int C>
 int enqueue(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape s,
-            gpuimg_blur_variant_t variant, const uint8_t *d_mask, gpuimg_launch_t *info)
+            gpuimg_variant_t variant, const uint8_t *d_mask, gpuimg_launch_t *info)
 {
   cudaStream_t st = ctx->stream;
   size_t optin = ctx->prop.sharedMemPerBlockOptin;
 
-  if (variant == GPUIMG_BLUR_NAIVE) {
+  if (variant == GPUIMG_VARIANT_NAIVE) {
     dim3 block = gpuimg_block2d(ctx, 16, 16), grid = gpuimg_grid2d(block, s.w, s.h);
     if (gpuimg_cuda_check_grid(ctx, grid, "blur_naive_kernel") < 0)
       return -1;
@@ -251,7 +417,7 @@ int enqueue(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape 
     gpuimg_launch_record(info, "blur_naive_kernel", grid, block, 0, 1);
     return 0;
   }
-  if (variant == GPUIMG_BLUR_TILED) {
+  if (variant == GPUIMG_VARIANT_TILED) {
     dim3 block = gpuimg_block2d(ctx, 16, 16), grid = gpuimg_grid2d(block, s.w, s.h);
     size_t row_bytes = (block.x + 2 * (size_t)s.r) * sizeof(uchar4);
     int tile_h = (int)block.y + 2 * s.r;
@@ -272,7 +438,42 @@ int enqueue(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape 
     return 0;
   }
 
-  // Fast: row sums into scratch, then the column walk.
+  if (s.r <= 64) {
+    // Strips of 128 pixels, 8 per block; runs of rows long enough to amortise each
+    // warp's window set-up (2r+1 rows), short enough to give every SM many warps.
+    dim3 block(256);
+    unsigned strips = (unsigned)((s.w + kStripWidth - 1) / kStripWidth);
+    dim3 grid((strips + 7) / 8);
+    int want_warps = ctx->prop.multiProcessorCount * 48;
+    int rows = (int)(((long long)s.h * strips + want_warps - 1) / want_warps);
+    if (rows < 4 * s.r + 2)
+      rows = 4 * s.r + 2;
+    if (rows < 32)
+      rows = 32;
+    grid.y = (unsigned)((s.h + rows - 1) / rows);
+    const char *name = "blur_strip_kernel";
+    if (gpuimg_cuda_check_grid(ctx, grid, name) < 0)
+      return -1;
+#define GPUIMG_STRIP_LAUNCH(RMAX)                                                                 \
+  do {                                                                                            \
+    size_t shared = 8 * ((kStripWidth + 2 * (RMAX)) * C + C) * sizeof(uint32_t);                  \
+    if (allow_shared(blur_strip_kernel<C, RMAX>, shared) < 0)                                     \
+      return -1;                                                                                  \
+    blur_strip_kernel<C, RMAX><<<grid, block, shared, st>>>(d_src, d_mask, d_dst, s, rows);       \
+    GPUIMG_CUDA_CHECK_LAUNCH(name);                                                               \
+    gpuimg_launch_record(info, name, grid, block, shared, 1);                                     \
+  } while (0)
+    if (s.r <= 4)
+      GPUIMG_STRIP_LAUNCH(4);
+    else if (s.r <= 16)
+      GPUIMG_STRIP_LAUNCH(16);
+    else
+      GPUIMG_STRIP_LAUNCH(64);
+#undef GPUIMG_STRIP_LAUNCH
+    return 0;
+  }
+
+  // Fast for r > 64: row sums into scratch, then the column walk.
   void *scratch;
   size_t rows_bytes = (size_t)s.w * s.h * C * sizeof(uint32_t);
   if (gpuimg_cuda_scratch(ctx, rows_bytes, &scratch) < 0)
@@ -310,7 +511,7 @@ int enqueue(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape 
 } // namespace
 
 int gpuimg_blur_enqueue(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, int width,
-                        int height, int channels, int radius, gpuimg_blur_variant_t variant,
+                        int height, int channels, int radius, gpuimg_variant_t variant,
                         const uint8_t *d_mask, gpuimg_launch_t *info)
 {
   BlurShape s = blur_shape(width, height, radius);
@@ -336,7 +537,7 @@ int gpuimg_blur_enqueue(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst
 
 extern "C" int gpuimg_blur_gpu(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst,
                                int width, int height, int channels, int radius,
-                               gpuimg_blur_variant_t variant, gpuimg_launch_t *info)
+                               gpuimg_variant_t variant, gpuimg_launch_t *info)
 {
   if (gpuimg_cuda_timer_start(ctx) < 0 ||
       gpuimg_blur_enqueue(ctx, d_src, d_dst, width, height, channels, radius, variant, NULL,

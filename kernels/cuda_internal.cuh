@@ -88,9 +88,9 @@ __device__ __forceinline__ int gpuimg_clampi(int v, int lo, int hi)
 
 
 // Enqueues a blur on ctx's stream without timing it (blur.cu). With d_mask and
-// the fast variant, pixels whose mask byte is >= 128 get d_src's value instead (portrait).
+// the fast variant, pixels whose mask byte is >= 128, and alpha, get d_src's value (portrait).
 int gpuimg_blur_enqueue(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, int width,
-                        int height, int channels, int radius, gpuimg_blur_variant_t variant,
+                        int height, int channels, int radius, gpuimg_variant_t variant,
                         const uint8_t *d_mask, gpuimg_launch_t *info);
 
 #endif

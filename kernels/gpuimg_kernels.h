@@ -9,12 +9,12 @@
 extern "C" {
 #endif
 
-/* Blur algorithms; the CPU backend has one (running sums) that all must match. */
+/* Kernel variants; the CPU backend has one algorithm per operation that all must match. */
 typedef enum {
-  GPUIMG_BLUR_FAST = 0, /* the default: fastest available */
-  GPUIMG_BLUR_NAIVE,    /* one thread per pixel, window read from global memory */
-  GPUIMG_BLUR_TILED,    /* tile plus apron staged in shared memory */
-} gpuimg_blur_variant_t;
+  GPUIMG_VARIANT_FAST = 0, /* the default: fastest available */
+  GPUIMG_VARIANT_NAIVE,    /* the teaching kernel: one thread per pixel, global memory */
+  GPUIMG_VARIANT_TILED,    /* blur: tile plus apron staged in shared memory */
+} gpuimg_variant_t;
 
 /* Opaque CUDA context: device, one non-blocking stream, timing events. */
 typedef struct gpuimg_cuda gpuimg_cuda_t;
@@ -59,15 +59,15 @@ int gpuimg_cuda_download(gpuimg_cuda_t *ctx, void *h_dst, const void *d_src, siz
 int gpuimg_gray_gpu(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, int width,
                     int height, int channels, gpuimg_launch_t *info);
 int gpuimg_blur_gpu(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, int width,
-                    int height, int channels, int radius, gpuimg_blur_variant_t variant,
+                    int height, int channels, int radius, gpuimg_variant_t variant,
                     gpuimg_launch_t *info);
 int gpuimg_checkerboard_gpu(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, int width,
                             int height, int channels, int cell, int amount,
-                            gpuimg_launch_t *info);
+                            gpuimg_variant_t variant, gpuimg_launch_t *info);
 /* d_mask: width x height, one byte per pixel (>= 128 = subject). */
 int gpuimg_portrait_gpu(gpuimg_cuda_t *ctx, const uint8_t *d_src, const uint8_t *d_mask,
                         uint8_t *d_dst, int width, int height, int channels, int radius,
-                        gpuimg_blur_variant_t variant, gpuimg_launch_t *info);
+                        gpuimg_variant_t variant, gpuimg_launch_t *info);
 
 #ifdef __cplusplus
 }

@@ -21,6 +21,8 @@ __global__ void portrait_composite_kernel(const uint8_t *__restrict__ src,
 #pragma unroll
     for (int c = 0; c < C; c++)
       dst[p * C + c] = src[p * C + c];
+  } else if (C == 2 || C == 4) {
+    dst[p * C + C - 1] = src[p * C + C - 1]; // alpha is never blurred
   }
 }
 
@@ -40,12 +42,12 @@ int composite(gpuimg_cuda_t *ctx, const uint8_t *d_src, const uint8_t *d_mask, u
 
 extern "C" int gpuimg_portrait_gpu(gpuimg_cuda_t *ctx, const uint8_t *d_src,
                                    const uint8_t *d_mask, uint8_t *d_dst, int width, int height,
-                                   int channels, int radius, gpuimg_blur_variant_t variant,
+                                   int channels, int radius, gpuimg_variant_t variant,
                                    gpuimg_launch_t *info)
 {
   if (gpuimg_cuda_timer_start(ctx) < 0)
     return -1;
-  if (variant == GPUIMG_BLUR_FAST) {
+  if (variant == GPUIMG_VARIANT_FAST) {
     if (gpuimg_blur_enqueue(ctx, d_src, d_dst, width, height, channels, radius, variant, d_mask,
                             info) < 0)
       return -1;

@@ -102,10 +102,10 @@ static int apply_option(gpuimg_cli_t *cli, gpuimg_step_t *step, const option_t *
     p->radius = (int)v;
     return 0;
   case GPUIMG_OPT_NAIVE:
-    p->variant = GPUIMG_BLUR_NAIVE;
+    p->variant = GPUIMG_VARIANT_NAIVE;
     return 0;
   case GPUIMG_OPT_TILED:
-    p->variant = GPUIMG_BLUR_TILED;
+    p->variant = GPUIMG_VARIANT_TILED;
     return 0;
   case GPUIMG_OPT_CELL:
     if (parse_int(spelled, arg, 1, INT32_MAX, &v) < 0)

@@ -23,6 +23,7 @@
 #if defined(__GNUC__)
 /* stb declares static functions this file does not use; checked at the end of the file. */
 #pragma GCC diagnostic ignored "-Wunused-function"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #pragma GCC diagnostic ignored "-Wunused-parameter"
@@ -39,14 +40,73 @@
 
 static const uint8_t png_signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
 
-static const char *stb_reason(void)
+/* stb keeps its last failure reason in a global that no call clears, so a reason can be
+ * stale (left by another decoder's probe) or a fragment (a cut chunk name). Reset it
+ * before each call and keep only a reason that says something. */
+static void stb_reason_reset(void)
 {
-  const char *r = stbi_failure_reason();
-  if (!r || !r[0])
-    return "corrupt or truncated image data";
-  if (strcmp(r, "outofmem") == 0)
+  stbi__g_failure_reason = NULL;
+}
+
+static const char *stb_reason(const char *kind)
+{
+  const char *r = stbi__g_failure_reason;
+  const char *other = strcmp(kind, "PNG") == 0 ? "jpeg" : "png";
+  if (r && strcmp(r, "outofmem") == 0)
     return "out of memory";
+  if (!r || strlen(r) < 6 || strcmp(r, "unknown image type") == 0 || strstr(r, other) ||
+      (strcmp(other, "jpeg") == 0 && strstr(r, "jpg")))
+    return "corrupt or truncated image data";
   return r;
+}
+
+static uint32_t be32(const uint8_t *p)
+{
+  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static uint32_t be16(const uint8_t *p)
+{
+  return (uint32_t)p[0] << 8 | p[1];
+}
+
+/* Width and height from the file header, before any pixel memory is allocated:
+ * PNG's IHDR, or JPEG's first start-of-frame segment. 0 if not found. */
+static int header_dims(const uint8_t *b, size_t n, int png, uint32_t *w, uint32_t *h)
+{
+  if (png) {
+    if (n < 24 || memcmp(b + 12, "IHDR", 4) != 0)
+      return 0;
+    *w = be32(b + 16);
+    *h = be32(b + 20);
+    return 1;
+  }
+  size_t pos = 2;
+  while (pos + 4 <= n) {
+    if (b[pos] != 0xff)
+      return 0;
+    uint8_t m = b[pos + 1];
+    if (m == 0xff) {
+      pos++;
+      continue;
+    }
+    if (m == 0x01 || (m >= 0xd0 && m <= 0xd7)) {
+      pos += 2;
+      continue;
+    }
+    uint32_t len = be16(b + pos + 2);
+    if (m >= 0xc0 && m <= 0xcf && m != 0xc4 && m != 0xc8 && m != 0xcc) {
+      if (pos + 9 > n)
+        return 0;
+      *h = be16(b + pos + 5);
+      *w = be16(b + pos + 7);
+      return 1;
+    }
+    if (len < 2)
+      return 0;
+    pos += 2 + len;
+  }
+  return 0;
 }
 
 static int stb_decode(const uint8_t *bytes, size_t size, const char *what, uint64_t max_pixels,
@@ -72,19 +132,30 @@ static int stb_decode(const uint8_t *bytes, size_t size, const char *what, uint6
     gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "file too large");
     return -1;
   }
-  if (!stbi_info_from_memory(bytes, (int)size, &w, &h, &n)) {
-    gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "cannot decode %s: %s", kind, stb_reason());
+  uint32_t hw, hh;
+  if (header_dims(bytes, size, kind[0] == 'P', &hw, &hh)) {
+    if (hw == 0 || hh == 0) {
+      gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "cannot decode %s: zero width or height", kind);
+      return -1;
+    }
+    if ((uint64_t)hw * hh > max_pixels) {
+      gpuimg_error_set(GPUIMG_EXIT_INPUT, what,
+                       "image is %ux%u, over the limit of %llu pixels (see --max-pixels)", hw, hh,
+                       (unsigned long long)max_pixels);
+      return -1;
+    }
+  }
+  stb_reason_reset();
+  uint8_t *px = stbi_load_from_memory(bytes, (int)size, &w, &h, &n, 0);
+  if (!px) {
+    gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "cannot decode %s: %s", kind, stb_reason(kind));
     return -1;
   }
-  if (w <= 0 || h <= 0 || (uint64_t)w * (uint64_t)h > max_pixels) {
+  if ((uint64_t)w * (uint64_t)h > max_pixels) { /* a header we could not read */
+    stbi_image_free(px);
     gpuimg_error_set(GPUIMG_EXIT_INPUT, what,
                      "image is %dx%d, over the limit of %llu pixels (see --max-pixels)", w, h,
                      (unsigned long long)max_pixels);
-    return -1;
-  }
-  uint8_t *px = stbi_load_from_memory(bytes, (int)size, &w, &h, &n, 0);
-  if (!px) {
-    gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "cannot decode %s: %s", kind, stb_reason());
     return -1;
   }
   if (n < 1 || n > 4) {
@@ -117,8 +188,8 @@ static int stb_encode(const gpuimg_image_t *img, gpuimg_format_t fmt, int qualit
   stb_sink_t sink = {out, 0};
   int w = img->width, h = img->height, c = img->channels, ok = 0;
 
-  /* stb_image_write computes sizes in int. */
-  if (gpuimg_image_bytes(w, h, c) > (size_t)INT_MAX / 2) {
+  /* stb_image_write computes sizes in int ((w*c + 1) * h for PNG rows and filters). */
+  if (gpuimg_image_bytes(w, h, c) + (size_t)h > (size_t)INT_MAX - 65536) {
     gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what, "image too large for the stb encoder");
     return -1;
   }

@@ -4,108 +4,133 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* floor(sum / count) for sum < 2^32, via a double reciprocal and one correction step:
- * exact, and several times faster than a 32-bit divide in the inner loop. */
-static inline uint8_t div_exact(uint32_t sum, uint32_t count, double inv)
+/* Exact floor(x / d) for any 32-bit x by one multiply and shifts (Granlund and
+ * Montgomery's round-up method); d >= 2. Cheaper than a divide in the inner loop. */
+typedef struct {
+  uint32_t m;
+  int s1, s2;
+} divider_t;
+
+static divider_t divider_make(uint32_t d)
 {
-  uint32_t q = (uint32_t)((double)sum * inv);
-  if ((uint64_t)q * count > sum)
-    q--;
-  else if ((uint64_t)(q + 1) * count <= sum)
-    q++;
-  return (uint8_t)q;
+  int l = 0;
+  while (((uint64_t)1 << l) < d)
+    l++;
+  divider_t v;
+  v.m = (uint32_t)((((uint64_t)1 << 32) * (((uint64_t)1 << l) - d)) / d + 1);
+  v.s1 = 1;
+  v.s2 = l - 1;
+  return v;
 }
 
-/* out[x] = sum of row[clamp(x + k)] for k in -r..r, per channel: O(w) whatever r is. */
-static void hsum_row(const uint8_t *row, int w, int c, int r, uint32_t *out)
+static inline uint32_t divider_apply(uint32_t x, divider_t v)
 {
-  int last = w - 1;
-  for (int ch = 0; ch < c; ch++) {
-    const uint8_t *p = row + ch;
-    uint32_t *o = out + ch;
-    uint32_t s = (uint32_t)r * p[0];
-    int hi = r < last ? r : last;
-    for (int k = 0; k <= hi; k++)
-      s += p[(size_t)k * c];
-    if (r > last)
-      s += (uint32_t)(r - last) * p[(size_t)last * c];
-    o[0] = s;
-    for (int x = 1; x < w; x++) {
-      int in = x + r < last ? x + r : last;
-      int out_x = x - r - 1 > 0 ? x - r - 1 : 0;
-      s += p[(size_t)in * c];
-      s -= p[(size_t)out_x * c];
-      o[(size_t)x * c] = s;
+  uint32_t t = (uint32_t)(((uint64_t)v.m * x) >> 32);
+  return (t + ((x - t) >> v.s1)) >> v.s2;
+}
+
+/* One output row from its column sums: padded exclusive prefix sums, then differences. */
+static inline __attribute__((always_inline)) void blur_row(const uint32_t *col, uint32_t *prefix,
+                                                           uint8_t *d, int w, int r, const int c,
+                                                           uint32_t half, divider_t div)
+{
+  uint32_t acc[4] = {0, 0, 0, 0};
+  uint32_t *p = prefix;
+  for (int k = 0; k < r; k++, p += c)
+    for (int ch = 0; ch < c; ch++) {
+      p[ch] = acc[ch];
+      acc[ch] += col[ch];
     }
-  }
+  for (int x = 0; x < w; x++, p += c)
+    for (int ch = 0; ch < c; ch++) {
+      p[ch] = acc[ch];
+      acc[ch] += col[(size_t)x * c + ch];
+    }
+  const uint32_t *edge = col + (size_t)(w - 1) * c;
+  for (int k = 0; k <= r; k++, p += c)
+    for (int ch = 0; ch < c; ch++) {
+      p[ch] = acc[ch];
+      acc[ch] += edge[ch];
+    }
+  size_t n = (size_t)w * c, span = (size_t)(2 * r + 1) * c;
+  for (size_t i = 0; i < n; i++)
+    d[i] = (uint8_t)divider_apply(prefix[i + span] - prefix[i] + half, div);
 }
 
+/* The blur runs in two passes per output row, both O(1) per value whatever r is:
+ * col[i] keeps, for every x and channel, the sum of the 2r+1 clamped rows around y
+ * (one add and one subtract per value when y advances, contiguous, vectorised), and
+ * the row of column sums, padded with r copies of its edge pixels, becomes exclusive
+ * prefix sums whose differences are the window sums. uint32 arithmetic wraps, but
+ * every difference is a true window sum below 2^32, so it is exact. */
 int gpuimg_blur_cpu(const gpuimg_image_t *src, int radius, gpuimg_image_t *dst)
 {
   int w = src->width, h = src->height, c = src->channels, r = radius;
   size_t row_len = (size_t)w * (size_t)c;
-  size_t stride = row_len;
+  size_t pad_len = ((size_t)w + 2 * (size_t)r) * (size_t)c;
 
   if (r == 0) {
     memcpy(dst->data, src->data, row_len * (size_t)h);
     return 0;
   }
   uint32_t *col = malloc(row_len * sizeof *col);
-  uint32_t *h_in = malloc(row_len * sizeof *h_in);
-  uint32_t *h_out = malloc(row_len * sizeof *h_out);
-  if (!col || !h_in || !h_out) {
+  uint32_t *prefix = malloc((pad_len + (size_t)c) * sizeof *prefix);
+  if (!col || !prefix) {
     free(col);
-    free(h_in);
-    free(h_out);
+    free(prefix);
     gpuimg_error_set(GPUIMG_EXIT_FAILURE, "blur", "out of memory");
     return -1;
   }
 
-  /* col[i] = sum over the clamped rows y-r..y+r of the horizontal sums. */
+  /* Rows y-r .. y+r for y = 0, clamped: row 0 counts r+1 times, the last row
+   * r-(h-1) extra times when the window passes the bottom. */
   int last = h - 1;
-  hsum_row(src->data, w, c, r, h_in);
+  const uint8_t *row0 = src->data;
   for (size_t i = 0; i < row_len; i++)
-    col[i] = (uint32_t)r * h_in[i];
-  int hi = r < last ? r : last;
-  for (int k = 0; k <= hi; k++) {
-    hsum_row(src->data + (size_t)k * stride, w, c, r, h_in);
+    col[i] = (uint32_t)(r + 1) * row0[i];
+  for (int k = 1; k <= r; k++) {
+    const uint8_t *row = src->data + (size_t)(k < last ? k : last) * row_len;
     for (size_t i = 0; i < row_len; i++)
-      col[i] += h_in[i];
-  }
-  if (r > last) {
-    hsum_row(src->data + (size_t)last * stride, w, c, r, h_in);
-    for (size_t i = 0; i < row_len; i++)
-      col[i] += (uint32_t)(r - last) * h_in[i];
+      col[i] += row[i];
   }
 
   uint32_t count = (uint32_t)(2 * r + 1) * (uint32_t)(2 * r + 1);
   uint32_t half = count / 2;
-  double inv = 1.0 / (double)count;
+  divider_t div = divider_make(count);
   for (int y = 0; y < h; y++) {
     if (y > 0) {
-      int in = y + r < last ? y + r : last;
-      int out_y = y - r - 1 > 0 ? y - r - 1 : 0;
-      hsum_row(src->data + (size_t)in * stride, w, c, r, h_in);
-      hsum_row(src->data + (size_t)out_y * stride, w, c, r, h_out);
+      const uint8_t *in = src->data + (size_t)(y + r < last ? y + r : last) * row_len;
+      const uint8_t *out = src->data + (size_t)(y - r - 1 > 0 ? y - r - 1 : 0) * row_len;
       for (size_t i = 0; i < row_len; i++)
-        col[i] += h_in[i] - h_out[i];
+        col[i] += (uint32_t)in[i] - (uint32_t)out[i];
     }
-    uint8_t *d = dst->data + (size_t)y * stride;
-    for (size_t i = 0; i < row_len; i++)
-      d[i] = div_exact(col[i] + half, count, inv);
+    uint8_t *d = dst->data + (size_t)y * row_len;
+    switch (c) { /* constant channel counts let the compiler keep sums in registers */
+    case 1:
+      blur_row(col, prefix, d, w, r, 1, half, div);
+      break;
+    case 2:
+      blur_row(col, prefix, d, w, r, 2, half, div);
+      break;
+    case 3:
+      blur_row(col, prefix, d, w, r, 3, half, div);
+      break;
+    default:
+      blur_row(col, prefix, d, w, r, 4, half, div);
+      break;
+    }
   }
   free(col);
-  free(h_in);
-  free(h_out);
+  free(prefix);
   return 0;
 }
 
-const char *gpuimg_blur_variant_name(gpuimg_blur_variant_t v)
+const char *gpuimg_variant_name(gpuimg_variant_t v)
 {
   switch (v) {
-  case GPUIMG_BLUR_NAIVE:
+  case GPUIMG_VARIANT_NAIVE:
     return "naive";
-  case GPUIMG_BLUR_TILED:
+  case GPUIMG_VARIANT_TILED:
     return "tiled";
   default:
     return "fast";
@@ -115,7 +140,7 @@ const char *gpuimg_blur_variant_name(gpuimg_blur_variant_t v)
 static void blur_defaults(gpuimg_params_t *p)
 {
   p->radius = 2;
-  p->variant = GPUIMG_BLUR_FAST;
+  p->variant = GPUIMG_VARIANT_FAST;
 }
 
 static int blur_out_channels(int in)
@@ -143,7 +168,7 @@ static int blur_gpu_step(gpuimg_cuda_t *ctx, const gpuimg_params_t *p, const uin
 
 static const char *blur_variant(const gpuimg_params_t *p)
 {
-  return gpuimg_blur_variant_name(p->variant);
+  return gpuimg_variant_name(p->variant);
 }
 
 const gpuimg_op_t gpuimg_op_blur = {

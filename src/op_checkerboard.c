@@ -27,6 +27,7 @@ static void checkerboard_defaults(gpuimg_params_t *p)
 {
   p->cell = 1;
   p->amount = 64;
+  p->variant = GPUIMG_VARIANT_FAST;
 }
 
 static int checkerboard_out_channels(int in)
@@ -48,22 +49,22 @@ static int checkerboard_gpu_step(gpuimg_cuda_t *ctx, const gpuimg_params_t *p,
 {
   (void)d_mask;
   return gpuimg_checkerboard_gpu(ctx, d_src, d_dst, width, height, channels, p->cell,
-                                 p->amount, info);
+                                 p->amount, p->variant, info);
 }
 #endif
 
 static const char *checkerboard_variant(const gpuimg_params_t *p)
 {
-  (void)p;
-  return "";
+  return p->variant == GPUIMG_VARIANT_NAIVE ? "naive" : "fast";
 }
 
 const gpuimg_op_t gpuimg_op_checkerboard = {
   .name = "checkerboard",
   .summary = "brighten even cells, darken odd cells (alpha untouched)",
   .options_help = "--cell K         cell size in pixels, >= 1 (default 1: per pixel)\n"
-                  "--amount A       saturating add/subtract, 0..255 (default 64)\n",
-  .options = GPUIMG_OPT_CELL | GPUIMG_OPT_AMOUNT,
+                  "--amount A       saturating add/subtract, 0..255 (default 64)\n"
+                  "--naive          per-pixel CUDA kernel with the divergent branch\n",
+  .options = GPUIMG_OPT_CELL | GPUIMG_OPT_AMOUNT | GPUIMG_OPT_NAIVE,
   .defaults = checkerboard_defaults,
   .out_channels = checkerboard_out_channels,
   .run_cpu = checkerboard_cpu_step,

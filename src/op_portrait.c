@@ -4,22 +4,27 @@
 int gpuimg_portrait_cpu(const gpuimg_image_t *src, const gpuimg_image_t *mask, int radius,
                         gpuimg_image_t *dst)
 {
-  /* Blur everything, then put the subject back: the window includes subject pixels. */
+  /* Blur everything, then put the subject back: the window includes subject pixels.
+   * Alpha is never blurred (SEMANTICS.md: portrait carries alpha through). */
   if (gpuimg_blur_cpu(src, radius, dst) < 0)
     return -1;
   size_t n = (size_t)src->width * (size_t)src->height;
   size_t c = (size_t)src->channels;
-  for (size_t i = 0; i < n; i++)
+  int has_alpha = c == 2 || c == 4;
+  for (size_t i = 0; i < n; i++) {
     if (mask->data[i] >= 128)
       for (size_t ch = 0; ch < c; ch++)
         dst->data[i * c + ch] = src->data[i * c + ch];
+    else if (has_alpha)
+      dst->data[i * c + c - 1] = src->data[i * c + c - 1];
+  }
   return 0;
 }
 
 static void portrait_defaults(gpuimg_params_t *p)
 {
   p->radius = 16;
-  p->variant = GPUIMG_BLUR_FAST;
+  p->variant = GPUIMG_VARIANT_FAST;
   p->mask_path = NULL;
 }
 
@@ -46,12 +51,12 @@ static int portrait_gpu_step(gpuimg_cuda_t *ctx, const gpuimg_params_t *p, const
 
 static const char *portrait_variant(const gpuimg_params_t *p)
 {
-  return gpuimg_blur_variant_name(p->variant);
+  return gpuimg_variant_name(p->variant);
 }
 
 const gpuimg_op_t gpuimg_op_portrait = {
   .name = "portrait",
-  .summary = "keep the subject (mask >= 128), blur everything else",
+  .summary = "keep the subject (mask >= 128), blur the colour of everything else",
   .options_help = "-r, --radius N   background blur radius, 0..2047 (default 16)\n"
                   "--mask FILE      subject mask, same size as the image, first channel used\n"
                   "                 (default: the built-in sample's mask, sample input only)\n"

@@ -22,7 +22,7 @@ enum {
 /* Parameters of one step of a pipeline; each operation reads its own. */
 typedef struct {
   int radius;
-  gpuimg_blur_variant_t variant;
+  gpuimg_variant_t variant;
   int cell;
   int amount;
   const char *mask_path; /* portrait: NULL = the built-in sample's mask */
@@ -65,6 +65,6 @@ int gpuimg_checkerboard_cpu(const gpuimg_image_t *src, int cell, int amount, gpu
 int gpuimg_portrait_cpu(const gpuimg_image_t *src, const gpuimg_image_t *mask, int radius,
                         gpuimg_image_t *dst);
 
-const char *gpuimg_blur_variant_name(gpuimg_blur_variant_t v);
+const char *gpuimg_variant_name(gpuimg_variant_t v);
 
 #endif

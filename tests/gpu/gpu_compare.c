@@ -83,8 +83,8 @@ done:
   return rc;
 }
 
-static const gpuimg_blur_variant_t variants[] = {GPUIMG_BLUR_FAST, GPUIMG_BLUR_NAIVE,
-                                                 GPUIMG_BLUR_TILED};
+static const gpuimg_variant_t variants[] = {GPUIMG_VARIANT_FAST, GPUIMG_VARIANT_NAIVE,
+                                                 GPUIMG_VARIANT_TILED};
 
 /* level 0: every layout, radius and variant; 1: RGB only, small radii; 2: RGBA, fast only. */
 static int run_size(gpuimg_cuda_t *ctx, int w, int h, int level)
@@ -103,14 +103,16 @@ static int run_size(gpuimg_cuda_t *ctx, int w, int h, int level)
     memset(&p, 0, sizeof p);
     if (compare(ctx, &gpuimg_op_gray, &p, &src, NULL, "") < 0)
       return -1;
-    static const int cells[] = {1, 8, 3};
-    for (int k = 0; k < 3; k++) {
-      p.cell = cells[k];
-      p.amount = 64;
-      snprintf(label, sizeof label, "cell=%d", p.cell);
-      if (compare(ctx, &gpuimg_op_checkerboard, &p, &src, NULL, label) < 0)
-        return -1;
-    }
+    static const int cells[] = {1, 8, 3, 1000};
+    for (int k = 0; k < 4; k++)
+      for (int v = 0; v < 2; v++) {
+        p.cell = cells[k];
+        p.amount = 64 + 50 * v;
+        p.variant = v ? GPUIMG_VARIANT_NAIVE : GPUIMG_VARIANT_FAST;
+        snprintf(label, sizeof label, "%s cell=%d", gpuimg_variant_name(p.variant), p.cell);
+        if (compare(ctx, &gpuimg_op_checkerboard, &p, &src, NULL, label) < 0)
+          return -1;
+      }
     int maxdim = w > h ? w : h;
     int radii[] = {0, 1, 2, 5, 16, maxdim + 3};
     int nradii = big ? 3 : 6;
@@ -122,10 +124,10 @@ static int run_size(gpuimg_cuda_t *ctx, int w, int h, int level)
         p.radius = radii[k] > GPUIMG_MAX_RADIUS ? GPUIMG_MAX_RADIUS : radii[k];
         p.variant = variants[v];
         /* The naive kernel is O(r^2) per pixel: keep it to sizes it finishes quickly. */
-        if (p.variant == GPUIMG_BLUR_NAIVE && (double)w * h * (2.0 * p.radius + 1) *
+        if (p.variant == GPUIMG_VARIANT_NAIVE && (double)w * h * (2.0 * p.radius + 1) *
                                                       (2.0 * p.radius + 1) > 4e10)
           continue;
-        snprintf(label, sizeof label, "%s r=%d", gpuimg_blur_variant_name(p.variant), p.radius);
+        snprintf(label, sizeof label, "%s r=%d", gpuimg_variant_name(p.variant), p.radius);
         if (compare(ctx, &gpuimg_op_blur, &p, &src, NULL, label) < 0)
           return -1;
         if (k < 5 && compare(ctx, &gpuimg_op_portrait, &p, &src, &mask, label) < 0)
@@ -155,7 +157,7 @@ static int run_pipeline(gpuimg_cuda_t *ctx)
   uint8_t *d_b = gpuimg_cuda_dev_alloc(gpuimg_image_bytes(w, h, 4));
   if (!d_a || !d_b || gpuimg_cuda_upload(ctx, d_a, src.data, gpuimg_image_bytes(w, h, 4), NULL) < 0 ||
       gpuimg_gray_gpu(ctx, d_a, d_b, w, h, 4, &info) < 0 ||
-      gpuimg_blur_gpu(ctx, d_b, d_a, w, h, 2, 7, GPUIMG_BLUR_TILED, &info) < 0 ||
+      gpuimg_blur_gpu(ctx, d_b, d_a, w, h, 2, 7, GPUIMG_VARIANT_TILED, &info) < 0 ||
       gpuimg_cuda_download(ctx, g.data, d_a, gpuimg_image_bytes(w, h, 2), NULL) < 0) {
     printf("ERROR pipeline: %s\n", gpuimg_error_message());
     return -1;
