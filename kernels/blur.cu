@@ -1,4 +1,7 @@
 // blur.cu: box blur on the GPU: naive, tiled (shared-memory tile + apron) and fast (running sums).
+#include <stdlib.h>
+#include <string.h>
+
 #include "cuda_internal.cuh"
 
 namespace {
@@ -31,6 +34,8 @@ BlurShape blur_shape(int w, int h, int r)
 
 __device__ __forceinline__ uint32_t div_count(uint32_t x, const BlurShape &s)
 {
+  if (s.count == 1) // radius 0 (portrait only): the formula needs a divisor >= 2
+    return x;
   uint32_t t = __umulhi(x, s.div_m);
   return (t + ((x - t) >> 1)) >> s.div_s;
 }
@@ -286,8 +291,8 @@ constexpr int kRowSegment = 1024;
 // prefix sums (each thread scans a contiguous chunk, then a warp-shuffle scan of the chunk
 // totals), and writes out[x] = P[x + 2r] - P[x - 1]: O(1) per pixel whatever r is.
 // Global reads and writes are consecutive across threads.
-template <int C>
-__global__ void blur_rows_kernel(const uint8_t *__restrict__ src, uint32_t *__restrict__ rows,
+template <int C, typename T>
+__global__ void blur_rows_kernel(const uint8_t *__restrict__ src, T *__restrict__ rows,
                                  BlurShape s)
 {
   extern __shared__ uint32_t plane[]; // C planes of len values
@@ -338,12 +343,12 @@ __global__ void blur_rows_kernel(const uint8_t *__restrict__ src, uint32_t *__re
     __syncthreads(); // plane complete; warp_total reusable
   }
 
-  uint32_t *out = rows + ((size_t)y * s.w + x0) * C;
+  T *out = rows + ((size_t)y * s.w + x0) * C;
   for (int i = tid; i < n_out; i += kRowThreads) {
 #pragma unroll
     for (int c = 0; c < C; c++) {
       const uint32_t *pl = plane + c * len;
-      out[(size_t)i * C + c] = pl[i + 2 * s.r] - (i > 0 ? pl[i - 1] : 0u);
+      out[(size_t)i * C + c] = (T)(pl[i + 2 * s.r] - (i > 0 ? pl[i - 1] : 0u));
     }
   }
   }
@@ -354,8 +359,8 @@ __global__ void blur_rows_kernel(const uint8_t *__restrict__ src, uint32_t *__re
 // running sum: add the row entering at the bottom, subtract the row leaving at the top.
 // Neighbouring threads own neighbouring columns, so every step is a coalesced row read.
 // With d_mask (portrait) subject pixels, and alpha everywhere, take the source value.
-template <int C>
-__global__ void blur_columns_kernel(const uint32_t *__restrict__ rows,
+template <int C, typename T>
+__global__ void blur_columns_kernel(const T *__restrict__ rows,
                                     const uint8_t *__restrict__ src,
                                     const uint8_t *__restrict__ d_mask,
                                     uint8_t *__restrict__ dst, BlurShape s, int strip)
@@ -367,8 +372,8 @@ __global__ void blur_columns_kernel(const uint32_t *__restrict__ rows,
   const int y0 = blockIdx.y * strip;
   const int y1 = min(y0 + strip, s.h);
   const int last = s.h - 1;
-  const uint32_t *column = rows + col;
-  auto at = [&](int yy) { return __ldg(column + (size_t)yy * cols); };
+  const T *column = rows + col;
+  auto at = [&](int yy) { return (uint32_t)__ldg(column + (size_t)yy * cols); };
 
   // Window rows y0-r .. y0+r, clamped: the top and bottom rows count several times.
   int lo = y0 - s.r, hi = y0 + s.r;
@@ -383,9 +388,11 @@ __global__ void blur_columns_kernel(const uint32_t *__restrict__ rows,
   const int x = col / C;
   // Portrait carries alpha through: the alpha column always takes the source.
   const bool alpha = d_mask && (C == 2 || C == 4) && col % C == C - 1;
+  // Unrolled so the loads of several rows are in flight at once.
+#pragma unroll 4
   for (int y = y0; y < y1; y++) {
     size_t i = (size_t)y * cols + col;
-    uint8_t v = (uint8_t)gpuimg_div_exact(sum + s.half, s.count, s.inv);
+    uint8_t v = (uint8_t)div_count(sum + s.half, s);
     if (d_mask && (alpha || d_mask[(size_t)y * s.w + x] >= 128))
       v = src[i];
     dst[i] = v;
@@ -400,6 +407,10 @@ template <typename K> int allow_shared(K kernel, size_t bytes)
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
   return 0;
 }
+
+template <int C, typename T>
+int enqueue_twopass(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape s,
+                    const uint8_t *d_mask, gpuimg_launch_t *info);
 
 template <int C>
 int enqueue(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape s,
@@ -438,7 +449,14 @@ int enqueue(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape 
     return 0;
   }
 
-  if (s.r <= 64) {
+  // Two designs, both O(1) per pixel in r: the single-pass strip kernel (r <= 64) and
+  // row sums + column walk. GPUIMG_FAST_BLUR=strip|twopass overrides the choice (for
+  // benchmarks); by default the strip kernel serves r <= 16.
+  const char *impl = getenv("GPUIMG_FAST_BLUR");
+  bool strip = impl && strcmp(impl, "strip") == 0   ? s.r <= 64
+               : impl && strcmp(impl, "twopass") == 0 ? false
+                                                      : s.r <= 16;
+  if (strip) {
     // Strips of 128 pixels, 8 per block; runs of rows long enough to amortise each
     // warp's window set-up (2r+1 rows), short enough to give every SM many warps.
     dim3 block(256);
@@ -473,12 +491,23 @@ int enqueue(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape 
     return 0;
   }
 
-  // Fast for r > 64: row sums into scratch, then the column walk.
+  // Row sums into scratch, then the column walk: 16-bit sums while 255 (2r + 1) fits.
+  if (s.r <= 128)
+    return enqueue_twopass<C, uint16_t>(ctx, d_src, d_dst, s, d_mask, info);
+  return enqueue_twopass<C, uint32_t>(ctx, d_src, d_dst, s, d_mask, info);
+}
+
+template <int C, typename T>
+int enqueue_twopass(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape s,
+                    const uint8_t *d_mask, gpuimg_launch_t *info)
+{
+  cudaStream_t st = ctx->stream;
+  size_t optin = ctx->prop.sharedMemPerBlockOptin;
   void *scratch;
-  size_t rows_bytes = (size_t)s.w * s.h * C * sizeof(uint32_t);
+  size_t rows_bytes = (size_t)s.w * s.h * C * sizeof(T);
   if (gpuimg_cuda_scratch(ctx, rows_bytes, &scratch) < 0)
     return -1;
-  uint32_t *d_rows = (uint32_t *)scratch;
+  T *d_rows = (T *)scratch;
   size_t row_shared = (size_t)C * (min(kRowSegment, s.w) + 2 * (size_t)s.r) * sizeof(uint32_t);
   if (row_shared > optin) {
     gpuimg_error_set(GPUIMG_EXIT_DEVICE, "blur", "radius %d too large for the fast kernel", s.r);
@@ -486,9 +515,9 @@ int enqueue(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape 
   }
   dim3 rblock(kRowThreads), rgrid((s.w + kRowSegment - 1) / kRowSegment, min(s.h, 65535));
   if (gpuimg_cuda_check_grid(ctx, rgrid, "blur_rows_kernel") < 0 ||
-      allow_shared(blur_rows_kernel<C>, row_shared) < 0)
+      allow_shared(blur_rows_kernel<C, T>, row_shared) < 0)
     return -1;
-  blur_rows_kernel<C><<<rgrid, rblock, row_shared, st>>>(d_src, d_rows, s);
+  blur_rows_kernel<C, T><<<rgrid, rblock, row_shared, st>>>(d_src, d_rows, s);
   GPUIMG_CUDA_CHECK_LAUNCH("blur_rows_kernel");
 
   // Strips tall enough to amortise each thread's window set-up, short enough to give
@@ -502,7 +531,7 @@ int enqueue(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape 
   cgrid.y = (unsigned)((s.h + strip - 1) / strip);
   if (gpuimg_cuda_check_grid(ctx, cgrid, "blur_columns_kernel") < 0)
     return -1;
-  blur_columns_kernel<C><<<cgrid, cblock, 0, st>>>(d_rows, d_src, d_mask, d_dst, s, strip);
+  blur_columns_kernel<C, T><<<cgrid, cblock, 0, st>>>(d_rows, d_src, d_mask, d_dst, s, strip);
   GPUIMG_CUDA_CHECK_LAUNCH("blur_columns_kernel");
   gpuimg_launch_record(info, "blur_columns_kernel", cgrid, cblock, 0, 2);
   return 0;
