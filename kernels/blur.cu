@@ -225,11 +225,65 @@ __global__ void blur_naive_kernel(const uint8_t *__restrict__ src, uint8_t *__re
 // (BH + 2r) x (BW + 2r) tile does not fit, it is staged in bands of band_rows rows and
 // the threads accumulate band by band, so any radius works. Consecutive threads read
 // consecutive 4-byte words: no bank conflicts.
-template <int C>
+// Tile storage: 4 bytes per pixel (uchar4) whatever C is, or C floats per pixel (the
+// float tile of the teaching material: 3x the shared memory for RGB, so fewer blocks fit
+// an SM). Sums stay exact integers either way.
+template <int C, typename P> struct Tile;
+template <int C> struct Tile<C, uchar4> {
+  static __device__ __forceinline__ void store(uchar4 *t, size_t i, const uint8_t *p)
+  {
+    uchar4 v = make_uchar4(0, 0, 0, 0);
+    v.x = __ldg(p);
+    if (C > 1)
+      v.y = __ldg(p + 1);
+    if (C > 2)
+      v.z = __ldg(p + 2);
+    if (C > 3)
+      v.w = __ldg(p + 3);
+    t[i] = v;
+  }
+  static __device__ __forceinline__ void add(const uchar4 *t, size_t i, uint32_t *sum)
+  {
+    uchar4 v = t[i];
+    sum[0] += v.x;
+    if (C > 1)
+      sum[1] += v.y;
+    if (C > 2)
+      sum[2] += v.z;
+    if (C > 3)
+      sum[3] += v.w;
+  }
+  static constexpr size_t bytes = sizeof(uchar4);
+};
+template <int C> struct Tile<C, float> {
+  static __device__ __forceinline__ void store(float *t, size_t i, const uint8_t *p)
+  {
+#pragma unroll
+    for (int c = 0; c < C; c++)
+      t[i * C + c] = (float)__ldg(p + c);
+  }
+  static __device__ __forceinline__ void add(const float *t, size_t i, uint32_t *sum)
+  {
+#pragma unroll
+    for (int c = 0; c < C; c++)
+      sum[c] += (uint32_t)t[i * C + c];
+  }
+  static constexpr size_t bytes = C * sizeof(float);
+};
+
+// blur_tiled_kernel<C, P>: a block of BW x BH threads produces a BW x BH tile. It stages
+// the tile plus an apron of r pixels on every side in shared memory (P = uchar4: one
+// 4-byte word per pixel; P = float: C floats per pixel), loading it cooperatively with
+// coalesced reads and clamped coordinates, then each thread sums its window from shared
+// memory. When the (BH + 2r) x (BW + 2r) tile does not fit, it is staged in bands of
+// band_rows rows and the threads accumulate band by band, so any radius works. With
+// uchar4, consecutive threads read consecutive words: no bank conflicts.
+template <int C, typename P>
 __global__ void blur_tiled_kernel(const uint8_t *__restrict__ src, uint8_t *__restrict__ dst,
                                   BlurShape s, int band_rows)
 {
-  extern __shared__ uchar4 tile[];
+  extern __shared__ __align__(16) unsigned char tile_raw[];
+  P *tile = reinterpret_cast<P *>(tile_raw);
   const int bw = blockDim.x, bh = blockDim.y;
   const int tile_w = bw + 2 * s.r, tile_h = bh + 2 * s.r;
   const int x0 = blockIdx.x * bw, y0 = blockIdx.y * bh;
@@ -244,32 +298,15 @@ __global__ void blur_tiled_kernel(const uint8_t *__restrict__ src, uint8_t *__re
       int ry = i / tile_w, rx = i - ry * tile_w;
       int gy = gpuimg_clampi(y0 - s.r + band0 + ry, 0, s.h - 1);
       int gx = gpuimg_clampi(x0 - s.r + rx, 0, s.w - 1);
-      const uint8_t *p = src + ((size_t)gy * s.w + gx) * C;
-      uchar4 v = make_uchar4(0, 0, 0, 0);
-      v.x = __ldg(p);
-      if (C > 1)
-        v.y = __ldg(p + 1);
-      if (C > 2)
-        v.z = __ldg(p + 2);
-      if (C > 3)
-        v.w = __ldg(p + 3);
-      tile[i] = v;
+      Tile<C, P>::store(tile, (size_t)i, src + ((size_t)gy * s.w + gx) * C);
     }
     __syncthreads(); // the band is complete
     // This thread's window covers tile rows ty .. ty + 2r.
     int j0 = max(ty, band0), j1 = min(ty + 2 * s.r, band0 + rows - 1);
     for (int j = j0; j <= j1; j++) {
-      const uchar4 *row = tile + (size_t)(j - band0) * tile_w + tx;
-      for (int k = 0; k <= 2 * s.r; k++) {
-        uchar4 v = row[k];
-        sum[0] += v.x;
-        if (C > 1)
-          sum[1] += v.y;
-        if (C > 2)
-          sum[2] += v.z;
-        if (C > 3)
-          sum[3] += v.w;
-      }
+      size_t row = (size_t)(j - band0) * tile_w + tx;
+      for (int k = 0; k <= 2 * s.r; k++)
+        Tile<C, P>::add(tile, row + k, sum);
     }
   }
   int x = x0 + tx, y = y0 + ty;
@@ -280,6 +317,10 @@ __global__ void blur_tiled_kernel(const uint8_t *__restrict__ src, uint8_t *__re
       o[c] = (uint8_t)gpuimg_div_exact(sum[c] + s.half, s.count, s.inv);
   }
 }
+
+template <int C, typename P>
+int launch_tiled(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape s,
+                 gpuimg_launch_t *info);
 
 // Threads of the row-sum kernel, and output pixels per block.
 constexpr int kRowThreads = 256;
@@ -417,37 +458,19 @@ int enqueue(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape 
             gpuimg_variant_t variant, const uint8_t *d_mask, gpuimg_launch_t *info)
 {
   cudaStream_t st = ctx->stream;
-  size_t optin = ctx->prop.sharedMemPerBlockOptin;
-
+  
   if (variant == GPUIMG_VARIANT_NAIVE) {
     dim3 block = gpuimg_block2d(ctx, 16, 16), grid = gpuimg_grid2d(block, s.w, s.h);
     if (gpuimg_cuda_check_grid(ctx, grid, "blur_naive_kernel") < 0)
       return -1;
     blur_naive_kernel<C><<<grid, block, 0, st>>>(d_src, d_dst, s);
     GPUIMG_CUDA_CHECK_LAUNCH("blur_naive_kernel");
-    gpuimg_launch_record(info, "blur_naive_kernel", grid, block, 0, 1);
+    gpuimg_launch_record(ctx, info, blur_naive_kernel<C>, "blur_naive_kernel", grid, block, 0, 1);
     return 0;
   }
-  if (variant == GPUIMG_VARIANT_TILED) {
-    dim3 block = gpuimg_block2d(ctx, 16, 16), grid = gpuimg_grid2d(block, s.w, s.h);
-    size_t row_bytes = (block.x + 2 * (size_t)s.r) * sizeof(uchar4);
-    int tile_h = (int)block.y + 2 * s.r;
-    int band = (int)(optin / row_bytes);
-    if (band > tile_h)
-      band = tile_h;
-    if (band < 1) {
-      gpuimg_error_set(GPUIMG_EXIT_DEVICE, "blur", "radius %d too large for the tiled kernel", s.r);
-      return -1;
-    }
-    size_t shared = (size_t)band * row_bytes;
-    if (gpuimg_cuda_check_grid(ctx, grid, "blur_tiled_kernel") < 0 ||
-        allow_shared(blur_tiled_kernel<C>, shared) < 0)
-      return -1;
-    blur_tiled_kernel<C><<<grid, block, shared, st>>>(d_src, d_dst, s, band);
-    GPUIMG_CUDA_CHECK_LAUNCH("blur_tiled_kernel");
-    gpuimg_launch_record(info, "blur_tiled_kernel", grid, block, shared, 1);
-    return 0;
-  }
+  if (variant == GPUIMG_VARIANT_TILED)
+    return ctx->tile == GPUIMG_TILE_FLOAT ? launch_tiled<C, float>(ctx, d_src, d_dst, s, info)
+                                          : launch_tiled<C, uchar4>(ctx, d_src, d_dst, s, info);
 
   // Two designs, both O(1) per pixel in r: the single-pass strip kernel (r <= 64) and
   // row sums + column walk. GPUIMG_FAST_BLUR=strip|twopass overrides the choice (for
@@ -479,7 +502,7 @@ int enqueue(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape 
       return -1;                                                                                  \
     blur_strip_kernel<C, RMAX><<<grid, block, shared, st>>>(d_src, d_mask, d_dst, s, rows);       \
     GPUIMG_CUDA_CHECK_LAUNCH(name);                                                               \
-    gpuimg_launch_record(info, name, grid, block, shared, 1);                                     \
+    gpuimg_launch_record(ctx, info, blur_strip_kernel<C, RMAX>, name, grid, block, shared, 1);    \
   } while (0)
     if (s.r <= 4)
       GPUIMG_STRIP_LAUNCH(4);
@@ -533,7 +556,33 @@ int enqueue_twopass(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, Bl
     return -1;
   blur_columns_kernel<C, T><<<cgrid, cblock, 0, st>>>(d_rows, d_src, d_mask, d_dst, s, strip);
   GPUIMG_CUDA_CHECK_LAUNCH("blur_columns_kernel");
-  gpuimg_launch_record(info, "blur_columns_kernel", cgrid, cblock, 0, 2);
+  gpuimg_launch_record(ctx, info, blur_columns_kernel<C, T>, "blur_columns_kernel", cgrid, cblock, 0, 2);
+  return 0;
+}
+
+template <int C, typename P>
+int launch_tiled(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape s,
+                 gpuimg_launch_t *info)
+{
+  size_t optin = ctx->prop.sharedMemPerBlockOptin;
+  dim3 block = gpuimg_block2d(ctx, 16, 16), grid = gpuimg_grid2d(block, s.w, s.h);
+  size_t row_bytes = (block.x + 2 * (size_t)s.r) * Tile<C, P>::bytes;
+  int tile_h = (int)block.y + 2 * s.r;
+  int band = (int)(optin / row_bytes);
+  if (band > tile_h)
+    band = tile_h;
+  if (band < 1) {
+    gpuimg_error_set(GPUIMG_EXIT_DEVICE, "blur", "radius %d too large for the tiled kernel", s.r);
+    return -1;
+  }
+  size_t shared = (size_t)band * row_bytes;
+  if (gpuimg_cuda_check_grid(ctx, grid, "blur_tiled_kernel") < 0 ||
+      allow_shared(blur_tiled_kernel<C, P>, shared) < 0)
+    return -1;
+  blur_tiled_kernel<C, P><<<grid, block, shared, ctx->stream>>>(d_src, d_dst, s, band);
+  GPUIMG_CUDA_CHECK_LAUNCH("blur_tiled_kernel");
+  gpuimg_launch_record(ctx, info, blur_tiled_kernel<C, P>, "blur_tiled_kernel", grid, block,
+                       shared, 1);
   return 0;
 }
 

@@ -3,33 +3,49 @@
 
 namespace {
 
-// checkerboard_kernel<C> (--naive): one thread per pixel of a 2-D grid. Each thread takes one
-// side of a branch on the parity of (x / cell + y / cell): with cell = 1 neighbouring
-// lanes disagree, so every warp runs both sides one after the other (divergence); with
-// a cell of 32 or more, whole warps agree. Colour channels are saturating add or
-// subtract of amount; alpha (C = 2 or 4) is copied. Reads and writes are coalesced
-// byte accesses along a row.
-template <int C>
+// checkerboard_kernel<C, COUNT> (--naive): one thread per pixel of a 2-D grid. Each
+// thread takes one side of a branch on the parity of (x / cell + y / cell): with cell = 1
+// neighbouring lanes disagree, so every warp runs both sides one after the other
+// (divergence); with a cell of 32 or more, whole warps agree. Colour channels are
+// saturating add or subtract of amount; alpha (C = 2 or 4) is copied. Reads and writes
+// are coalesced byte accesses along a row. With COUNT, each warp votes (__ballot_sync)
+// on the branch and the block tallies warps whose lanes went both ways.
+template <int C, bool COUNT>
 __global__ void checkerboard_kernel(const uint8_t *__restrict__ src, uint8_t *__restrict__ dst,
-                                    int w, int h, int cell, int amount)
+                                    int w, int h, int cell, int amount,
+                                    unsigned long long *d_counts)
 {
   constexpr int colour = (C == 2 || C == 4) ? C - 1 : C;
+  __shared__ unsigned s_warps, s_div;
   int x = blockIdx.x * blockDim.x + threadIdx.x;
   int y = blockIdx.y * blockDim.y + threadIdx.y;
-  if (x >= w || y >= h)
-    return;
-  size_t i = ((size_t)y * w + x) * C;
-  if ((((x / cell) + (y / cell)) & 1) == 0) {
-#pragma unroll
-    for (int c = 0; c < colour; c++)
-      dst[i + c] = (uint8_t)min(255, (int)src[i + c] + amount);
-  } else {
-#pragma unroll
-    for (int c = 0; c < colour; c++)
-      dst[i + c] = (uint8_t)max(0, (int)src[i + c] - amount);
+  bool inside = x < w && y < h;
+  bool even = inside && (((x / cell) + (y / cell)) & 1) == 0;
+  if (COUNT) {
+    if (threadIdx.x == 0 && threadIdx.y == 0)
+      s_warps = s_div = 0;
+    __syncthreads();
+    gpuimg_div_vote(inside, even, &s_warps, &s_div);
   }
-  if (colour < C)
-    dst[i + C - 1] = src[i + C - 1];
+  if (inside) {
+    size_t i = ((size_t)y * w + x) * C;
+    if (even) {
+#pragma unroll
+      for (int c = 0; c < colour; c++)
+        dst[i + c] = (uint8_t)min(255, (int)src[i + c] + amount);
+    } else {
+#pragma unroll
+      for (int c = 0; c < colour; c++)
+        dst[i + c] = (uint8_t)max(0, (int)src[i + c] - amount);
+    }
+    if (colour < C)
+      dst[i + C - 1] = src[i + C - 1];
+  }
+  if (COUNT) {
+    __syncthreads();
+    if (threadIdx.x == 0 && threadIdx.y == 0)
+      gpuimg_div_flush(d_counts, s_warps, s_div);
+  }
 }
 
 constexpr int kPixelsPerThread = 16;
@@ -121,17 +137,27 @@ int launch(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, int w, int 
     checkerboard_fast_kernel<C>
         <<<grid, block, 0, ctx->stream>>>(d_src, d_dst, w, groups, pixels, cell, amount);
     GPUIMG_CUDA_CHECK_LAUNCH("checkerboard_fast_kernel");
-    gpuimg_launch_record(info, "checkerboard_fast_kernel", grid, block, 0, 1);
+    gpuimg_launch_record(ctx, info, checkerboard_fast_kernel<C>, "checkerboard_fast_kernel", grid,
+                         block, 0, 1);
     return gpuimg_cuda_timer_stop(ctx, &info->ms);
   }
   dim3 block = gpuimg_block2d(ctx, 32, 8), grid = gpuimg_grid2d(block, w, h);
+  bool count = ctx->count_divergence;
   if (gpuimg_cuda_check_grid(ctx, grid, "checkerboard_kernel") < 0 ||
-      gpuimg_cuda_timer_start(ctx) < 0)
+      (count && gpuimg_div_begin(ctx) < 0) || gpuimg_cuda_timer_start(ctx) < 0)
     return -1;
-  checkerboard_kernel<C><<<grid, block, 0, ctx->stream>>>(d_src, d_dst, w, h, cell, amount);
+  if (count)
+    checkerboard_kernel<C, true>
+        <<<grid, block, 0, ctx->stream>>>(d_src, d_dst, w, h, cell, amount, ctx->d_counts);
+  else
+    checkerboard_kernel<C, false>
+        <<<grid, block, 0, ctx->stream>>>(d_src, d_dst, w, h, cell, amount, NULL);
   GPUIMG_CUDA_CHECK_LAUNCH("checkerboard_kernel");
-  gpuimg_launch_record(info, "checkerboard_kernel", grid, block, 0, 1);
-  return gpuimg_cuda_timer_stop(ctx, &info->ms);
+  gpuimg_launch_record(ctx, info, checkerboard_kernel<C, false>, "checkerboard_kernel", grid,
+                       block, 0, 1);
+  if (gpuimg_cuda_timer_stop(ctx, &info->ms) < 0)
+    return -1;
+  return count ? gpuimg_div_end(ctx, info) : 0;
 }
 
 } // namespace

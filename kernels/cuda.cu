@@ -59,6 +59,8 @@ extern "C" void gpuimg_cuda_destroy(gpuimg_cuda_t *ctx)
   // Teardown errors cannot be acted on; the work's own errors were already checked.
   if (ctx->d_scratch)
     (void)cudaFree(ctx->d_scratch);
+  if (ctx->d_counts)
+    (void)cudaFree(ctx->d_counts);
   if (ctx->start)
     (void)cudaEventDestroy(ctx->start);
   if (ctx->stop)
@@ -77,6 +79,15 @@ extern "C" void gpuimg_cuda_device_cc(const gpuimg_cuda_t *ctx, int *major, int 
 {
   *major = ctx->prop.major;
   *minor = ctx->prop.minor;
+}
+
+extern "C" void gpuimg_cuda_versions(int *driver, int *runtime)
+{
+  // Informational only: a failure leaves 0, which the report shows as unknown.
+  if (cudaDriverGetVersion(driver) != cudaSuccess)
+    *driver = 0;
+  if (cudaRuntimeGetVersion(runtime) != cudaSuccess)
+    *runtime = 0;
 }
 
 extern "C" int gpuimg_cuda_set_block(gpuimg_cuda_t *ctx, int bw, int bh)
@@ -190,4 +201,166 @@ extern "C" int gpuimg_cuda_download(gpuimg_cuda_t *ctx, void *h_dst, const void 
     return -1;
   GPUIMG_CUDA_CHECK(cudaMemcpyAsync(h_dst, d_src, bytes, cudaMemcpyDeviceToHost, ctx->stream));
   return gpuimg_cuda_timer_stop(ctx, ms);
+}
+
+extern "C" void gpuimg_cuda_set_tile(gpuimg_cuda_t *ctx, gpuimg_tile_t tile)
+{
+  ctx->tile = tile;
+}
+
+extern "C" void gpuimg_cuda_set_count_divergence(gpuimg_cuda_t *ctx, int on)
+{
+  ctx->count_divergence = on;
+}
+
+int gpuimg_div_begin(gpuimg_cuda_t *ctx)
+{
+  size_t bytes = 2 * kDivSlots * sizeof(unsigned long long);
+  if (!ctx->d_counts)
+    GPUIMG_CUDA_CHECK(cudaMalloc(&ctx->d_counts, bytes));
+  GPUIMG_CUDA_CHECK(cudaMemsetAsync(ctx->d_counts, 0, bytes, ctx->stream));
+  return 0;
+}
+
+int gpuimg_div_end(gpuimg_cuda_t *ctx, gpuimg_launch_t *info)
+{
+  unsigned long long h_counts[2 * kDivSlots];
+  GPUIMG_CUDA_CHECK(cudaMemcpyAsync(h_counts, ctx->d_counts, sizeof h_counts,
+                                    cudaMemcpyDeviceToHost, ctx->stream));
+  GPUIMG_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
+  info->warps = info->divergent_warps = 0;
+  for (int i = 0; i < kDivSlots; i++) {
+    info->warps += h_counts[2 * i];
+    info->divergent_warps += h_counts[2 * i + 1];
+  }
+  info->has_divergence = 1;
+  return 0;
+}
+
+int gpuimg_occupancy(const gpuimg_cuda_t *ctx, const void *kernel, dim3 grid, dim3 block,
+                     size_t shared, gpuimg_launch_t *info)
+{
+  const cudaDeviceProp &p = ctx->prop;
+  cudaFuncAttributes attr;
+  int active = 0;
+  int threads = (int)(block.x * block.y * block.z);
+  if (cudaFuncGetAttributes(&attr, kernel) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&active, kernel, threads, shared) !=
+          cudaSuccess) {
+    cudaGetLastError(); // informational only: clear and leave the fields out
+    return -1;
+  }
+  int warps = (threads + p.warpSize - 1) / p.warpSize;
+  int max_warps = p.maxThreadsPerMultiProcessor / p.warpSize;
+  // Each resource's own limit on blocks per SM; the smallest one binds.
+  long long by_threads = max_warps / warps;
+  long long by_slots = p.maxBlocksPerMultiProcessor;
+  long long by_regs = 1LL << 30, by_smem = 1LL << 30;
+  if (attr.numRegs > 0) {
+    int per_warp = (attr.numRegs * p.warpSize + 255) / 256 * 256; // 256-register units
+    by_regs = (p.regsPerMultiprocessor / per_warp) / warps;
+  }
+  size_t smem = attr.sharedSizeBytes + shared + p.reservedSharedMemPerBlock;
+  if (smem > 0)
+    by_smem = (long long)(p.sharedMemPerMultiprocessor / smem);
+  const char *limit = "threads";
+  long long best = by_threads;
+  if (by_slots < best) {
+    best = by_slots;
+    limit = "block slots";
+  }
+  if (by_regs < best) {
+    best = by_regs;
+    limit = "registers";
+  }
+  if (by_smem < best) {
+    best = by_smem;
+    limit = "shared memory";
+  }
+  info->has_occupancy = 1;
+  info->registers = attr.numRegs;
+  info->static_shared = attr.sharedSizeBytes;
+  info->active_blocks_per_sm = active;
+  info->occupancy_pct = 100.0 * active * warps / max_warps;
+  info->limited_by = limit;
+  info->resident_blocks = (long long)active * p.multiProcessorCount;
+  double blocks = (double)grid.x * grid.y * grid.z;
+  info->waves = info->resident_blocks > 0 ? blocks / (double)info->resident_blocks : 0.0;
+  return 0;
+}
+
+extern "C" int gpuimg_cuda_device_info(int device, gpuimg_device_info_t *info)
+{
+  cudaDeviceProp p;
+  memset(info, 0, sizeof *info);
+  if (device < 0)
+    GPUIMG_CUDA_CHECK(cudaGetDevice(&device));
+  GPUIMG_CUDA_CHECK(cudaGetDeviceProperties(&p, device));
+  snprintf(info->name, sizeof info->name, "%s", p.name);
+  info->cc_major = p.major;
+  info->cc_minor = p.minor;
+  info->sms = p.multiProcessorCount;
+  info->max_threads_per_sm = p.maxThreadsPerMultiProcessor;
+  info->max_warps_per_sm = p.maxThreadsPerMultiProcessor / p.warpSize;
+  info->max_blocks_per_sm = p.maxBlocksPerMultiProcessor;
+  info->regs_per_sm = p.regsPerMultiprocessor;
+  info->regs_per_block = p.regsPerBlock;
+  info->shared_per_sm = p.sharedMemPerMultiprocessor;
+  info->shared_per_block = p.sharedMemPerBlock;
+  info->shared_per_block_optin = p.sharedMemPerBlockOptin;
+  info->max_threads_per_block = p.maxThreadsPerBlock;
+  for (int i = 0; i < 3; i++) {
+    info->max_block[i] = p.maxThreadsDim[i];
+    info->max_grid[i] = p.maxGridSize[i];
+  }
+  info->warp_size = p.warpSize;
+  info->l2_bytes = (size_t)p.l2CacheSize;
+  info->memory_bytes = p.totalGlobalMem;
+  int v;
+  if (cudaDeviceGetAttribute(&v, cudaDevAttrClockRate, device) == cudaSuccess)
+    info->clock_khz = v;
+  if (cudaDeviceGetAttribute(&v, cudaDevAttrGlobalMemoryBusWidth, device) == cudaSuccess)
+    info->memory_bus_bits = v;
+  cudaGetLastError();
+  gpuimg_cuda_versions(&info->driver_version, &info->runtime_version);
+  return 0;
+}
+
+extern "C" int gpuimg_cuda_copy_bandwidth(gpuimg_cuda_t *ctx, size_t bytes, double *gbps)
+{
+  void *a = NULL, *b = NULL;
+  float t[7];
+  int rc = -1;
+  if (cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&b, bytes) != cudaSuccess) {
+    cudaGetLastError();
+    gpuimg_error_set(GPUIMG_EXIT_DEVICE, "cuda", "not enough device memory to measure bandwidth");
+    goto done;
+  }
+  for (int i = -2; i < 7; i++) { // two warm-up copies
+    float ms;
+    if (gpuimg_cuda_timer_start(ctx) < 0)
+      goto done;
+    if (cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, ctx->stream) != cudaSuccess) {
+      gpuimg_cuda_fail(cudaGetLastError(), "cudaMemcpyAsync", __FILE__, __LINE__);
+      goto done;
+    }
+    if (gpuimg_cuda_timer_stop(ctx, &ms) < 0)
+      goto done;
+    if (i >= 0)
+      t[i] = ms;
+  }
+  for (int i = 1; i < 7; i++) // insertion sort for the median
+    for (int k = i; k > 0 && t[k] < t[k - 1]; k--) {
+      float x = t[k];
+      t[k] = t[k - 1];
+      t[k - 1] = x;
+    }
+  *gbps = t[3] > 0 ? 2.0 * (double)bytes / (t[3] * 1e6) : 0.0;
+  rc = 0;
+done:
+  if (a)
+    (void)cudaFree(a);
+  if (b)
+    (void)cudaFree(b);
+  return rc;
 }

@@ -16,7 +16,41 @@ struct gpuimg_cuda {
   int block_w, block_h; // 0: kernel defaults
   void *d_scratch;      // intermediate buffer reused across steps (fast blur)
   size_t scratch_bytes;
+  gpuimg_tile_t tile;   // tiled blur tile storage
+  int count_divergence; // teaching kernels count divergent warps
+  unsigned long long *d_counts; // kDivSlots (warps, divergent) pairs
 };
+
+// Divergence counters: blocks add into one of kDivSlots pairs (spread to avoid every
+// block hitting one address), the host sums them.
+constexpr int kDivSlots = 64;
+
+// Zeroes the counters before a counting launch / reads and sums them after it.
+int gpuimg_div_begin(gpuimg_cuda_t *ctx);
+int gpuimg_div_end(gpuimg_cuda_t *ctx, gpuimg_launch_t *info);
+
+// In a counting kernel: every thread of the block calls this with whether it is in the
+// image and which side of the branch it takes; warps with lanes on both sides count as
+// divergent. smem: two block-shared counters zeroed by the caller before a __syncthreads.
+__device__ __forceinline__ void gpuimg_div_vote(bool inside, bool side, unsigned *s_warps,
+                                                unsigned *s_div)
+{
+  unsigned in_mask = __ballot_sync(0xffffffffu, inside);
+  unsigned side_mask = __ballot_sync(0xffffffffu, inside && side);
+  if ((threadIdx.x + threadIdx.y * blockDim.x) % 32 == 0 && in_mask) {
+    atomicAdd(s_warps, 1u);
+    if (side_mask != 0 && side_mask != in_mask)
+      atomicAdd(s_div, 1u);
+  }
+}
+
+__device__ __forceinline__ void gpuimg_div_flush(unsigned long long *d_counts, unsigned s_warps,
+                                                 unsigned s_div)
+{
+  unsigned slot = (blockIdx.x + blockIdx.y * 7u) % kDivSlots;
+  atomicAdd(&d_counts[2 * slot], (unsigned long long)s_warps);
+  atomicAdd(&d_counts[2 * slot + 1], (unsigned long long)s_div);
+}
 
 // A failed CUDA call becomes a gpuimg error naming the call, file and line; the
 // caller returns -1. cudaError_t never leaves kernels/.
@@ -54,6 +88,15 @@ static inline dim3 gpuimg_grid2d(dim3 block, int width, int height)
 // Checks a grid against the device's limits before launching.
 int gpuimg_cuda_check_grid(const gpuimg_cuda_t *ctx, dim3 grid, const char *kernel);
 
+// Occupancy of kernel at this launch shape, from the occupancy API and the attributes.
+int gpuimg_occupancy(const gpuimg_cuda_t *ctx, const void *kernel, dim3 grid, dim3 block,
+                     size_t shared, gpuimg_launch_t *info);
+
+template <typename K>
+static inline void gpuimg_launch_record(gpuimg_cuda_t *ctx, gpuimg_launch_t *info, K kernel,
+                                        const char *name, dim3 grid, dim3 block, size_t shared,
+                                        int launches);
+
 static inline void gpuimg_launch_record(gpuimg_launch_t *info, const char *kernel, dim3 grid,
                                         dim3 block, size_t shared, int launches)
 {
@@ -66,6 +109,16 @@ static inline void gpuimg_launch_record(gpuimg_launch_t *info, const char *kerne
   info->block[2] = block.z;
   info->shared_bytes = shared;
   info->launches = launches;
+}
+
+template <typename K>
+static inline void gpuimg_launch_record(gpuimg_cuda_t *ctx, gpuimg_launch_t *info, K kernel,
+                                        const char *name, dim3 grid, dim3 block, size_t shared,
+                                        int launches)
+{
+  gpuimg_launch_record(info, name, grid, block, shared, launches);
+  // Informational: a failing query leaves has_occupancy at 0 (the fields are omitted).
+  gpuimg_occupancy(ctx, (const void *)kernel, grid, block, shared, info);
 }
 
 // floor(sum / count) for sum < 2^32: float estimate, then one exact correction step

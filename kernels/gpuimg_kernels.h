@@ -27,7 +27,37 @@ typedef struct {
   size_t shared_bytes; /* dynamic shared memory per block */
   int launches;        /* kernels launched for this step */
   float ms;            /* event-timed, all launches of the step */
+  /* The CUDA model, for the report and --explain (main kernel of the step). */
+  int has_occupancy;
+  int registers;            /* per thread (cudaFuncGetAttributes) */
+  size_t static_shared;     /* per block */
+  int active_blocks_per_sm; /* cudaOccupancyMaxActiveBlocksPerMultiprocessor */
+  double occupancy_pct;     /* active warps / the SM's warp slots */
+  const char *limited_by;   /* "threads", "block slots", "registers" or "shared memory" */
+  long long resident_blocks; /* active_blocks_per_sm * SMs */
+  double waves;             /* grid blocks / resident blocks */
+  /* Warp divergence counted on the device with warp votes (teaching kernels only). */
+  int has_divergence;
+  unsigned long long warps, divergent_warps;
 } gpuimg_launch_t;
+
+/* Tile storage of the tiled blur: 4-byte pixels (uchar4) or one float per channel. */
+typedef enum { GPUIMG_TILE_U8 = 0, GPUIMG_TILE_FLOAT } gpuimg_tile_t;
+
+/* Device description for `gpuimg info`. */
+typedef struct {
+  char name[256];
+  int cc_major, cc_minor;
+  int sms;
+  int max_threads_per_sm, max_warps_per_sm, max_blocks_per_sm;
+  int regs_per_sm, regs_per_block;
+  size_t shared_per_sm, shared_per_block, shared_per_block_optin;
+  int max_threads_per_block, max_block[3], max_grid[3];
+  int warp_size;
+  size_t l2_bytes, memory_bytes;
+  int driver_version, runtime_version;
+  int clock_khz, memory_bus_bits;
+} gpuimg_device_info_t;
 
 /* Device and properties; returns the device count (> 0), or 0 and a reason. */
 int gpuimg_cuda_probe(char *reason, size_t reason_size);
@@ -39,6 +69,22 @@ void gpuimg_cuda_destroy(gpuimg_cuda_t *ctx);
 /* Device description for the report. */
 const char *gpuimg_cuda_device_name(const gpuimg_cuda_t *ctx);
 void gpuimg_cuda_device_cc(const gpuimg_cuda_t *ctx, int *major, int *minor);
+
+/* CUDA driver and runtime versions (1000 * major + 10 * minor); 0 when unknown. */
+void gpuimg_cuda_versions(int *driver, int *runtime);
+
+/* Fills info for device (-1: current). 0, or -1 with the error set. */
+int gpuimg_cuda_device_info(int device, gpuimg_device_info_t *info);
+
+/* Device-to-device copy bandwidth (bytes read + written per second / 1e9), measured with
+ * events as the median of a few copies of bytes. 0 or -1. */
+int gpuimg_cuda_copy_bandwidth(gpuimg_cuda_t *ctx, size_t bytes, double *gbps);
+
+/* Tiled blur tile storage (default GPUIMG_TILE_U8). */
+void gpuimg_cuda_set_tile(gpuimg_cuda_t *ctx, gpuimg_tile_t tile);
+
+/* Count divergent warps in the teaching kernels (costs a few atomics per block). */
+void gpuimg_cuda_set_count_divergence(gpuimg_cuda_t *ctx, int on);
 
 /* Block shape used by 2-D kernels; 0x0 = each kernel's default. 0 or -1. */
 int gpuimg_cuda_set_block(gpuimg_cuda_t *ctx, int bw, int bh);
@@ -57,7 +103,7 @@ int gpuimg_cuda_download(gpuimg_cuda_t *ctx, void *h_dst, const void *d_src, siz
 /* Launchers: images are tightly packed width x height x channels on the device.
  * d_dst never aliases d_src. Each waits for its kernels and fills *info. */
 int gpuimg_gray_gpu(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, int width,
-                    int height, int channels, gpuimg_launch_t *info);
+                    int height, int channels, gpuimg_variant_t variant, gpuimg_launch_t *info);
 int gpuimg_blur_gpu(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, int width,
                     int height, int channels, int radius, gpuimg_variant_t variant,
                     gpuimg_launch_t *info);

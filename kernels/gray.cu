@@ -64,6 +64,40 @@ __global__ void gray_kernel(const uint8_t *__restrict__ src, uint8_t *__restrict
   }
 }
 
+// gray_naive_kernel<C> (--naive): the teaching kernel: a 2-D grid of (by default) 16x16
+// blocks, one thread per pixel, each reading its C bytes and writing one (or two) byte
+// loads/stores: a warp touches 32 neighbouring pixels of a row, so accesses coalesce, but
+// each instruction moves only 1 byte per thread.
+template <int C>
+__global__ void gray_naive_kernel(const uint8_t *__restrict__ src, uint8_t *__restrict__ dst,
+                                  int w, int h)
+{
+  constexpr int OC = C == 4 ? 2 : 1;
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= w || y >= h)
+    return;
+  size_t p = (size_t)y * w + x;
+  const uint8_t *s = src + p * C;
+  dst[p * OC] = (uint8_t)luma(s[0], s[1], s[2]);
+  if (OC == 2)
+    dst[p * OC + 1] = s[3];
+}
+
+template <int C>
+int launch_gray_naive(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, int w, int h,
+                      gpuimg_launch_t *info)
+{
+  dim3 block = gpuimg_block2d(ctx, 16, 16), grid = gpuimg_grid2d(block, w, h);
+  if (gpuimg_cuda_check_grid(ctx, grid, "gray_naive_kernel") < 0 ||
+      gpuimg_cuda_timer_start(ctx) < 0)
+    return -1;
+  gray_naive_kernel<C><<<grid, block, 0, ctx->stream>>>(d_src, d_dst, w, h);
+  GPUIMG_CUDA_CHECK_LAUNCH("gray_naive_kernel");
+  gpuimg_launch_record(ctx, info, gray_naive_kernel<C>, "gray_naive_kernel", grid, block, 0, 1);
+  return gpuimg_cuda_timer_stop(ctx, &info->ms);
+}
+
 template <int C>
 int launch_gray(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, size_t pixels,
                 gpuimg_launch_t *info)
@@ -75,16 +109,20 @@ int launch_gray(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, size_t
     return -1;
   gray_kernel<C><<<grid, block, 0, ctx->stream>>>(d_src, d_dst, groups, pixels);
   GPUIMG_CUDA_CHECK_LAUNCH("gray_kernel");
-  gpuimg_launch_record(info, "gray_kernel", grid, block, 0, 1);
+  gpuimg_launch_record(ctx, info, gray_kernel<C>, "gray_kernel", grid, block, 0, 1);
   return gpuimg_cuda_timer_stop(ctx, &info->ms);
 }
 
 } // namespace
 
 extern "C" int gpuimg_gray_gpu(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst,
-                               int width, int height, int channels, gpuimg_launch_t *info)
+                               int width, int height, int channels, gpuimg_variant_t variant,
+                               gpuimg_launch_t *info)
 {
   size_t pixels = (size_t)width * (size_t)height;
+  if (variant == GPUIMG_VARIANT_NAIVE && channels >= 3)
+    return channels == 3 ? launch_gray_naive<3>(ctx, d_src, d_dst, width, height, info)
+                         : launch_gray_naive<4>(ctx, d_src, d_dst, width, height, info);
   switch (channels) {
   case 3:
     return launch_gray<3>(ctx, d_src, d_dst, pixels, info);

@@ -3,38 +3,60 @@
 
 namespace {
 
-// portrait_composite_kernel<C>: after a naive or tiled blur into dst, one thread per
-// pixel copies the source pixel back where the mask marks the subject. Only warps that
-// straddle the subject's outline diverge; warps wholly inside or outside take one path.
-// (The fast variant folds this test into the blur's column pass instead.)
-template <int C>
+// portrait_composite_kernel<C, COUNT>: after a naive or tiled blur into dst, one thread
+// per pixel copies the source pixel back where the mask marks the subject (and the alpha
+// everywhere). Only warps that straddle the subject's outline diverge; warps wholly
+// inside or outside take one path. With COUNT, warps vote on the branch and the block
+// tallies the divergent ones. (The fast variant folds this test into the blur instead.)
+template <int C, bool COUNT>
 __global__ void portrait_composite_kernel(const uint8_t *__restrict__ src,
                                           const uint8_t *__restrict__ mask,
-                                          uint8_t *__restrict__ dst, int w, int h)
+                                          uint8_t *__restrict__ dst, int w, int h,
+                                          unsigned long long *d_counts)
 {
+  __shared__ unsigned s_warps, s_div;
   int x = blockIdx.x * blockDim.x + threadIdx.x;
   int y = blockIdx.y * blockDim.y + threadIdx.y;
-  if (x >= w || y >= h)
-    return;
-  size_t p = (size_t)y * w + x;
-  if (mask[p] >= 128) {
+  bool inside = x < w && y < h;
+  size_t p = inside ? (size_t)y * w + x : 0;
+  bool subject = inside && mask[p] >= 128;
+  if (COUNT) {
+    if (threadIdx.x == 0 && threadIdx.y == 0)
+      s_warps = s_div = 0;
+    __syncthreads();
+    gpuimg_div_vote(inside, subject, &s_warps, &s_div);
+  }
+  if (subject) {
 #pragma unroll
     for (int c = 0; c < C; c++)
       dst[p * C + c] = src[p * C + c];
-  } else if (C == 2 || C == 4) {
+  } else if (inside && (C == 2 || C == 4)) {
     dst[p * C + C - 1] = src[p * C + C - 1]; // alpha is never blurred
+  }
+  if (COUNT) {
+    __syncthreads();
+    if (threadIdx.x == 0 && threadIdx.y == 0)
+      gpuimg_div_flush(d_counts, s_warps, s_div);
   }
 }
 
 template <int C>
 int composite(gpuimg_cuda_t *ctx, const uint8_t *d_src, const uint8_t *d_mask, uint8_t *d_dst,
-              int w, int h)
+              int w, int h, gpuimg_launch_t *info)
 {
   dim3 block = gpuimg_block2d(ctx, 32, 8), grid = gpuimg_grid2d(block, w, h);
   if (gpuimg_cuda_check_grid(ctx, grid, "portrait_composite_kernel") < 0)
     return -1;
-  portrait_composite_kernel<C><<<grid, block, 0, ctx->stream>>>(d_src, d_mask, d_dst, w, h);
+  if (ctx->count_divergence)
+    portrait_composite_kernel<C, true>
+        <<<grid, block, 0, ctx->stream>>>(d_src, d_mask, d_dst, w, h, ctx->d_counts);
+  else
+    portrait_composite_kernel<C, false>
+        <<<grid, block, 0, ctx->stream>>>(d_src, d_mask, d_dst, w, h, NULL);
   GPUIMG_CUDA_CHECK_LAUNCH("portrait_composite_kernel");
+  // The report shows the composite's shape: it is the kernel that diverges.
+  gpuimg_launch_record(ctx, info, portrait_composite_kernel<C, false>,
+                       "portrait_composite_kernel", grid, block, 0, info->launches + 1);
   return 0;
 }
 
@@ -52,16 +74,18 @@ extern "C" int gpuimg_portrait_gpu(gpuimg_cuda_t *ctx, const uint8_t *d_src,
                             info) < 0)
       return -1;
   } else {
-    if (gpuimg_blur_enqueue(ctx, d_src, d_dst, width, height, channels, radius, variant, NULL,
+    if ((ctx->count_divergence && gpuimg_div_begin(ctx) < 0) ||
+        gpuimg_blur_enqueue(ctx, d_src, d_dst, width, height, channels, radius, variant, NULL,
                             info) < 0)
       return -1;
-    int rc = channels == 1   ? composite<1>(ctx, d_src, d_mask, d_dst, width, height)
-             : channels == 2 ? composite<2>(ctx, d_src, d_mask, d_dst, width, height)
-             : channels == 3 ? composite<3>(ctx, d_src, d_mask, d_dst, width, height)
-                             : composite<4>(ctx, d_src, d_mask, d_dst, width, height);
+    int rc = channels == 1   ? composite<1>(ctx, d_src, d_mask, d_dst, width, height, info)
+             : channels == 2 ? composite<2>(ctx, d_src, d_mask, d_dst, width, height, info)
+             : channels == 3 ? composite<3>(ctx, d_src, d_mask, d_dst, width, height, info)
+                             : composite<4>(ctx, d_src, d_mask, d_dst, width, height, info);
     if (rc < 0)
       return -1;
-    info->launches++;
   }
-  return gpuimg_cuda_timer_stop(ctx, &info->ms);
+  if (gpuimg_cuda_timer_stop(ctx, &info->ms) < 0)
+    return -1;
+  return variant != GPUIMG_VARIANT_FAST && ctx->count_divergence ? gpuimg_div_end(ctx, info) : 0;
 }

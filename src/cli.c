@@ -11,17 +11,28 @@
 #endif
 
 enum {
-  /* Global options, after the per-operation GPUIMG_OPT_* bits. */
-  OPT_BACKEND = 1u << 16,
-  OPT_REPORT = 1u << 17,
-  OPT_REPEAT = 1u << 18,
-  OPT_QUALITY = 1u << 19,
-  OPT_QUIET = 1u << 20,
-  OPT_HELP = 1u << 21,
-  OPT_VERSION = 1u << 22,
-  OPT_BLOCK = 1u << 23,
-  OPT_MAX_PIXELS = 1u << 24,
+  /* Global options: numbers above the per-operation GPUIMG_OPT_* bits (OP_OPTIONS). */
+  OPT_BACKEND = 1 << 16,
+  OPT_REPORT = 2 << 16,
+  OPT_REPEAT = 3 << 16,
+  OPT_QUALITY = 4 << 16,
+  OPT_QUIET = 5 << 16,
+  OPT_HELP = 6 << 16,
+  OPT_VERSION = 7 << 16,
+  OPT_BLOCK = 8 << 16,
+  OPT_MAX_PIXELS = 9 << 16,
+  OPT_WARMUP = 10 << 16,
+  OPT_EXPLAIN = 11 << 16,
+  OPT_OUTDIR = 12 << 16,
+  OPT_FROM = 13 << 16,
+  OPT_FORMAT = 14 << 16,
+  OPT_FORCE = 15 << 16,
+  OPT_JOBS = 16 << 16,
+  OPT_DEVICES = 17 << 16,
+  OPT_SHARD = 18 << 16,
 };
+
+
 
 typedef struct {
   const char *long_name;
@@ -37,15 +48,25 @@ static const option_t options[] = {
   {"cell", 0, 1, GPUIMG_OPT_CELL},
   {"amount", 0, 1, GPUIMG_OPT_AMOUNT},
   {"mask", 0, 1, GPUIMG_OPT_MASK},
+  {"tile", 0, 1, GPUIMG_OPT_TILE},
   {"backend", 0, 1, OPT_BACKEND},
   {"report", 0, 1, OPT_REPORT},
   {"repeat", 0, 1, OPT_REPEAT},
+  {"warmup", 0, 1, OPT_WARMUP},
   {"quality", 0, 1, OPT_QUALITY},
   {"quiet", 'q', 0, OPT_QUIET},
   {"help", 'h', 0, OPT_HELP},
   {"version", 'V', 0, OPT_VERSION},
   {"block", 0, 1, OPT_BLOCK},
   {"max-pixels", 0, 1, OPT_MAX_PIXELS},
+  {"explain", 0, 0, OPT_EXPLAIN},
+  {"output-dir", 'o', 1, OPT_OUTDIR},
+  {"from", 0, 1, OPT_FROM},
+  {"format", 0, 1, OPT_FORMAT},
+  {"force", 0, 0, OPT_FORCE},
+  {"jobs", 'j', 1, OPT_JOBS},
+  {"devices", 0, 1, OPT_DEVICES},
+  {"shard", 0, 1, OPT_SHARD},
 };
 #define NOPTIONS (sizeof options / sizeof options[0])
 #define OP_OPTIONS 0xffffu
@@ -122,6 +143,63 @@ static int apply_option(gpuimg_cli_t *cli, gpuimg_step_t *step, const option_t *
       return usage_error(spelled, "%sempty file name", "");
     p->mask_path = arg;
     return 0;
+  case GPUIMG_OPT_TILE:
+    if (strcmp(arg, "u8") == 0)
+      p->tile = GPUIMG_TILE_U8;
+    else if (strcmp(arg, "float") == 0)
+      p->tile = GPUIMG_TILE_FLOAT;
+    else
+      return usage_error(spelled, "invalid value '%s' (expected u8 or float)", arg);
+    return 0;
+  case OPT_EXPLAIN:
+    cli->explain = 1;
+    return 0;
+  case OPT_OUTDIR:
+    if (!arg[0])
+      return usage_error(spelled, "%sempty directory name", "");
+    cli->outdir = arg;
+    return 0;
+  case OPT_FROM:
+    if (!arg[0])
+      return usage_error(spelled, "%sempty file name", "");
+    cli->from = arg;
+    return 0;
+  case OPT_FORMAT: {
+    char name[8];
+    snprintf(name, sizeof name, "x.%s", arg);
+    if (strlen(arg) > 4 || (cli->batch_format = gpuimg_format_from_name(name)) == GPUIMG_FORMAT_NONE)
+      return usage_error(spelled, "invalid value '%s' (expected png, jpg, bmp or tga)", arg);
+    return 0;
+  }
+  case OPT_FORCE:
+    cli->force = 1;
+    return 0;
+  case OPT_JOBS:
+    if (parse_int(spelled, arg, 1, 1024, &v) < 0)
+      return -1;
+    cli->jobs = (int)v;
+    return 0;
+  case OPT_DEVICES:
+    if (!arg[0])
+      return usage_error(spelled, "%sempty device list", "");
+    cli->devices = arg;
+    return 0;
+  case OPT_SHARD: {
+      char *end;
+      errno = 0;
+      long k = strtol(arg, &end, 10), n = 0;
+      int ok = !errno && end != arg && *end == '/';
+      if (ok) {
+        const char *ns = end + 1;
+        n = strtol(ns, &end, 10);
+        ok = !errno && end != ns && !*end && n >= 1 && n <= 1000000 && k >= 1 && k <= n;
+      }
+      if (!ok)
+        return usage_error(spelled, "invalid value '%s' (expected K/N with 1 <= K <= N)", arg);
+      cli->shard_k = (int)k;
+      cli->shard_n = (int)n;
+      return 0;
+  }
   case OPT_BACKEND:
     if (strcmp(arg, "auto") == 0)
       cli->backend = GPUIMG_BACKEND_AUTO;
@@ -141,6 +219,11 @@ static int apply_option(gpuimg_cli_t *cli, gpuimg_step_t *step, const option_t *
     if (parse_int(spelled, arg, 1, 100000, &v) < 0)
       return -1;
     cli->repeat = (int)v;
+    return 0;
+  case OPT_WARMUP:
+    if (parse_int(spelled, arg, 0, 10000, &v) < 0)
+      return -1;
+    cli->warmup = (int)v;
     return 0;
   case OPT_QUALITY:
     if (parse_int(spelled, arg, 1, 100, &v) < 0)
@@ -250,10 +333,19 @@ static int parse_option(gpuimg_cli_t *cli, int argc, char **argv, int *i)
 
 int gpuimg_cli_parse(int argc, char **argv, gpuimg_cli_t *cli)
 {
-  const char *positional[2];
+  const char **positional;
   int npositional = 0, end_of_options = 0, want_op = 1;
 
   memset(cli, 0, sizeof *cli);
+  /* Batch mode takes any number of inputs: room for every argument. Freed by
+   * gpuimg_cli_free(); points into argv. */
+  positional = calloc((size_t)argc + 1, sizeof *positional);
+  if (!positional) {
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, "", "out of memory");
+    return -1;
+  }
+  cli->inputs = positional;
+  cli->batch_format = GPUIMG_FORMAT_NONE;
   cli->format = GPUIMG_FORMAT_NONE;
   cli->repeat = 1;
   cli->quality = GPUIMG_DEFAULT_QUALITY;
@@ -280,16 +372,33 @@ int gpuimg_cli_parse(int argc, char **argv, gpuimg_cli_t *cli)
       want_op = 1;
       continue;
     }
-    if (npositional == 2)
-      return usage_error("", "unexpected argument '%s' (INPUT and OUTPUT already given)", a);
     positional[npositional++] = a;
   }
+  cli->ninputs = npositional;
   if (cli->help || cli->version)
     return 0;
   if (cli->nsteps == 0)
     return usage_error("", "%sno operation given", "");
   if (want_op)
     return usage_error("", "%s'then' must be followed by an operation", "");
+  if (cli->outdir) {
+    /* Batch mode: every positional argument is an input. */
+    if (cli->ninputs == 0 && !cli->from)
+      return usage_error(cli->outdir, "%sno input files (give INPUT... or --from LIST)", "");
+    if (cli->explain)
+      return usage_error("--explain", "%snot available with -o DIR", "");
+    for (int s = 0; s < cli->nsteps; s++)
+      if (cli->steps[s].op == &gpuimg_op_portrait && !cli->steps[s].params.mask_path)
+        return usage_error("portrait", "%s--mask FILE is required with an input image", "");
+    return 0;
+  }
+  if (cli->from || cli->batch_format != GPUIMG_FORMAT_NONE || cli->force || cli->jobs ||
+      cli->devices || cli->shard_n)
+    return usage_error("", "%s--from, --format, --force, --jobs, --devices and --shard need -o DIR",
+                       "");
+  if (npositional > 2)
+    return usage_error("", "unexpected argument '%s' (INPUT and OUTPUT already given)",
+                       positional[2]);
   /* "sample:" names the built-in sample explicitly, as ImageMagick's "rose:" does. */
   if (npositional > 0 && strcmp(positional[0], GPUIMG_SAMPLE_INPUT) != 0)
     cli->input = positional[0];
@@ -314,6 +423,12 @@ int gpuimg_cli_parse(int argc, char **argv, gpuimg_cli_t *cli)
   return 0;
 }
 
+void gpuimg_cli_free(gpuimg_cli_t *cli)
+{
+  free(cli->inputs);
+  cli->inputs = NULL;
+}
+
 void gpuimg_cli_usage(FILE *f)
 {
   fprintf(f, "Usage: gpuimg OP [OPTIONS] [then OP [OPTIONS]]... [INPUT [OUTPUT]]\n"
@@ -324,6 +439,7 @@ void gpuimg_cli_help(FILE *f)
 {
   fprintf(f,
           "Usage: gpuimg OP [OPTIONS] [then OP [OPTIONS]]... [INPUT [OUTPUT]]\n"
+          "       gpuimg OP [OPTIONS] [then OP [OPTIONS]]... -o DIR INPUT...\n"
           "Process a PNG or JPEG image with CUDA kernels (or the CPU reference backend).\n"
           "\n"
           "Operations run in order on one image; 'then' separates them:\n"
@@ -348,13 +464,27 @@ void gpuimg_cli_help(FILE *f)
           "  --backend B      auto (CUDA when a device is usable, else CPU), cpu or cuda\n"
           "  --block WxH      CUDA block shape for 2-D kernels (W*H <= 1024)\n"
           "  --report FILE    write a JSON timing report ('-' = stdout)\n"
-          "  --repeat N       run the processing N times; report median/min/max (default 1)\n"
+          "  --explain        one line per kernel on stderr: blocks, occupancy, waves,\n"
+          "                   bandwidth, divergence (CUDA backend)\n"
+          "  --repeat N       run the processing N times; report median/min/max/noise (default 1)\n"
+          "  --warmup M       run it M more times first, unrecorded (default 0)\n"
           "  --quality Q      JPEG quality 1..100 (default %d)\n"
           "  --max-pixels N   refuse larger images (default %" PRIu64 ")\n"
           "  -q, --quiet      no notices on stderr\n"
           "  -h, --help       this help\n"
           "  -V, --version    version and build features\n"
           "  --               end of options\n"
+          "\nBatch mode (-o DIR): every INPUT is converted into DIR under its own base name:\n"
+          "  -o, --output-dir DIR   write outputs here (created files only: see --force)\n"
+          "  --from LIST      read input paths from LIST, one per line ('-' = stdin)\n"
+          "  --format F       output format png, jpg, bmp or tga (default: the input's)\n"
+          "  --force          replace existing outputs (never an input)\n"
+          "  -j, --jobs N     host threads (default: online CPU cores)\n"
+          "  --devices D      all, or a list of CUDA device numbers like 0,1 (default 0)\n"
+          "  --shard K/N      only the inputs whose path hashes to shard K of N\n"
+          "  With --report FILE the report is JSON Lines: one object per image and a summary.\n"
+          "\nOther commands: gpuimg info [--report FILE] (the CUDA device),\n"
+          "gpuimg compare [OPTIONS] BASELINE CURRENT (see gpuimg compare --help).\n"
           "\nExit status: 0 ok, 1 processing failure, 2 usage error, 3 bad input or mask,\n"
           "4 output or report not written, 5 CUDA unavailable or failed.\n",
           GPUIMG_DEFAULT_QUALITY, GPUIMG_DEFAULT_MAX_PIXELS);

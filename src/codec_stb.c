@@ -2,18 +2,25 @@
 #include "codec.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* The one translation unit that instantiates stb_image and stb_image_write. Only the
- * formats gpuimg supports are compiled in; allocations are plain malloc so decoded
- * pixels can be owned by gpuimg_image_t and released with free(). */
+ * formats gpuimg supports are compiled in. stb's allocations go through stb_alloc() and
+ * stb_realloc() below: plain malloc/realloc, so decoded pixels can be owned by
+ * gpuimg_image_t and released with free(), but zeroed (a decoder that leaves part of an
+ * image unwritten leaks no old heap contents into the output) and refused above the
+ * largest buffer a correct decode of the file's header needs (a decompression bomb or a
+ * lying length field cannot make stb allocate gigabytes). */
+static void *stb_alloc(size_t size);
+static void *stb_realloc(void *p, size_t size);
 #define STBI_ONLY_PNG
 #define STBI_ONLY_JPEG
 #define STBI_NO_STDIO
 #define STBI_MAX_DIMENSIONS (1 << 20)
-#define STBI_MALLOC(sz) malloc(sz)
-#define STBI_REALLOC(p, sz) realloc(p, sz)
+#define STBI_MALLOC(sz) stb_alloc(sz)
+#define STBI_REALLOC(p, sz) stb_realloc(p, sz)
 #define STBI_FREE(p) free(p)
 #define STB_IMAGE_STATIC
 #define STB_IMAGE_IMPLEMENTATION
@@ -23,7 +30,9 @@
 #if defined(__GNUC__)
 /* stb declares static functions this file does not use; checked at the end of the file. */
 #pragma GCC diagnostic ignored "-Wunused-function"
+#if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wsign-compare"
 #pragma GCC diagnostic ignored "-Wunused-parameter"
@@ -37,6 +46,29 @@
 #if defined(__GNUC__)
 #pragma GCC diagnostic pop
 #endif
+
+/* The allocation limit of the decode in progress (gpuimg decodes one image at a time, on
+ * one thread) and whether stb asked for more: then its "outofmem" means corrupt data. */
+static size_t stb_alloc_limit = SIZE_MAX;
+static int stb_alloc_refused;
+
+static void *stb_alloc(size_t size)
+{
+  if (size > stb_alloc_limit) {
+    stb_alloc_refused = 1;
+    return NULL;
+  }
+  return calloc(1, size ? size : 1);
+}
+
+static void *stb_realloc(void *p, size_t size)
+{
+  if (size > stb_alloc_limit) {
+    stb_alloc_refused = 1;
+    return NULL;
+  }
+  return realloc(p, size ? size : 1);
+}
 
 static const uint8_t png_signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
 
@@ -70,52 +102,225 @@ static uint32_t be16(const uint8_t *p)
   return (uint32_t)p[0] << 8 | p[1];
 }
 
-/* Width and height from the file header, before any pixel memory is allocated:
- * PNG's IHDR, or JPEG's first start-of-frame segment. 0 if not found. */
-static int header_dims(const uint8_t *b, size_t n, int png, uint32_t *w, uint32_t *h)
+/* What a walk over the file's structure learned before stb allocates anything. */
+typedef struct {
+  int found;           /* the header (PNG IHDR, JPEG start of frame) was found */
+  uint32_t w, h;       /* its width and height */
+  char bad[128];       /* a defect that must stop the decode, "" if none */
+  int too_little;      /* less coded data than any w x h image needs: corrupt or truncated */
+  int too_deep;        /* a 16-bit PNG too large for stb's 32-bit conversion */
+  uint64_t max_alloc;  /* the largest buffer a correct decode of this header needs */
+} probe_t;
+
+/* Deflate cannot expand one input byte into more than 1032 output bytes (a 258-byte match
+ * in 2 bits), so IDAT data smaller than the pixels / 1032 cannot hold the image. */
+#define DEFLATE_MAX_RATIO 1032
+/* Small decodes may allocate this much whatever their header says (stb's own structures);
+ * every limit also has this slack for stb's padding (+1, +15 alignment bytes). */
+#define STB_ALLOC_FLOOR ((uint64_t)1 << 20)
+#define STB_ALLOC_SLACK ((uint64_t)1 << 16)
+
+static uint64_t max_u64(uint64_t a, uint64_t b)
 {
-  if (png) {
-    if (n < 24 || memcmp(b + 12, "IHDR", 4) != 0)
-      return 0;
-    *w = be32(b + 16);
-    *h = be32(b + 20);
-    return 1;
+  return a > b ? a : b;
+}
+
+/* A chunk type for a message: "the IDAT", or "a" when its bytes are not four letters. */
+static const char *chunk_name(const uint8_t *t, char name[9])
+{
+  for (int i = 0; i < 4; i++)
+    if (!((t[i] >= 'A' && t[i] <= 'Z') || (t[i] >= 'a' && t[i] <= 'z')))
+      return "a";
+  snprintf(name, 9, "the %c%c%c%c", t[0], t[1], t[2], t[3]);
+  return name;
+}
+
+/* PNG: every chunk's data and CRC must lie inside the file (stb would otherwise allocate
+ * what an IDAT length claims, up to 2 GiB, before finding the data missing). IHDR gives the
+ * size; the IDAT total bounds what the pixels can inflate to. */
+static void png_probe(const uint8_t *b, size_t n, probe_t *p)
+{
+  size_t pos = sizeof png_signature;
+  int first = 1, depth = 8, color = 2, interlace = 0;
+  uint64_t idat = 0;
+
+  while (n - pos >= 8) {
+    uint32_t len = be32(b + pos);
+    const uint8_t *type = b + pos + 4;
+    int is_end = memcmp(type, "IEND", 4) == 0;
+    /* stb never reads IEND's CRC: a file may end right after its type. */
+    if (len > n - pos - 8 || (!is_end && n - pos - 8 - len < 4)) {
+      char name[9];
+      snprintf(p->bad, sizeof p->bad,
+               "corrupt or truncated image data (%s chunk runs past the end of the file)",
+               chunk_name(type, name));
+      break;
+    }
+    if (memcmp(type, "CgBI", 4) != 0) { /* Apple's chunk may come before IHDR; stb takes it */
+      if (first && memcmp(type, "IHDR", 4) == 0 && len == 13) {
+        p->found = 1;
+        p->w = be32(b + pos + 8);
+        p->h = be32(b + pos + 12);
+        depth = b[pos + 16];
+        color = b[pos + 17];
+        interlace = b[pos + 20];
+      }
+      first = 0;
+    }
+    if (memcmp(type, "IDAT", 4) == 0)
+      idat += len;
+    if (is_end)
+      break;
+    pos += 12 + (size_t)len;
   }
+  if (!p->found)
+    return; /* stb reports what is wrong */
+
+  /* Samples per pixel in the file, and bits per sample (unknown values sized as the largest:
+   * stb refuses them itself). */
+  int spp = color == 0 ? 1 : color == 2 ? 3 : color == 3 ? 1 : color == 4 ? 2 : 4;
+  int bits = (depth == 1 || depth == 2 || depth == 4 || depth == 8) ? depth : 16;
+  uint64_t w = p->w, h = p->h;
+  uint64_t row = (w * (uint64_t)bits + 7) / 8 * (uint64_t)spp;
+  p->too_little = row * h > DEFLATE_MAX_RATIO * idat + 1024;
+  /* A decoded pixel has at most 4 channels (palette or tRNS add alpha) of 2 bytes. */
+  uint64_t out = w * h * 4 * (bits == 16 ? 2 : 1);
+  /* stb inflates into a buffer of exactly the raw size (one filter byte per row), doubling
+   * it when the data holds more; interlaced images hold a little more, so they double once. */
+  uint64_t raw = row * h + h;
+  uint64_t inflate = interlace ? 2 * raw : raw;
+  /* The IDAT data is gathered in a buffer that doubles from the first chunk's size. */
+  uint64_t gather = 2 * idat + 8192;
+  p->max_alloc = max_u64(max_u64(out, inflate), max_u64(gather, STB_ALLOC_FLOOR)) +
+                 STB_ALLOC_SLACK;
+  /* stb converts 16-bit samples in int arithmetic: refuse what would overflow it. */
+  p->too_deep = bits == 16 && w * h * (uint64_t)(spp == 1 || spp == 3 ? spp + 1 : spp) * 2 >
+                                  (uint64_t)INT_MAX;
+}
+
+/* JPEG: the start of frame gives the size and sampling; every Huffman table must have at
+ * most 256 codes (stb 2.27 writes past its tables otherwise); a frame needs a scan (stb
+ * would return an image of whatever its buffers held); every 8x8 block takes at least one
+ * bit of coded data, which bounds the size a file of n bytes can claim. */
+static void jpeg_probe(const uint8_t *b, size_t n, probe_t *p)
+{
   size_t pos = 2;
-  while (pos + 4 <= n) {
-    if (b[pos] != 0xff)
-      return 0;
-    uint8_t m = b[pos + 1];
-    if (m == 0xff) {
+  int scans = 0, ended = 0, progressive = 0;
+  uint64_t blocks = 0, comp_max = 0;
+
+  while (pos < n) {
+    if (b[pos] != 0xff) {
+      /* Bytes between segments: stb skips them to the next 0xff, so the walk does too. */
+      const uint8_t *ff = memchr(b + pos, 0xff, n - pos);
+      if (!ff)
+        break;
+      pos = (size_t)(ff - b);
+    }
+    while (pos < n && b[pos] == 0xff)
       pos++;
+    if (pos >= n)
+      break;
+    uint8_t m = b[pos++];
+    if (m == 0xd9) {
+      ended = 1;
+      break;
+    }
+    if (m == 0x01 || m == 0xd8 || (m >= 0xd0 && m <= 0xd7))
       continue;
+    if (n - pos < 2) {
+      snprintf(p->bad, sizeof p->bad,
+               "corrupt or truncated image data (a segment runs past the end of the file)");
+      return;
     }
-    if (m == 0x01 || (m >= 0xd0 && m <= 0xd7)) {
-      pos += 2;
-      continue;
-    }
-    uint32_t len = be16(b + pos + 2);
-    if (m >= 0xc0 && m <= 0xcf && m != 0xc4 && m != 0xc8 && m != 0xcc) {
-      if (pos + 9 > n)
-        return 0;
-      *h = be16(b + pos + 5);
-      *w = be16(b + pos + 7);
-      return 1;
-    }
+    size_t len = be16(b + pos);
     if (len < 2)
-      return 0;
-    pos += 2 + len;
+      return; /* stb reports it */
+    if (len > n - pos) {
+      snprintf(p->bad, sizeof p->bad,
+               "corrupt or truncated image data (a segment runs past the end of the file)");
+      return;
+    }
+    const uint8_t *seg = b + pos + 2;
+    size_t seg_len = len - 2;
+    if (m >= 0xc0 && m <= 0xc2 && !p->found && seg_len >= 6) {
+      /* Baseline, extended and progressive frames: the ones stb decodes. */
+      int nc = seg[5], hmax = 1, vmax = 1;
+      p->found = 1;
+      p->h = be16(seg + 1);
+      p->w = be16(seg + 3);
+      progressive = m == 0xc2;
+      if (nc < 1 || nc > 4 || seg_len < 6 + 3 * (size_t)nc)
+        nc = 0; /* stb refuses the frame */
+      for (int i = 0; i < nc; i++) {
+        int hs = seg[7 + 3 * i] >> 4, vs = seg[7 + 3 * i] & 15;
+        hmax = hs > hmax && hs <= 4 ? hs : hmax;
+        vmax = vs > vmax && vs <= 4 ? vs : vmax;
+      }
+      uint64_t mcu_x = ((uint64_t)p->w + 8 * (uint64_t)hmax - 1) / (8 * (uint64_t)hmax);
+      uint64_t mcu_y = ((uint64_t)p->h + 8 * (uint64_t)vmax - 1) / (8 * (uint64_t)vmax);
+      for (int i = 0; i < nc; i++) {
+        int hs = seg[7 + 3 * i] >> 4, vs = seg[7 + 3 * i] & 15;
+        if (hs < 1 || hs > 4 || vs < 1 || vs > 4)
+          continue;
+        uint64_t cx = ((uint64_t)p->w * (uint64_t)hs + (uint64_t)hmax - 1) / (uint64_t)hmax;
+        uint64_t cy = ((uint64_t)p->h * (uint64_t)vs + (uint64_t)vmax - 1) / (uint64_t)vmax;
+        blocks += ((cx + 7) / 8) * ((cy + 7) / 8);
+        comp_max = max_u64(comp_max, mcu_x * (uint64_t)hs * 8 * mcu_y * (uint64_t)vs * 8);
+      }
+    } else if (m == 0xc4) {
+      /* Each table: class and id, 16 code counts, then one symbol per code. */
+      size_t k = 0;
+      while (k < seg_len) {
+        size_t codes = 0;
+        if (seg_len - k < 17) {
+          codes = 257;
+        } else {
+          for (int i = 1; i <= 16; i++)
+            codes += seg[k + (size_t)i];
+        }
+        if (codes > 256 || seg_len - k - 17 < codes) {
+          snprintf(p->bad, sizeof p->bad,
+                   "corrupt image data (a Huffman table with more codes than it holds)");
+          return;
+        }
+        k += 17 + codes;
+      }
+    } else if (m == 0xda) {
+      /* The scan's coded data runs to the next marker: 0xff followed by neither a
+       * stuffed zero, a fill byte nor a restart marker. */
+      scans++;
+      pos += len;
+      while (pos < n && !(b[pos] == 0xff && pos + 1 < n && b[pos + 1] != 0 &&
+                          b[pos + 1] != 0xff && !(b[pos + 1] >= 0xd0 && b[pos + 1] <= 0xd7)))
+        pos++;
+      continue;
+    }
+    pos += len;
   }
-  return 0;
+  if (!p->found)
+    return;
+  if (ended && scans == 0) {
+    snprintf(p->bad, sizeof p->bad, "no image data (the image ends before its first scan)");
+    return;
+  }
+  p->too_little = (uint64_t)n * 8 < blocks;
+  /* Per component a sample plane (progressive: and 16-bit coefficients), then the output
+   * (at most 3 channels) and stb's decoder state. */
+  uint64_t out = (uint64_t)p->w * (uint64_t)p->h * 3;
+  p->max_alloc = max_u64(max_u64(comp_max * (progressive ? 2 : 1), out),
+                         STB_ALLOC_FLOOR + sizeof(stbi__jpeg)) +
+                 STB_ALLOC_SLACK;
 }
 
 static int stb_decode(const uint8_t *bytes, size_t size, const char *what, uint64_t max_pixels,
                       gpuimg_image_t *out)
 {
   const char *kind;
+  probe_t probe;
   int w, h, n;
 
   memset(out, 0, sizeof *out);
+  memset(&probe, 0, sizeof probe);
   if (size == 0) {
     gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "empty file");
     return -1;
@@ -132,23 +337,66 @@ static int stb_decode(const uint8_t *bytes, size_t size, const char *what, uint6
     gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "file too large");
     return -1;
   }
-  uint32_t hw, hh;
-  if (header_dims(bytes, size, kind[0] == 'P', &hw, &hh)) {
-    if (hw == 0 || hh == 0) {
+  if (kind[0] == 'P')
+    png_probe(bytes, size, &probe);
+  else
+    jpeg_probe(bytes, size, &probe);
+  /* The size first: it is what a user can act on (--max-pixels). */
+  if (probe.found) {
+    if (probe.w == 0 || probe.h == 0) {
       gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "cannot decode %s: zero width or height", kind);
       return -1;
     }
-    if ((uint64_t)hw * hh > max_pixels) {
+    if (probe.w > STBI_MAX_DIMENSIONS || probe.h > STBI_MAX_DIMENSIONS) {
       gpuimg_error_set(GPUIMG_EXIT_INPUT, what,
-                       "image is %ux%u, over the limit of %llu pixels (see --max-pixels)", hw, hh,
-                       (unsigned long long)max_pixels);
+                       "cannot decode %s: image is %ux%u, over the largest side of %d pixels",
+                       kind, probe.w, probe.h, STBI_MAX_DIMENSIONS);
+      return -1;
+    }
+    if ((uint64_t)probe.w * probe.h > max_pixels) {
+      gpuimg_error_set(GPUIMG_EXIT_INPUT, what,
+                       "image is %ux%u, over the limit of %llu pixels (see --max-pixels)",
+                       probe.w, probe.h, (unsigned long long)max_pixels);
       return -1;
     }
   }
+  if (probe.bad[0]) {
+    gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "cannot decode %s: %s", kind, probe.bad);
+    return -1;
+  }
+  if (probe.found && probe.too_little) {
+    gpuimg_error_set(GPUIMG_EXIT_INPUT, what,
+                     "cannot decode %s: too little image data for %ux%u pixels "
+                     "(corrupt or truncated)",
+                     kind, probe.w, probe.h);
+    return -1;
+  }
+  if (probe.found && probe.too_deep) {
+    gpuimg_error_set(GPUIMG_EXIT_INPUT, what,
+                     "cannot decode %s: 16-bit image of %ux%u pixels too large to convert to "
+                     "8 bits",
+                     kind, probe.w, probe.h);
+    return -1;
+  }
+
+  /* Without a header stb fails before allocating much; the floor covers its state. */
+  stb_alloc_limit = probe.found && probe.max_alloc < SIZE_MAX ? (size_t)probe.max_alloc
+                                                             : (size_t)STB_ALLOC_FLOOR * 4;
+  stb_alloc_refused = 0;
   stb_reason_reset();
   uint8_t *px = stbi_load_from_memory(bytes, (int)size, &w, &h, &n, 0);
+  int refused = stb_alloc_refused;
+  stb_alloc_limit = SIZE_MAX;
   if (!px) {
-    gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "cannot decode %s: %s", kind, stb_reason(kind));
+    if (refused)
+      gpuimg_error_set(GPUIMG_EXIT_INPUT, what,
+                       "cannot decode %s: corrupt image data (more data than a %ux%u image "
+                       "holds)",
+                       kind, probe.w, probe.h);
+    else if (strcmp(stb_reason(kind), "out of memory") == 0)
+      gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "cannot decode %s: out of memory", kind);
+    else
+      gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "cannot decode %s: %s", kind, stb_reason(kind));
     return -1;
   }
   if ((uint64_t)w * (uint64_t)h > max_pixels) { /* a header we could not read */

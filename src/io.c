@@ -38,6 +38,25 @@ void gpuimg_buf_free(gpuimg_buf_t *buf)
   memset(buf, 0, sizeof *buf);
 }
 
+/* Whether bytes can begin an image the codec reads: a PNG or a JPEG signature (see
+ * codec_stb.c), or a prefix of one. */
+static int may_be_image(const uint8_t *b, size_t n)
+{
+  static const uint8_t png[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  static const uint8_t jpeg[3] = {0xff, 0xd8, 0xff};
+  size_t k = 0;
+  while (k < n && k < sizeof png && b[k] == png[k])
+    k++;
+  if (k == n || k == sizeof png)
+    return 1;
+  for (k = 0; k < n && k < sizeof jpeg && b[k] == jpeg[k]; k++)
+    ;
+  return k == n || k == sizeof jpeg;
+}
+
+/* Reading stops as soon as the first bytes cannot begin an image: the decoder refuses the
+ * file from them alone ("unsupported format"), and a stream such as /dev/zero or
+ * /dev/urandom would otherwise be read to the size cap (1 GiB of memory) first. */
 int gpuimg_file_read(const char *path, gpuimg_buf_t *out)
 {
   int is_stdin = strcmp(path, "-") == 0;
@@ -81,6 +100,8 @@ int gpuimg_file_read(const char *path, gpuimg_buf_t *out)
       gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "out of memory");
       goto fail;
     }
+    if (!may_be_image(out->data, out->size))
+      break;
   }
   if (!is_stdin)
     close(fd);

@@ -129,6 +129,11 @@ int main(int argc, char **argv)
   int status = GPUIMG_EXIT_OK, have_out = 0, have_rep = 0;
   double t_start = gpuimg_now_ms();
 
+  if (argc > 1 && strcmp(argv[1], "compare") == 0)
+    return gpuimg_compare_main(argc - 1, argv + 1);
+  if (argc > 1 && strcmp(argv[1], "info") == 0)
+    return gpuimg_info_main(argc - 1, argv + 1);
+
   memset(&run, 0, sizeof run);
   memset(masks, 0, sizeof masks);
   out.fd = rep.fd = -1;
@@ -136,11 +141,18 @@ int main(int argc, char **argv)
   if (gpuimg_cli_parse(argc, argv, &cli) < 0) {
     fprintf(stderr, "gpuimg: %s\n", gpuimg_error_message());
     gpuimg_cli_usage(stderr);
+    gpuimg_cli_free(&cli);
     return GPUIMG_EXIT_USAGE;
   }
   if (cli.help) {
     gpuimg_cli_help(stdout);
+    gpuimg_cli_free(&cli);
     return GPUIMG_EXIT_OK;
+  }
+  if (cli.outdir && !cli.version) {
+    status = gpuimg_batch_main(&cli);
+    gpuimg_cli_free(&cli);
+    return status;
   }
   if (cli.version) {
 #ifdef GPUIMG_HAVE_CUDA
@@ -148,6 +160,7 @@ int main(int argc, char **argv)
 #else
     printf("gpuimg %s (backends: cpu)\n", GPUIMG_VERSION);
 #endif
+    gpuimg_cli_free(&cli);
     return GPUIMG_EXIT_OK;
   }
 
@@ -220,6 +233,8 @@ int main(int argc, char **argv)
     run.out_h = dst.height;
     run.out_c = dst.channels;
   }
+  if (cli.explain)
+    gpuimg_explain(stderr, &cli, &run);
   if (have_rep) {
     run.total_ms = gpuimg_now_ms() - t_start;
     if (!(json = gpuimg_report_json(&cli, &run)))
@@ -248,5 +263,6 @@ done:
   for (int i = 0; i < GPUIMG_MAX_STEPS; i++)
     gpuimg_image_free(&masks[i]);
   gpuimg_run_free(&run);
+  gpuimg_cli_free(&cli);
   return status;
 }

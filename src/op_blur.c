@@ -176,8 +176,9 @@ const gpuimg_op_t gpuimg_op_blur = {
   .summary = "box (mean) blur over the (2N+1)x(2N+1) window, edges clamped",
   .options_help = "-r, --radius N   window radius, 0..2047 (default 2)\n"
                   "--naive          naive CUDA kernel (global-memory window)\n"
-                  "--tiled          tiled CUDA kernel (shared-memory tile + apron)\n",
-  .options = GPUIMG_OPT_RADIUS | GPUIMG_OPT_NAIVE | GPUIMG_OPT_TILED,
+                  "--tiled          tiled CUDA kernel (shared-memory tile + apron)\n"
+                  "--tile u8|float  tiled kernel's tile: 4-byte pixels (default) or floats\n",
+  .options = GPUIMG_OPT_RADIUS | GPUIMG_OPT_NAIVE | GPUIMG_OPT_TILED | GPUIMG_OPT_TILE,
   .defaults = blur_defaults,
   .out_channels = blur_out_channels,
   .run_cpu = blur_cpu_step,

@@ -32,7 +32,7 @@ int gpuimg_gray_cpu(const gpuimg_image_t *src, gpuimg_image_t *dst)
 
 static void gray_defaults(gpuimg_params_t *p)
 {
-  (void)p;
+  p->variant = GPUIMG_VARIANT_FAST;
 }
 
 static int gray_cpu_step(const gpuimg_params_t *p, const gpuimg_image_t *src,
@@ -48,23 +48,21 @@ static int gray_gpu_step(gpuimg_cuda_t *ctx, const gpuimg_params_t *p, const uin
                          const uint8_t *d_mask, uint8_t *d_dst, int width, int height,
                          int channels, gpuimg_launch_t *info)
 {
-  (void)p;
   (void)d_mask;
-  return gpuimg_gray_gpu(ctx, d_src, d_dst, width, height, channels, info);
+  return gpuimg_gray_gpu(ctx, d_src, d_dst, width, height, channels, p->variant, info);
 }
 #endif
 
 static const char *gray_variant(const gpuimg_params_t *p)
 {
-  (void)p;
-  return "";
+  return p->variant == GPUIMG_VARIANT_NAIVE ? "naive" : "fast";
 }
 
 const gpuimg_op_t gpuimg_op_gray = {
   .name = "gray",
   .summary = "Rec. 601 luma: RGB -> gray, RGBA -> gray+alpha, gray unchanged",
-  .options_help = "",
-  .options = 0,
+  .options_help = "--naive          per-pixel CUDA kernel in 16x16 blocks (the teaching one)\n",
+  .options = GPUIMG_OPT_NAIVE,
   .defaults = gray_defaults,
   .out_channels = gray_out_channels,
   .run_cpu = gray_cpu_step,

@@ -60,8 +60,11 @@ const gpuimg_op_t gpuimg_op_portrait = {
   .options_help = "-r, --radius N   background blur radius, 0..2047 (default 16)\n"
                   "--mask FILE      subject mask, same size as the image, first channel used\n"
                   "                 (default: the built-in sample's mask, sample input only)\n"
-                  "--naive, --tiled blur variant on the CUDA backend\n",
-  .options = GPUIMG_OPT_RADIUS | GPUIMG_OPT_MASK | GPUIMG_OPT_NAIVE | GPUIMG_OPT_TILED,
+                  "--naive, --tiled blur variant on the CUDA backend (then a separate\n"
+                  "                 composite kernel, whose divergence is counted)\n"
+                  "--tile u8|float  tiled kernel's tile storage\n",
+  .options = GPUIMG_OPT_RADIUS | GPUIMG_OPT_MASK | GPUIMG_OPT_NAIVE | GPUIMG_OPT_TILED |
+             GPUIMG_OPT_TILE,
   .defaults = portrait_defaults,
   .out_channels = portrait_out_channels,
   .run_cpu = portrait_cpu_step,

@@ -17,6 +17,7 @@ enum {
   GPUIMG_OPT_CELL = 1u << 3,
   GPUIMG_OPT_AMOUNT = 1u << 4,
   GPUIMG_OPT_MASK = 1u << 5,
+  GPUIMG_OPT_TILE = 1u << 6,
 };
 
 /* Parameters of one step of a pipeline; each operation reads its own. */
@@ -26,6 +27,7 @@ typedef struct {
   int cell;
   int amount;
   const char *mask_path; /* portrait: NULL = the built-in sample's mask */
+  gpuimg_tile_t tile;    /* tiled blur: shared-memory tile storage */
 } gpuimg_params_t;
 
 typedef struct gpuimg_op gpuimg_op_t;
@@ -66,5 +68,12 @@ int gpuimg_portrait_cpu(const gpuimg_image_t *src, const gpuimg_image_t *mask, i
                         gpuimg_image_t *dst);
 
 const char *gpuimg_variant_name(gpuimg_variant_t v);
+
+/* Host predictions of the warps the teaching kernels diverge in, for a bw x bh block:
+ * warps with a lane in the image, and those whose lanes take both sides of the branch. */
+void gpuimg_divergence_checkerboard(int w, int h, int cell, int bw, int bh, uint64_t *warps,
+                                    uint64_t *divergent);
+void gpuimg_divergence_mask(const gpuimg_image_t *mask, int bw, int bh, uint64_t *warps,
+                            uint64_t *divergent);
 
 #endif

@@ -61,14 +61,15 @@ static int run_cpu(const gpuimg_cli_t *cli, const gpuimg_image_t *src,
     stage[i]->bytes = step_bytes(s, src->width, src->height, c);
     c = out_c;
   }
-  for (int r = 0; r < cli->repeat; r++) {
+  for (int r = -cli->warmup; r < cli->repeat; r++) { /* r < 0: warm-up, not recorded */
     const gpuimg_image_t *in = src;
     for (int i = 0; i < cli->nsteps; i++) {
       const gpuimg_step_t *s = &cli->steps[i];
       double t0 = gpuimg_now_ms();
       if (s->op->run_cpu(&s->params, in, &masks[i], &tmp[i]) < 0)
         goto done;
-      stage[i]->ms[r] = gpuimg_now_ms() - t0;
+      if (r >= 0)
+        stage[i]->ms[r] = gpuimg_now_ms() - t0;
       in = &tmp[i];
     }
   }
@@ -96,7 +97,13 @@ static int run_cuda(gpuimg_cuda_t *ctx, const gpuimg_cli_t *cli, const gpuimg_im
   run->backend = "cuda";
   snprintf(run->device, sizeof run->device, "%s", gpuimg_cuda_device_name(ctx));
   gpuimg_cuda_device_cc(ctx, &run->cc_major, &run->cc_minor);
+  gpuimg_cuda_versions(&run->driver_version, &run->runtime_version);
   if (gpuimg_cuda_set_block(ctx, cli->block_w, cli->block_h) < 0)
+    return -1;
+  /* What the report and --explain show: divergence counts and the copy bandwidth. */
+  int measure = cli->report || cli->explain;
+  gpuimg_cuda_set_count_divergence(ctx, measure);
+  if (measure && gpuimg_cuda_copy_bandwidth(ctx, (size_t)256 << 20, &run->copy_gbps) < 0)
     return -1;
 
   /* Channels never grow along a pipeline, so two input-sized buffers serve every step. */
@@ -137,24 +144,42 @@ static int run_cuda(gpuimg_cuda_t *ctx, const gpuimg_cli_t *cli, const gpuimg_im
   down->bytes = out_bytes;
   down->pinned = 1;
 
-  for (int r = 0; r < cli->repeat; r++) {
+  for (int r = -cli->warmup; r < cli->repeat; r++) { /* r < 0: warm-up, not recorded */
     float ms;
     int cur = 0, c = src->channels;
     if (gpuimg_cuda_upload(ctx, d_buf[0], h_in, in_bytes, &ms) < 0)
       goto done;
-    up->ms[r] = ms;
+    if (r >= 0)
+      up->ms[r] = ms;
     for (int i = 0; i < cli->nsteps; i++) {
       const gpuimg_step_t *s = &cli->steps[i];
+      gpuimg_cuda_set_tile(ctx, s->params.tile);
       if (s->op->run_gpu(ctx, &s->params, d_buf[cur], d_mask[i], d_buf[!cur], w, h, c,
                          &stage[i]->launch) < 0)
         goto done;
-      stage[i]->ms[r] = stage[i]->launch.ms;
+      if (r >= 0)
+        stage[i]->ms[r] = stage[i]->launch.ms;
       cur = !cur;
       c = s->op->out_channels(c);
     }
     if (gpuimg_cuda_download(ctx, h_out, d_buf[cur], out_bytes, &ms) < 0)
       goto done;
-    down->ms[r] = ms;
+    if (r >= 0)
+      down->ms[r] = ms;
+  }
+  for (int i = 0; i < cli->nsteps; i++) {
+    gpuimg_stage_t *st = stage[i];
+    const gpuimg_launch_t *l = &st->launch;
+    if (!l->has_divergence)
+      continue;
+    st->has_prediction = 1;
+    if (cli->steps[i].op == &gpuimg_op_checkerboard)
+      gpuimg_divergence_checkerboard(w, h, cli->steps[i].params.cell, (int)l->block[0],
+                                     (int)l->block[1], &st->predicted_warps,
+                                     &st->predicted_divergent);
+    else
+      gpuimg_divergence_mask(&masks[i], (int)l->block[0], (int)l->block[1],
+                             &st->predicted_warps, &st->predicted_divergent);
   }
   if (gpuimg_image_alloc(dst, w, h, out_c) < 0)
     goto done;

@@ -9,6 +9,9 @@
 #ifndef GPUIMG_VERSION
 #define GPUIMG_VERSION "unknown"
 #endif
+#ifndef GPUIMG_BUILD_TYPE
+#define GPUIMG_BUILD_TYPE "unknown"
+#endif
 
 #define GPUIMG_REPORT_SCHEMA 1
 
@@ -78,7 +81,8 @@ static double rnd(double v, int decimals)
   return round(v * scale) / scale;
 }
 
-static int add_stage(cJSON *stages, const gpuimg_cli_t *cli, const gpuimg_stage_t *s)
+static int add_stage(cJSON *stages, const gpuimg_cli_t *cli, const gpuimg_run_t *run,
+                     const gpuimg_stage_t *s)
 {
   cJSON *o = cJSON_CreateObject();
   if (!o || !cJSON_AddItemToArray(stages, o))
@@ -91,6 +95,13 @@ static int add_stage(cJSON *stages, const gpuimg_cli_t *cli, const gpuimg_stage_
   double median = s->nms % 2 ? sorted[s->nms / 2]
                              : (sorted[s->nms / 2 - 1] + sorted[s->nms / 2]) / 2.0;
   double lo = sorted[0], hi = sorted[s->nms - 1];
+  /* Noise: the median absolute deviation from the median, in % of the median. */
+  for (int i = 0; i < s->nms; i++)
+    sorted[i] = fabs(s->ms[i] - median);
+  qsort(sorted, (size_t)s->nms, sizeof *sorted, cmp_double);
+  double mad = s->nms % 2 ? sorted[s->nms / 2]
+                          : (sorted[s->nms / 2 - 1] + sorted[s->nms / 2]) / 2.0;
+  double mad_pct = median > 0 ? 100.0 * mad / median : 0.0;
   free(sorted);
 
   add_string(o, "name", s->name);
@@ -101,6 +112,7 @@ static int add_stage(cJSON *stages, const gpuimg_cli_t *cli, const gpuimg_stage_
   add_number(o, "ms_min", rnd(lo, 4));
   add_number(o, "ms_max", rnd(hi, 4));
   add_number(o, "samples", s->nms);
+  add_number(o, "mad_pct", rnd(mad_pct, 2));
   if (s->bytes) {
     add_number(o, "bytes", (double)s->bytes);
     if (median > 0)
@@ -122,6 +134,8 @@ static int add_stage(cJSON *stages, const gpuimg_cli_t *cli, const gpuimg_stage_
       add_number(op, "amount", p->amount);
     if (st->op->options & GPUIMG_OPT_MASK)
       add_string(op, "mask", p->mask_path ? p->mask_path : "(built-in sample mask)");
+    if ((st->op->options & GPUIMG_OPT_TILE) && p->variant == GPUIMG_VARIANT_TILED)
+      add_string(op, "tile", p->tile == GPUIMG_TILE_FLOAT ? "float" : "u8");
     const char *variant = st->op->variant_name(p);
     if (variant[0])
       add_string(o, "variant", variant);
@@ -138,6 +152,32 @@ static int add_stage(cJSON *stages, const gpuimg_cli_t *cli, const gpuimg_stage_
     cJSON_AddItemToObject(lo_, "block", cJSON_CreateIntArray(block, 3));
     add_number(lo_, "shared_bytes", (double)l->shared_bytes);
     add_number(lo_, "launches", l->launches);
+    if (l->has_occupancy) {
+      add_number(lo_, "registers", l->registers);
+      add_number(lo_, "static_shared_bytes", (double)l->static_shared);
+      add_number(lo_, "active_blocks_per_sm", l->active_blocks_per_sm);
+      add_number(lo_, "occupancy_pct", rnd(l->occupancy_pct, 1));
+      add_string(lo_, "limited_by", l->limited_by);
+      add_number(lo_, "resident_blocks", (double)l->resident_blocks);
+      add_number(lo_, "blocks", (double)l->grid[0] * l->grid[1] * l->grid[2]);
+      add_number(lo_, "waves", rnd(l->waves, 2));
+    }
+    if (run->copy_gbps > 0 && median > 0 && s->bytes)
+      add_number(o, "copy_bw_pct",
+                 rnd(100.0 * (double)s->bytes / (median * 1e6) / run->copy_gbps, 1));
+    if (l->has_divergence) {
+      cJSON *d = cJSON_AddObjectToObject(o, "divergence");
+      if (!d)
+        return -1;
+      add_number(d, "warps", (double)l->warps);
+      add_number(d, "divergent_warps", (double)l->divergent_warps);
+      add_number(d, "divergent_pct",
+                 l->warps ? rnd(100.0 * (double)l->divergent_warps / (double)l->warps, 2) : 0);
+      if (s->has_prediction) {
+        add_number(d, "predicted_warps", (double)s->predicted_warps);
+        add_number(d, "predicted_divergent_warps", (double)s->predicted_divergent);
+      }
+    }
   }
   return 0;
 }
@@ -171,7 +211,18 @@ char *gpuimg_report_json(const gpuimg_cli_t *cli, const gpuimg_run_t *run)
     snprintf(cc, sizeof cc, "%d.%d", run->cc_major, run->cc_minor);
     add_string(root, "compute_capability", cc);
   }
+  add_string(root, "build_type", GPUIMG_BUILD_TYPE);
+  if (run->driver_version || run->runtime_version) {
+    char v[32];
+    snprintf(v, sizeof v, "%d.%d", run->driver_version / 1000, run->driver_version % 1000 / 10);
+    add_string(root, "cuda_driver", v);
+    snprintf(v, sizeof v, "%d.%d", run->runtime_version / 1000, run->runtime_version % 1000 / 10);
+    add_string(root, "cuda_runtime", v);
+  }
+  if (run->copy_gbps > 0)
+    add_number(root, "copy_bandwidth_gbps", rnd(run->copy_gbps, 1));
   add_number(root, "repeat", cli->repeat);
+  add_number(root, "warmup", cli->warmup);
   cJSON_AddItemToObject(root, "input", image_object(run->input_name, run->input_bytes,
                                                     run->in_w, run->in_h, run->in_c));
   if (run->output_name) {
@@ -188,7 +239,7 @@ char *gpuimg_report_json(const gpuimg_cli_t *cli, const gpuimg_run_t *run)
   if (!stages)
     goto fail;
   for (int i = 0; i < run->nstages; i++)
-    if (add_stage(stages, cli, &run->stages[i]) < 0)
+    if (add_stage(stages, cli, run, &run->stages[i]) < 0)
       goto fail;
   add_number(root, "total_ms", rnd(run->total_ms, 4));
   text = cJSON_Print(root);

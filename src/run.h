@@ -29,16 +29,32 @@ typedef struct {
   const char *report; /* NULL: no report; "-": stdout */
   gpuimg_backend_t backend;
   int repeat;
+  int warmup; /* unrecorded runs before the repeat timed ones */
   int quality;
   int quiet;
+  int explain;
   int block_w, block_h; /* 0: kernel defaults */
   uint64_t max_pixels;
   int help, version;
+  /* Batch mode (-o DIR): every positional argument is an input. */
+  const char *outdir;
+  const char **inputs; /* the positional arguments (malloc'd array into argv) */
+  int ninputs;
+  const char *from;             /* --from LIST, "-" = stdin */
+  gpuimg_format_t batch_format; /* --format, NONE = each input's own */
+  int force;
+  int jobs;            /* 0: online cores */
+  const char *devices; /* NULL: device 0; "all"; or "0,1,..." */
+  int shard_k, shard_n; /* 0/0: no sharding */
 } gpuimg_cli_t;
 
 /* Parses argv; -1 with a usage error (exit 2) set. */
 int gpuimg_cli_parse(int argc, char **argv, gpuimg_cli_t *cli);
 void gpuimg_cli_help(FILE *f);
+void gpuimg_cli_free(gpuimg_cli_t *cli);
+
+/* Batch mode: converts every input into cli->outdir; returns the exit status. */
+int gpuimg_batch_main(const gpuimg_cli_t *cli);
 void gpuimg_cli_usage(FILE *f);
 
 /* One timed stage of the report. */
@@ -53,12 +69,16 @@ typedef struct {
   int pinned;     /* upload/download: host buffer pinned; -1 otherwise */
   int has_launch;
   gpuimg_launch_t launch;
+  int has_prediction; /* host-predicted divergence for launch's block shape */
+  uint64_t predicted_warps, predicted_divergent;
 } gpuimg_stage_t;
 
 typedef struct {
   const char *backend; /* "cpu" or "cuda" */
   char device[256];    /* "none" on the CPU */
   int cc_major, cc_minor;
+  int driver_version, runtime_version; /* CUDA, e.g. 13000; 0 on the CPU */
+  double copy_gbps; /* device-to-device copy bandwidth measured in this run; 0 if not */
   const char *input_name;
   uint64_t input_bytes;
   int in_w, in_h, in_c;
@@ -82,6 +102,13 @@ int gpuimg_pipeline_run(const gpuimg_cli_t *cli, const gpuimg_image_t *src,
 
 /* Serialises the report to JSON text (malloc'd, caller frees). NULL on failure. */
 char *gpuimg_report_json(const gpuimg_cli_t *cli, const gpuimg_run_t *run);
+
+/* Subcommands with their own command lines (argv[0] is the subcommand's name). */
+int gpuimg_compare_main(int argc, char **argv);
+int gpuimg_info_main(int argc, char **argv);
+
+/* --explain: one plain line per kernel of the run on f. */
+void gpuimg_explain(FILE *f, const gpuimg_cli_t *cli, const gpuimg_run_t *run);
 
 /* The built-in sample (assets/sample.png and its mask), compiled into the binary. */
 extern const unsigned char gpuimg_sample_png[];

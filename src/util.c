@@ -8,8 +8,9 @@
 #include <string.h>
 #include <time.h>
 
-static char error_message[1024];
-static int error_code = GPUIMG_EXIT_OK;
+/* Per thread, so batch workers report their own errors. */
+static _Thread_local char error_message[1024];
+static _Thread_local int error_code = GPUIMG_EXIT_OK;
 
 void gpuimg_error_set(int exit_code, const char *what, const char *fmt, ...)
 {

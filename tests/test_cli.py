@@ -393,7 +393,8 @@ def help_goes_to_stdout():
             check(section in out, "help lacks %r" % section, res)
         for opt in ("--radius N", "--naive", "--tiled", "--cell K", "--amount A", "--mask FILE",
                     "--backend B", "--block WxH", "--report FILE", "--repeat N", "--quality Q",
-                    "--max-pixels N", "--quiet", "--version"):
+                    "--max-pixels N", "--quiet", "--version", "--warmup M", "--explain",
+                    "--tile u8|float"):
             check(opt in out, "help does not mention %s" % opt, res)
 
 
@@ -449,10 +450,37 @@ def unknown_option():
 
 
 @test("usage")
+def measurement_options():
+    usage_error(["blur", "--tile", "half"], "--tile: invalid value 'half' (expected u8 or float)")
+    usage_error(["gray", "--warmup", "-1"],
+                "--warmup: invalid value '-1' (expected an integer from 0 to 10000)")
+    res = expect_ok(cpu("blur", "-r", "1", "--tiled", "--tile", "float", "--warmup", "2",
+                        "--repeat", "3", "--report", "-", "rgb-33x17.png"))
+    rep = load_report(res.out)
+    check(rep["warmup"] == 2 and stage(rep, "blur")["samples"] == 3, "warmup and repeat")
+    # --explain on the CPU backend: one plain line per operation on stderr.
+    res = run("gray", "then", "blur", "-r", "1", "--backend", "cpu", "--explain", "rgb-33x17.png")
+    check(res.rc == 0, "explain exit", res)
+    lines = res.err.decode().splitlines()
+    check(len(lines) == 2 and lines[0].startswith("gray: CPU backend, ") and
+          lines[1].startswith("blur: CPU backend, "), "explain lines %r" % lines, res)
+
+
+@test("usage")
+def info_without_a_device():
+    res = run("info")
+    check(res.rc == 5 and res.out == b"", "info exit", res)
+    err = res.err.decode()
+    check(err in ("gpuimg: info: this gpuimg was built without CUDA\n",) or
+          err.startswith("gpuimg: info: no usable CUDA device: "), "info message %r" % err, res)
+
+
+@test("usage")
 def option_of_another_operation():
     usage_error(["blur", "--cell", "3"], "blur: unknown option '--cell'")
     usage_error(["gray", "-r", "2"], "gray: unknown option '-r'")
-    usage_error(["gray", "--naive"], "gray: unknown option '--naive'")
+    usage_error(["gray", "--tiled"], "gray: unknown option '--tiled'")
+    usage_error(["gray", "--tile", "float"], "gray: unknown option '--tile'")
     usage_error(["checkerboard", "--mask", "m.png"], "checkerboard: unknown option '--mask'")
     usage_error(["checkerboard", "--tiled"], "checkerboard: unknown option '--tiled'")
     usage_error(["portrait", "--amount", "3"], "portrait: unknown option '--amount'")
@@ -1416,7 +1444,11 @@ def repeat_report():
         check_stage(stage(rep, name), 5)
     check(stage(rep, "blur")["variant"] == "naive", "variant")
     check(stage(rep, "blur")["step"] == 1 and stage(rep, "gray")["step"] == 0, "steps")
-    check("variant" not in stage(rep, "gray"), "gray has a variant")
+    check(stage(rep, "gray")["variant"] == "fast", "gray's default variant")
+    check(rep["warmup"] == 0 and rep["build_type"] in ("release", "debug", "debugoptimized",
+                                                       "plain", "minsize", "custom"), "build")
+    for name in ("gray", "blur"):
+        check(isinstance(stage(rep, name)["mad_pct"], (int, float)), "mad_pct")
     for name in ("read", "decode"):
         check_stage(stage(rep, name), 1)
     # checkerboard's options are reported too.

@@ -101,7 +101,10 @@ static int run_size(gpuimg_cuda_t *ctx, int w, int h, int level)
     fill_random(mask.data, (size_t)w * h);
 
     memset(&p, 0, sizeof p);
-    if (compare(ctx, &gpuimg_op_gray, &p, &src, NULL, "") < 0)
+    if (compare(ctx, &gpuimg_op_gray, &p, &src, NULL, "fast") < 0)
+      return -1;
+    p.variant = GPUIMG_VARIANT_NAIVE;
+    if (compare(ctx, &gpuimg_op_gray, &p, &src, NULL, "naive") < 0)
       return -1;
     static const int cells[] = {1, 8, 3, 1000};
     for (int k = 0; k < 4; k++)
@@ -130,6 +133,14 @@ static int run_size(gpuimg_cuda_t *ctx, int w, int h, int level)
         snprintf(label, sizeof label, "%s r=%d", gpuimg_variant_name(p.variant), p.radius);
         if (compare(ctx, &gpuimg_op_blur, &p, &src, NULL, label) < 0)
           return -1;
+        if (p.variant == GPUIMG_VARIANT_TILED && k < 5) {
+          gpuimg_cuda_set_tile(ctx, GPUIMG_TILE_FLOAT);
+          snprintf(label, sizeof label, "tiled float r=%d", p.radius);
+          int rc = compare(ctx, &gpuimg_op_blur, &p, &src, NULL, label);
+          gpuimg_cuda_set_tile(ctx, GPUIMG_TILE_U8);
+          if (rc < 0)
+            return -1;
+        }
         if (k < 5 && compare(ctx, &gpuimg_op_portrait, &p, &src, &mask, label) < 0)
           return -1;
       }
@@ -156,7 +167,7 @@ static int run_pipeline(gpuimg_cuda_t *ctx)
   uint8_t *d_a = gpuimg_cuda_dev_alloc(gpuimg_image_bytes(w, h, 4));
   uint8_t *d_b = gpuimg_cuda_dev_alloc(gpuimg_image_bytes(w, h, 4));
   if (!d_a || !d_b || gpuimg_cuda_upload(ctx, d_a, src.data, gpuimg_image_bytes(w, h, 4), NULL) < 0 ||
-      gpuimg_gray_gpu(ctx, d_a, d_b, w, h, 4, &info) < 0 ||
+      gpuimg_gray_gpu(ctx, d_a, d_b, w, h, 4, GPUIMG_VARIANT_FAST, &info) < 0 ||
       gpuimg_blur_gpu(ctx, d_b, d_a, w, h, 2, 7, GPUIMG_VARIANT_TILED, &info) < 0 ||
       gpuimg_cuda_download(ctx, g.data, d_a, gpuimg_image_bytes(w, h, 2), NULL) < 0) {
     printf("ERROR pipeline: %s\n", gpuimg_error_message());
@@ -172,6 +183,72 @@ static int run_pipeline(gpuimg_cuda_t *ctx)
   gpuimg_image_free(&src);
   gpuimg_image_free(&g);
   gpuimg_image_free(&ref);
+  return 0;
+}
+
+/* Device-counted divergent warps equal the host prediction: checkerboard cells 1, 2, 8,
+ * 32 and a portrait mask, with the default block and an odd one. */
+static int run_divergence(gpuimg_cuda_t *ctx)
+{
+  int w = 1024, h = 768;
+  gpuimg_image_t src, dst, mask;
+  gpuimg_launch_t info;
+  if (gpuimg_image_alloc(&src, w, h, 3) < 0 || gpuimg_image_alloc(&mask, w, h, 1) < 0 ||
+      gpuimg_image_alloc(&dst, w, h, 3) < 0)
+    return -1;
+  fill_random(src.data, gpuimg_image_bytes(w, h, 3));
+  for (int y = 0; y < h; y++) /* an ellipse: only the warps on its outline diverge */
+    for (int x = 0; x < w; x++) {
+      double dx = (x - 500.0) / 300.0, dy = (y - 400.0) / 250.0;
+      mask.data[(size_t)y * w + x] = dx * dx + dy * dy <= 1.0 ? 255 : 0;
+    }
+  uint8_t *d_src = gpuimg_cuda_dev_alloc(gpuimg_image_bytes(w, h, 3));
+  uint8_t *d_dst = gpuimg_cuda_dev_alloc(gpuimg_image_bytes(w, h, 3));
+  uint8_t *d_mask = gpuimg_cuda_dev_alloc((size_t)w * h);
+  if (!d_src || !d_dst || !d_mask ||
+      gpuimg_cuda_upload(ctx, d_src, src.data, gpuimg_image_bytes(w, h, 3), NULL) < 0 ||
+      gpuimg_cuda_upload(ctx, d_mask, mask.data, (size_t)w * h, NULL) < 0)
+    return -1;
+  gpuimg_cuda_set_count_divergence(ctx, 1);
+  static const int blocks[][2] = {{0, 0}, {16, 16}, {24, 5}};
+  for (int b = 0; b < 3; b++) {
+    if (gpuimg_cuda_set_block(ctx, blocks[b][0], blocks[b][1]) < 0)
+      return -1;
+    static const int cells[] = {1, 2, 8, 32};
+    for (int k = 0; k < 5; k++) {
+      uint64_t warps, div;
+      memset(&info, 0, sizeof info);
+      if (k < 4) {
+        if (gpuimg_checkerboard_gpu(ctx, d_src, d_dst, w, h, 3, cells[k], 10, GPUIMG_VARIANT_NAIVE,
+                                    &info) < 0)
+          return -1;
+        gpuimg_divergence_checkerboard(w, h, cells[k], (int)info.block[0], (int)info.block[1],
+                                       &warps, &div);
+      } else {
+        if (gpuimg_portrait_gpu(ctx, d_src, d_mask, d_dst, w, h, 3, 2, GPUIMG_VARIANT_TILED,
+                                &info) < 0)
+          return -1;
+        gpuimg_divergence_mask(&mask, (int)info.block[0], (int)info.block[1], &warps, &div);
+      }
+      checks++;
+      printf("divergence %s block %ux%u: device %llu of %llu warps, host %llu of %llu\n",
+             k < 4 ? "checkerboard" : "portrait", info.block[0], info.block[1],
+             info.divergent_warps, info.warps, (unsigned long long)div,
+             (unsigned long long)warps);
+      if (!info.has_divergence || info.warps != warps || info.divergent_warps != div) {
+        printf("FAIL divergence count differs from the prediction\n");
+        failures++;
+      }
+    }
+  }
+  gpuimg_cuda_set_count_divergence(ctx, 0);
+  gpuimg_cuda_set_block(ctx, 0, 0);
+  gpuimg_cuda_dev_free(d_src);
+  gpuimg_cuda_dev_free(d_dst);
+  gpuimg_cuda_dev_free(d_mask);
+  gpuimg_image_free(&src);
+  gpuimg_image_free(&dst);
+  gpuimg_image_free(&mask);
   return 0;
 }
 
@@ -199,7 +276,8 @@ int main(int argc, char **argv)
   if (gpuimg_cuda_set_block(ctx, 8, 32) < 0 || run_size(ctx, 45, 29, 0) < 0 ||
       gpuimg_cuda_set_block(ctx, 0, 0) < 0)
     return 1;
-  if ((!quick && run_size(ctx, 4000, 3000, 1) < 0) || run_pipeline(ctx) < 0)
+  if ((!quick && run_size(ctx, 4000, 3000, 1) < 0) || run_pipeline(ctx) < 0 ||
+      run_divergence(ctx) < 0)
     return 1;
   if (huge) {
     /* Over 2^31 bytes: 23200 x 23200 x 4 = 2.15 GB. */

@@ -1,0 +1,126 @@
+/* info.c: `gpuimg info`: the CUDA device's limits and a measured copy bandwidth. */
+#include "run.h"
+
+#include <cJSON.h>
+#include <string.h>
+
+static int info_usage(const char *fmt, const char *arg)
+{
+  fprintf(stderr, "gpuimg: info: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\nUsage: gpuimg info [--report FILE] [-q]\n");
+  return GPUIMG_EXIT_USAGE;
+}
+
+int gpuimg_info_main(int argc, char **argv)
+{
+  const char *report = NULL;
+  int quiet = 0;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--report") == 0 && i + 1 < argc)
+      report = argv[++i];
+    else if (strncmp(argv[i], "--report=", 9) == 0)
+      report = argv[i] + 9;
+    else if (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "--quiet") == 0)
+      quiet = 1;
+    else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+      printf("Usage: gpuimg info [--report FILE] [-q]\n"
+             "Describe the CUDA device: limits per SM and per block, memory, versions, and a\n"
+             "measured device-to-device copy bandwidth. --report writes it as JSON ('-' =\n"
+             "stdout); -q prints nothing else. Exit status 5 when no device is usable.\n");
+      return GPUIMG_EXIT_OK;
+    } else
+      return info_usage("unknown argument '%s'", argv[i]);
+  }
+  if (report && !report[0])
+    return info_usage("%s--report: empty file name", "");
+#ifndef GPUIMG_HAVE_CUDA
+  (void)quiet;
+  fprintf(stderr, "gpuimg: info: this gpuimg was built without CUDA\n");
+  return GPUIMG_EXIT_DEVICE;
+#else
+  char reason[256];
+  if (gpuimg_cuda_probe(reason, sizeof reason) <= 0) {
+    fprintf(stderr, "gpuimg: info: no usable CUDA device: %s\n", reason);
+    return GPUIMG_EXIT_DEVICE;
+  }
+  gpuimg_device_info_t d;
+  gpuimg_cuda_t *ctx = NULL;
+  double gbps = 0;
+  gpuimg_output_t out;
+  if (gpuimg_cuda_device_info(-1, &d) < 0 || !(ctx = gpuimg_cuda_create(-1)) ||
+      gpuimg_cuda_copy_bandwidth(ctx, (size_t)1 << 30, &gbps) < 0 ||
+      (report && gpuimg_output_open(&out, report, 0) < 0)) {
+    fprintf(stderr, "gpuimg: %s\n", gpuimg_error_message());
+    gpuimg_cuda_destroy(ctx);
+    return gpuimg_error_code();
+  }
+  gpuimg_cuda_destroy(ctx);
+  if (!quiet) {
+    FILE *f = report && strcmp(report, "-") == 0 ? stderr : stdout;
+    fprintf(f, "device:            %s (compute capability %d.%d)\n", d.name, d.cc_major,
+            d.cc_minor);
+    fprintf(f, "SMs:               %d\n", d.sms);
+    fprintf(f, "per SM:            %d threads (%d warps of %d), %d blocks, %d registers, "
+               "%zu KB shared memory\n",
+            d.max_threads_per_sm, d.max_warps_per_sm, d.warp_size, d.max_blocks_per_sm,
+            d.regs_per_sm, d.shared_per_sm / 1024);
+    fprintf(f, "per block:         %d threads (%dx%dx%d), %d registers, %zu KB shared "
+               "(%zu KB opt-in)\n",
+            d.max_threads_per_block, d.max_block[0], d.max_block[1], d.max_block[2],
+            d.regs_per_block, d.shared_per_block / 1024, d.shared_per_block_optin / 1024);
+    fprintf(f, "grid:              %d x %d x %d blocks at most\n", d.max_grid[0], d.max_grid[1],
+            d.max_grid[2]);
+    fprintf(f, "L2 cache:          %.1f MB\n", (double)d.l2_bytes / 1e6);
+    fprintf(f, "memory:            %.1f GB, %d-bit bus\n", (double)d.memory_bytes / 1e9,
+            d.memory_bus_bits);
+    fprintf(f, "copy bandwidth:    %.0f GB/s (device to device, read + write, measured)\n",
+            gbps);
+    fprintf(f, "CUDA:              driver %d.%d, runtime %d.%d\n", d.driver_version / 1000,
+            d.driver_version % 1000 / 10, d.runtime_version / 1000,
+            d.runtime_version % 1000 / 10);
+  }
+  if (report) {
+    cJSON *o = cJSON_CreateObject();
+    char v[32];
+    cJSON_AddNumberToObject(o, "schema_version", 1);
+    cJSON_AddStringToObject(o, "device", d.name);
+    snprintf(v, sizeof v, "%d.%d", d.cc_major, d.cc_minor);
+    cJSON_AddStringToObject(o, "compute_capability", v);
+    cJSON_AddNumberToObject(o, "sms", d.sms);
+    cJSON_AddNumberToObject(o, "max_threads_per_sm", d.max_threads_per_sm);
+    cJSON_AddNumberToObject(o, "max_warps_per_sm", d.max_warps_per_sm);
+    cJSON_AddNumberToObject(o, "max_blocks_per_sm", d.max_blocks_per_sm);
+    cJSON_AddNumberToObject(o, "registers_per_sm", d.regs_per_sm);
+    cJSON_AddNumberToObject(o, "shared_bytes_per_sm", (double)d.shared_per_sm);
+    cJSON_AddNumberToObject(o, "max_threads_per_block", d.max_threads_per_block);
+    cJSON_AddNumberToObject(o, "registers_per_block", d.regs_per_block);
+    cJSON_AddNumberToObject(o, "shared_bytes_per_block", (double)d.shared_per_block);
+    cJSON_AddNumberToObject(o, "shared_bytes_per_block_optin", (double)d.shared_per_block_optin);
+    cJSON_AddItemToObject(o, "max_block", cJSON_CreateIntArray(d.max_block, 3));
+    cJSON_AddItemToObject(o, "max_grid", cJSON_CreateIntArray(d.max_grid, 3));
+    cJSON_AddNumberToObject(o, "warp_size", d.warp_size);
+    cJSON_AddNumberToObject(o, "l2_bytes", (double)d.l2_bytes);
+    cJSON_AddNumberToObject(o, "memory_bytes", (double)d.memory_bytes);
+    cJSON_AddNumberToObject(o, "memory_bus_bits", d.memory_bus_bits);
+    cJSON_AddNumberToObject(o, "copy_bandwidth_gbps", (double)(long long)(gbps * 10) / 10.0);
+    snprintf(v, sizeof v, "%d.%d", d.driver_version / 1000, d.driver_version % 1000 / 10);
+    cJSON_AddStringToObject(o, "cuda_driver", v);
+    snprintf(v, sizeof v, "%d.%d", d.runtime_version / 1000, d.runtime_version % 1000 / 10);
+    cJSON_AddStringToObject(o, "cuda_runtime", v);
+    char *text = cJSON_Print(o);
+    cJSON_Delete(o);
+    size_t len = text ? strlen(text) : 0;
+    if (text)
+      text[len] = '\n'; /* the NUL becomes the final newline; len + 1 bytes are written */
+    if (!text || gpuimg_output_commit(&out, text, len + 1) < 0) {
+      fprintf(stderr, "gpuimg: %s\n", text ? gpuimg_error_message() : "out of memory");
+      cJSON_free(text);
+      gpuimg_output_abort(&out);
+      return text ? gpuimg_error_code() : GPUIMG_EXIT_FAILURE;
+    }
+    cJSON_free(text);
+  }
+  return GPUIMG_EXIT_OK;
+#endif
+}
