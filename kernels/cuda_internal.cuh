@@ -35,8 +35,11 @@ int gpuimg_div_end(gpuimg_cuda_t *ctx, gpuimg_launch_t *info);
 __device__ __forceinline__ void gpuimg_div_vote(bool inside, bool side, unsigned *s_warps,
                                                 unsigned *s_div)
 {
-  unsigned in_mask = __ballot_sync(0xffffffffu, inside);
-  unsigned side_mask = __ballot_sync(0xffffffffu, inside && side);
+  // All threads of the block reach this point (no early return), so the active mask is
+  // the warp's existing lanes: the last warp of a block may be partial.
+  unsigned lanes = __activemask();
+  unsigned in_mask = __ballot_sync(lanes, inside);
+  unsigned side_mask = __ballot_sync(lanes, inside && side);
   if ((threadIdx.x + threadIdx.y * blockDim.x) % 32 == 0 && in_mask) {
     atomicAdd(s_warps, 1u);
     if (side_mask != 0 && side_mask != in_mask)
