@@ -318,6 +318,58 @@ __global__ void blur_tiled_kernel(const uint8_t *__restrict__ src, uint8_t *__re
   }
 }
 
+// blur_tiled_sep_kernel<C, P>: the tiled blur when the whole (BH + 2r) x (BW + 2r) tile
+// fits in shared memory (the usual case). The block stages tile plus apron exactly as
+// blur_tiled_kernel does, then uses it twice: each thread first sums 2r + 1 tile pixels
+// along its column's rows (horizontal window sums of the tile rows it is given, kept in
+// a second shared array, one uint32 plane per channel), then, after a barrier, sums 2r + 1
+// of those down its column. Every tile pixel is read from global memory once and the
+// work per pixel is O(r) shared-memory reads instead of O(r^2).
+template <int C, typename P>
+__global__ void blur_tiled_sep_kernel(const uint8_t *__restrict__ src, uint8_t *__restrict__ dst,
+                                      BlurShape s)
+{
+  extern __shared__ __align__(16) unsigned char tile_raw[];
+  const int bw = blockDim.x, bh = blockDim.y;
+  const int tile_w = bw + 2 * s.r, tile_h = bh + 2 * s.r;
+  P *tile = reinterpret_cast<P *>(tile_raw);
+  uint32_t *hs = reinterpret_cast<uint32_t *>(
+      tile_raw + ((size_t)tile_w * tile_h * Tile<C, P>::bytes + 15) / 16 * 16);
+  const int x0 = blockIdx.x * bw, y0 = blockIdx.y * bh;
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int tid = ty * bw + tx, nthreads = bw * bh;
+
+  for (int i = tid; i < tile_w * tile_h; i += nthreads) {
+    int ry = i / tile_w, rx = i - ry * tile_w;
+    int gy = gpuimg_clampi(y0 - s.r + ry, 0, s.h - 1);
+    int gx = gpuimg_clampi(x0 - s.r + rx, 0, s.w - 1);
+    Tile<C, P>::store(tile, (size_t)i, src + ((size_t)gy * s.w + gx) * C);
+  }
+  __syncthreads(); // the tile is complete
+  for (int j = ty; j < tile_h; j += bh) {
+    uint32_t sum[C] = {};
+    size_t row = (size_t)j * tile_w + tx;
+    for (int k = 0; k <= 2 * s.r; k++)
+      Tile<C, P>::add(tile, row + k, sum);
+#pragma unroll
+    for (int c = 0; c < C; c++)
+      hs[((size_t)c * tile_h + j) * bw + tx] = sum[c];
+  }
+  __syncthreads(); // every row's horizontal sums are complete
+  int x = x0 + tx, y = y0 + ty;
+  if (x < s.w && y < s.h) {
+    uint8_t *o = dst + ((size_t)y * s.w + x) * C;
+#pragma unroll
+    for (int c = 0; c < C; c++) {
+      uint32_t sum = 0;
+      const uint32_t *col = hs + (size_t)c * tile_h * bw + tx;
+      for (int j = ty; j <= ty + 2 * s.r; j++)
+        sum += col[(size_t)j * bw];
+      o[c] = (uint8_t)gpuimg_div_exact(sum + s.half, s.count, s.inv);
+    }
+  }
+}
+
 template <int C, typename P>
 int launch_tiled(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape s,
                  gpuimg_launch_t *info);
@@ -568,6 +620,21 @@ int launch_tiled(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurS
   dim3 block = gpuimg_block2d(ctx, 16, 16), grid = gpuimg_grid2d(block, s.w, s.h);
   size_t row_bytes = (block.x + 2 * (size_t)s.r) * Tile<C, P>::bytes;
   int tile_h = (int)block.y + 2 * s.r;
+  if (gpuimg_cuda_check_grid(ctx, grid, "blur_tiled_kernel") < 0)
+    return -1;
+  // The whole tile plus the row sums, when they fit: the separable kernel.
+  size_t sep = ((size_t)tile_h * row_bytes + 15) / 16 * 16 +
+               (size_t)C * tile_h * block.x * sizeof(uint32_t);
+  if (sep <= optin) {
+    if (allow_shared(blur_tiled_sep_kernel<C, P>, sep) < 0)
+      return -1;
+    blur_tiled_sep_kernel<C, P><<<grid, block, sep, ctx->stream>>>(d_src, d_dst, s);
+    GPUIMG_CUDA_CHECK_LAUNCH("blur_tiled_kernel");
+    gpuimg_launch_record(ctx, info, blur_tiled_sep_kernel<C, P>, "blur_tiled_kernel", grid,
+                         block, sep, 1);
+    return 0;
+  }
+  // Otherwise bands of the tile, summed window by window.
   int band = (int)(optin / row_bytes);
   if (band > tile_h)
     band = tile_h;
@@ -576,13 +643,12 @@ int launch_tiled(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurS
     return -1;
   }
   size_t shared = (size_t)band * row_bytes;
-  if (gpuimg_cuda_check_grid(ctx, grid, "blur_tiled_kernel") < 0 ||
-      allow_shared(blur_tiled_kernel<C, P>, shared) < 0)
+  if (allow_shared(blur_tiled_kernel<C, P>, shared) < 0)
     return -1;
   blur_tiled_kernel<C, P><<<grid, block, shared, ctx->stream>>>(d_src, d_dst, s, band);
-  GPUIMG_CUDA_CHECK_LAUNCH("blur_tiled_kernel");
-  gpuimg_launch_record(ctx, info, blur_tiled_kernel<C, P>, "blur_tiled_kernel", grid, block,
-                       shared, 1);
+  GPUIMG_CUDA_CHECK_LAUNCH("blur_tiled_banded_kernel");
+  gpuimg_launch_record(ctx, info, blur_tiled_kernel<C, P>, "blur_tiled_banded_kernel", grid,
+                       block, shared, 1);
   return 0;
 }
 

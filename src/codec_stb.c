@@ -148,8 +148,7 @@ static void png_probe(const uint8_t *b, size_t n, probe_t *p)
     uint32_t len = be32(b + pos);
     const uint8_t *type = b + pos + 4;
     int is_end = memcmp(type, "IEND", 4) == 0;
-    /* stb never reads IEND's CRC: a file may end right after its type. */
-    if (len > n - pos - 8 || (!is_end && n - pos - 8 - len < 4)) {
+    if (n - pos < 12 || len > n - pos - 12) {
       char name[9];
       snprintf(p->bad, sizeof p->bad,
                "corrupt or truncated image data (%s chunk runs past the end of the file)",
@@ -388,11 +387,16 @@ static int stb_decode(const uint8_t *bytes, size_t size, const char *what, uint6
   int refused = stb_alloc_refused;
   stb_alloc_limit = SIZE_MAX;
   if (!px) {
-    if (refused)
+    if (refused && probe.found)
       gpuimg_error_set(GPUIMG_EXIT_INPUT, what,
                        "cannot decode %s: corrupt image data (more data than a %ux%u image "
                        "holds)",
                        kind, probe.w, probe.h);
+    else if (refused)
+      gpuimg_error_set(GPUIMG_EXIT_INPUT, what,
+                       "cannot decode %s: corrupt image data (more data than its header "
+                       "allows)",
+                       kind);
     else if (strcmp(stb_reason(kind), "out of memory") == 0)
       gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "cannot decode %s: out of memory", kind);
     else

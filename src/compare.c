@@ -192,6 +192,8 @@ typedef struct {
   int nplatforms, platforms_cap;
   entry_t *entries; /* in order of appearance */
   int nentries, entries_cap;
+  int *slots; /* hash index of entries by key: entry number + 1, 0 for a free slot */
+  size_t nslots;
 } runs_t;
 
 static void platform_free(platform_t *p)
@@ -213,6 +215,7 @@ static void runs_free(runs_t *r)
   }
   free(r->platforms);
   free(r->entries);
+  free(r->slots);
   memset(r, 0, sizeof *r);
 }
 
@@ -260,13 +263,54 @@ static int add_platform(runs_t *runs, const cJSON *root)
   return 0;
 }
 
+/* FNV-1a: a batch file can hold thousands of keys, so lookups must not be linear. */
+static size_t hash_key(const char *key)
+{
+  uint64_t h = 0xcbf29ce484222325u;
+  for (const unsigned char *p = (const unsigned char *)key; *p; p++)
+    h = (h ^ *p) * 0x100000001b3u;
+  return (size_t)h;
+}
+
+/* The slot of key in runs' index: its entry's, or the free one where it would go. */
+static size_t find_slot(const runs_t *runs, const char *key)
+{
+  size_t mask = runs->nslots - 1, i = hash_key(key) & mask;
+  while (runs->slots[i] && strcmp(runs->entries[runs->slots[i] - 1].key, key) != 0)
+    i = (i + 1) & mask;
+  return i;
+}
+
+static entry_t *find_entry(const runs_t *runs, const char *key)
+{
+  if (!runs->nslots)
+    return NULL;
+  int n = runs->slots[find_slot(runs, key)];
+  return n ? &runs->entries[n - 1] : NULL;
+}
+
+/* Indexes the last entry, doubling the index first when it is half full. */
+static int index_last_entry(runs_t *runs)
+{
+  if ((size_t)runs->nentries * 2 > runs->nslots) {
+    size_t nslots = runs->nslots ? runs->nslots * 2 : 64;
+    int *slots = calloc(nslots, sizeof *slots);
+    if (!slots)
+      return -1;
+    free(runs->slots);
+    runs->slots = slots;
+    runs->nslots = nslots;
+    for (int i = 0; i < runs->nentries - 1; i++)
+      runs->slots[find_slot(runs, runs->entries[i].key)] = i + 1;
+  }
+  runs->slots[find_slot(runs, runs->entries[runs->nentries - 1].key)] = runs->nentries;
+  return 0;
+}
+
 /* Records one report's median (and noise) for key. */
 static int add_sample(runs_t *runs, const char *key, double ms, double mad_pct)
 {
-  entry_t *e = NULL;
-  for (int i = 0; i < runs->nentries && !e; i++)
-    if (strcmp(runs->entries[i].key, key) == 0)
-      e = &runs->entries[i];
+  entry_t *e = find_entry(runs, key);
   if (!e) {
     if (grow(&runs->entries, runs->nentries, &runs->entries_cap, sizeof *e) < 0)
       return out_of_memory(runs->name);
@@ -275,6 +319,8 @@ static int add_sample(runs_t *runs, const char *key, double ms, double mad_pct)
     if (!(e->key = strdup(key)))
       return out_of_memory(runs->name);
     runs->nentries++;
+    if (index_last_entry(runs) < 0)
+      return out_of_memory(runs->name);
   }
   if (grow(&e->ms, e->n, &e->cap, sizeof *e->ms) < 0)
     return out_of_memory(runs->name);
@@ -519,12 +565,12 @@ static int add_report(runs_t *runs, const cJSON *root, int line, const options_t
   return rc;
 }
 
-static int line_of(const char *text, const char *pos)
+/* The line of pos, counting on from an earlier (*from, *line) so a long file is read once. */
+static int line_at(const char **from, int *line, const char *pos)
 {
-  int line = 1;
-  for (const char *p = text; p < pos; p++)
-    line += *p == '\n';
-  return line;
+  for (; *from < pos; ++*from)
+    *line += **from == '\n';
+  return *line;
 }
 
 /* Reads path: JSON values one after another (JSON Lines, or reports written one after
@@ -541,11 +587,11 @@ static int runs_load(const char *path, const options_t *o, runs_t *runs)
     return out_of_memory(runs->name);
   }
   const char *text = (const char *)buf.data, *end = text + buf.size - 1, *p = text;
-  const char *nul = memchr(text, '\0', buf.size - 1);
-  int rc = 0;
+  const char *nul = memchr(text, '\0', buf.size - 1), *counted = text;
+  int rc = 0, line = 1;
   if (nul) {
     gpuimg_error_set(GPUIMG_EXIT_INPUT, runs->name, "invalid JSON at line %d (a NUL byte)",
-                     line_of(text, nul));
+                     line_at(&counted, &line, nul));
     rc = -1;
   }
   while (rc == 0) {
@@ -558,11 +604,11 @@ static int runs_load(const char *path, const options_t *o, runs_t *runs)
     if (!root) {
       const char *at = stop && stop >= p && stop <= end ? stop : p;
       gpuimg_error_set(GPUIMG_EXIT_INPUT, runs->name, "invalid JSON at line %d",
-                       line_of(text, at));
+                       line_at(&counted, &line, at));
       rc = -1;
       break;
     }
-    rc = add_report(runs, root, line_of(text, p), o);
+    rc = add_report(runs, root, line_at(&counted, &line, p), o);
     cJSON_Delete(root);
     p = stop;
   }
@@ -699,12 +745,9 @@ static int compare_runs(const runs_t *base, const runs_t *cur, const options_t *
     return out_of_memory("compare");
   int rc = 0;
   for (int i = 0; i < base->nentries && rc == 0; i++) {
-    const entry_t *c = NULL;
-    for (int k = 0; k < cur->nentries && !c; k++)
-      if (strcmp(base->entries[i].key, cur->entries[k].key) == 0) {
-        c = &cur->entries[k];
-        matched[k] = 1;
-      }
+    const entry_t *c = find_entry(cur, base->entries[i].key);
+    if (c)
+      matched[c - cur->entries] = 1;
     rc = add_row(res, &base->entries[i], c, o);
   }
   for (int k = 0; k < cur->nentries && rc == 0; k++)
@@ -1085,9 +1128,10 @@ static void compare_help(FILE *f)
           "CUDA-event stages and the operations' host stages; the host I/O stages (read,\n"
           "decode, encode, write, mask-*) only with --all-stages.\n"
           "\n"
-          "noise is the larger mad_pct of the two stages. A stage is SLOWER when\n"
+          "A stage is SLOWER when\n"
           "  current > baseline * (1 + (threshold + noise) / 100)\n"
-          "and faster when baseline > current * (1 + (threshold + noise) / 100).\n"
+          "where noise is the larger mad_pct of the two, so a noisy stage needs a bigger\n"
+          "change; it is faster when baseline > current * (1 + (threshold + noise) / 100).\n"
           "A stage only in BASELINE is missing (a failure unless --allow-missing); one only\n"
           "in CURRENT is new (for information). Runs on another backend, device, compute\n"
           "capability or CUDA runtime major version, or files without a single common\n"
