@@ -1,0 +1,190 @@
+/* fuzz_decode.c: libFuzzer harness: untrusted bytes through the stb codec, then every CPU operation. */
+#include "codec.h"
+#include "ops.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Small enough that no input costs more than a few milliseconds, large enough to reach every
+ * decoder path; the codec's size checks run against it exactly as against --max-pixels. */
+#define FUZZ_MAX_PIXELS ((uint64_t)1 << 22)
+/* The operations run on images up to this size; their loops do not change with size. */
+#define FUZZ_OP_PIXELS ((uint64_t)1 << 18)
+/* The brute-force references (and the encode round trip) only on tiny images. */
+#define FUZZ_REF_WORK ((uint64_t)1 << 17)
+
+static void must(int ok, const char *what)
+{
+  if (!ok) {
+    fprintf(stderr, "fuzz_decode: %s (last error: %s)\n", what, gpuimg_error_message());
+    abort();
+  }
+}
+
+/* Parameters come from a hash of the whole input, so every input picks its own radius,
+ * cell size, amount and mask without bytes the decoder would see as image data. */
+static uint32_t fnv1a(const uint8_t *p, size_t n)
+{
+  uint32_t h = 2166136261u;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ p[i]) * 16777619u;
+  return h;
+}
+
+static int clampi(int v, int lo, int hi)
+{
+  return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* SEMANTICS.md's box blur, one window at a time. */
+static uint8_t ref_blur_at(const gpuimg_image_t *s, int x, int y, int ch, int r)
+{
+  uint32_t sum = 0, count = (uint32_t)(2 * r + 1) * (uint32_t)(2 * r + 1);
+  for (int dy = -r; dy <= r; dy++)
+    for (int dx = -r; dx <= r; dx++) {
+      int xx = clampi(x + dx, 0, s->width - 1), yy = clampi(y + dy, 0, s->height - 1);
+      sum += s->data[((size_t)yy * (size_t)s->width + (size_t)xx) * (size_t)s->channels +
+                     (size_t)ch];
+    }
+  return (uint8_t)((sum + count / 2) / count);
+}
+
+static void check_blur(const gpuimg_image_t *s, const gpuimg_image_t *d, int r)
+{
+  for (int y = 0; y < s->height; y++)
+    for (int x = 0; x < s->width; x++)
+      for (int ch = 0; ch < s->channels; ch++)
+        must(d->data[((size_t)y * (size_t)s->width + (size_t)x) * (size_t)s->channels +
+                     (size_t)ch] == ref_blur_at(s, x, y, ch, r),
+             "blur differs from the brute-force reference");
+}
+
+static void run_ops(const gpuimg_image_t *img, uint32_t h)
+{
+  int w = img->width, ht = img->height, c = img->channels;
+  size_t n = (size_t)w * (size_t)ht;
+  uint64_t work;
+  gpuimg_image_t dst, mask;
+
+  /* gray */
+  must(gpuimg_image_alloc(&dst, w, ht, gpuimg_op_gray.out_channels(c)) == 0, "alloc");
+  must(gpuimg_gray_cpu(img, &dst) == 0, "gray failed");
+  if (c <= 2)
+    must(memcmp(dst.data, img->data, n * (size_t)c) == 0, "gray changed a gray image");
+  else
+    for (size_t i = 0; i < n; i++) {
+      const uint8_t *p = img->data + i * (size_t)c;
+      double y = 0.299 * p[0] + 0.587 * p[1] + 0.114 * p[2];
+      int got = dst.data[i * (size_t)dst.channels];
+      must(fabs(got - y) <= 1.0, "gray is not within 1 of Rec. 601 luma");
+      if (c == 4)
+        must(dst.data[i * 2 + 1] == p[3], "gray lost the alpha");
+    }
+  gpuimg_image_free(&dst);
+
+  /* blur: small radii, radii past the image, sometimes the largest allowed */
+  int r = (h & 7) == 0 ? GPUIMG_MAX_RADIUS : (int)((h >> 3) % 40);
+  must(gpuimg_image_alloc(&dst, w, ht, c) == 0, "alloc");
+  must(gpuimg_blur_cpu(img, r, &dst) == 0, "blur failed");
+  work = (uint64_t)n * (uint64_t)c * (uint64_t)(2 * r + 1) * (uint64_t)(2 * r + 1);
+  if (work <= FUZZ_REF_WORK)
+    check_blur(img, &dst, r);
+  gpuimg_image_free(&dst);
+
+  /* checkerboard: cell 1..16 or one larger than the image, any amount */
+  int cell = (h & 0x100) ? 1 + (int)((h >> 9) % 16) : 0x7fffffff;
+  int amount = (int)((h >> 13) & 255);
+  must(gpuimg_image_alloc(&dst, w, ht, c) == 0, "alloc");
+  must(gpuimg_checkerboard_cpu(img, cell, amount, &dst) == 0, "checkerboard failed");
+  int colour = (c == 2 || c == 4) ? c - 1 : c;
+  for (int y = 0; y < ht; y++)
+    for (int x = 0; x < w; x++) {
+      size_t o = ((size_t)y * (size_t)w + (size_t)x) * (size_t)c;
+      int even = ((x / cell + y / cell) & 1) == 0;
+      for (int ch = 0; ch < c; ch++) {
+        int v = img->data[o + ch];
+        int want = ch >= colour ? v : clampi(even ? v + amount : v - amount, 0, 255);
+        must(dst.data[o + ch] == want, "checkerboard differs from its definition");
+      }
+    }
+  gpuimg_image_free(&dst);
+
+  /* portrait with a synthetic mask: the image's first channel mixed with the hash */
+  int pr = (int)((h >> 21) % 24);
+  must(gpuimg_image_alloc(&mask, w, ht, 1) == 0, "alloc");
+  for (size_t i = 0; i < n; i++)
+    mask.data[i] = (uint8_t)(img->data[i * (size_t)c] ^ (uint8_t)(h >> (i % 24)));
+  must(gpuimg_image_alloc(&dst, w, ht, c) == 0, "alloc");
+  must(gpuimg_portrait_cpu(img, &mask, pr, &dst) == 0, "portrait failed");
+  work = (uint64_t)n * (uint64_t)c * (uint64_t)(2 * pr + 1) * (uint64_t)(2 * pr + 1);
+  if (work <= FUZZ_REF_WORK)
+    for (size_t i = 0; i < n; i++)
+      for (int ch = 0; ch < c; ch++) {
+        int keep = mask.data[i] >= 128 || ((c == 2 || c == 4) && ch == c - 1);
+        int want = keep ? img->data[i * (size_t)c + ch]
+                        : ref_blur_at(img, (int)(i % (size_t)w), (int)(i / (size_t)w), ch, pr);
+        must(dst.data[i * (size_t)c + ch] == want, "portrait differs from its definition");
+      }
+  gpuimg_image_free(&dst);
+  gpuimg_image_free(&mask);
+}
+
+/* Encoders on the decoded image; a PNG must decode back to the same pixels. */
+static void round_trip(const gpuimg_image_t *img, uint32_t h)
+{
+  gpuimg_buf_t enc = {0};
+  gpuimg_image_t back;
+  must(gpuimg_codec_stb.encode(img, GPUIMG_FORMAT_PNG, 90, "fuzz.png", &enc) == 0,
+       "PNG encode failed");
+  must(gpuimg_codec_stb.decode(enc.data, enc.size, "fuzz.png", FUZZ_MAX_PIXELS, &back) == 0,
+       "our own PNG does not decode");
+  must(back.width == img->width && back.height == img->height &&
+           back.channels == img->channels &&
+           memcmp(back.data, img->data,
+                  gpuimg_image_bytes(img->width, img->height, img->channels)) == 0,
+       "PNG round trip changed the image");
+  gpuimg_image_free(&back);
+  gpuimg_buf_free(&enc);
+  gpuimg_format_t other = (h >> 30) == 0   ? GPUIMG_FORMAT_JPEG
+                          : (h >> 30) == 1 ? GPUIMG_FORMAT_BMP
+                                           : GPUIMG_FORMAT_TGA;
+  must(gpuimg_codec_stb.encode(img, other, 1 + (int)((h >> 4) % 100), "fuzz.out", &enc) == 0,
+       "encode failed");
+  if (other == GPUIMG_FORMAT_JPEG) {
+    must(gpuimg_codec_stb.decode(enc.data, enc.size, "fuzz.jpg", FUZZ_MAX_PIXELS, &back) == 0,
+         "our own JPEG does not decode");
+    must(back.width == img->width && back.height == img->height, "JPEG changed the size");
+    gpuimg_image_free(&back);
+  }
+  gpuimg_buf_free(&enc);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+  gpuimg_image_t img;
+  gpuimg_error_clear();
+  if (gpuimg_codec_stb.decode(data, size, "fuzz", FUZZ_MAX_PIXELS, &img) < 0) {
+    /* A refusal must be a clean one: exit code 3 and `fuzz: <reason>` on one line. */
+    const char *msg = gpuimg_error_message();
+    must(gpuimg_error_code() == GPUIMG_EXIT_INPUT, "a decode failure without exit code 3");
+    must(strncmp(msg, "fuzz: ", 6) == 0 && strlen(msg) > 6 + 5 && !strchr(msg, '\n'),
+         "a decode failure without a one-line reason");
+    return 0;
+  }
+  must(img.width >= 1 && img.height >= 1 && img.channels >= 1 && img.channels <= 4 && img.data,
+       "decode returned an impossible image");
+  must((uint64_t)img.width * (uint64_t)img.height <= FUZZ_MAX_PIXELS,
+       "decode returned an image over the pixel limit");
+  uint32_t h = fnv1a(data, size);
+  uint64_t px = (uint64_t)img.width * (uint64_t)img.height;
+  if (px <= FUZZ_OP_PIXELS)
+    run_ops(&img, h);
+  if (px * (uint64_t)img.channels <= FUZZ_REF_WORK)
+    round_trip(&img, h);
+  gpuimg_image_free(&img);
+  return 0;
+}

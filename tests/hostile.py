@@ -1,0 +1,712 @@
+#!/usr/bin/env python3
+# hostile.py: untrusted inputs through the real binary: clean refusals, bounded memory, no damage.
+"""Feeds gpuimg hostile files, generated here deterministically, and checks every run.
+
+Usage: hostile.py GROUP...   (groups: truncate, corrupt, limits, formats, special,
+                              regressions, legit; 'all' runs every group)
+
+Environment:
+  GPUIMG             the binary under test (required)
+  GPUIMG_TEST_DIR    where scratch directories go (default: the current directory)
+  GPUIMG_REGRESSIONS tests/fuzz/regressions: fuzzer reproducers, replayed by 'regressions'
+
+Every refusal must be: no signal, the documented exit status (3 for a bad input), stderr
+exactly one line `gpuimg: <file>: <reason>` with a non-empty reason (the exact reason where
+gpuimg documents it), nothing on stdout, no output and no temporary file created, and an
+existing output file left as it was. Every run has a time limit and, except in an ASan
+build, a 1.5 GiB address-space limit (RLIMIT_AS), so an attempt to allocate 2 GiB fails the
+test (as "out of memory", exit 1) instead of passing unnoticed; in an ASan build, where the
+shadow memory needs terabytes of address space, ASan's max_allocation_size_mb does the same.
+The 'legit' group checks the other side: valid images whose decode needs buffers beyond
+the small-image floor of the decoder's allocation limit still decode.
+Standard library only.
+"""
+
+import os
+import re
+import resource
+import shutil
+import struct
+import subprocess
+import sys
+import time
+import zlib
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import make_images as mi  # noqa: E402
+
+GPUIMG = os.environ.get("GPUIMG", "")
+EXIT_OK, EXIT_INPUT = 0, 3
+MEMORY_LIMIT = 1536 << 20  # bytes of address space for a plain build
+TIME_LIMIT = 60            # seconds per run, a hang fails
+EXISTING = b"existing output, must survive\n"
+UNSUPPORTED = "unsupported format (not PNG or JPEG)"
+DEFAULT_MAX_PIXELS = 1 << 28
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Failure(msg)
+
+
+def is_asan_build():
+    with open(GPUIMG, "rb") as f:
+        return b"__asan_init" in f.read()
+
+
+ASAN = False
+WORK = None
+
+
+def limit_memory():
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+
+
+def run(args, stdin=None, timeout=TIME_LIMIT):
+    """Runs gpuimg (CPU backend) in WORK; returns (rc, stdout, stderr, seconds)."""
+    env = dict(os.environ)
+    if ASAN:
+        env["ASAN_OPTIONS"] = ":".join(
+            o for o in (env.get("ASAN_OPTIONS", ""), "allocator_may_return_null=0",
+                        "max_allocation_size_mb=%d" % (MEMORY_LIMIT >> 20)) if o)
+    argv = [GPUIMG, "--backend", "cpu"] + [os.fsencode(a) if isinstance(a, str) else a
+                                          for a in args]
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(argv, stdin=stdin if stdin is not None else subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=WORK,
+                           timeout=timeout, env=env,
+                           preexec_fn=None if ASAN else limit_memory)
+    except subprocess.TimeoutExpired:
+        raise Failure("gpuimg %s: still running after %d s" % (" ".join(map(str, args)), timeout))
+    return p.returncode, p.stdout, p.stderr, time.monotonic() - t0
+
+
+def path(name):
+    return os.path.join(WORK, name)
+
+
+def write(name, data):
+    with open(path(name), "wb") as f:
+        f.write(data)
+    return name
+
+
+def read(name):
+    with open(path(name), "rb") as f:
+        return f.read()
+
+
+def leftovers():
+    return sorted(n for n in os.listdir(WORK) if re.fullmatch(r"\..+\.[A-Za-z0-9]{6}", n))
+
+
+def describe(args, rc, out, err):
+    return "gpuimg %s\n  exit %d\n  stdout %r\n  stderr %r" % (
+        " ".join(repr(a) for a in args), rc, out[:200], err[:600])
+
+
+def refused(name, reason=None, ops=("gray",), extra=(), stdin=None, shown=None,
+            max_seconds=None):
+    """gpuimg OPS... NAME keep.png must fail with exit 3 and `gpuimg: SHOWN: REASON`.
+
+    reason: the exact reason, a compiled regex it must match, or None (any reason of six
+    characters or more). keep.png holds EXISTING before and after; fresh.png must not be
+    created. Returns the reason."""
+    write("keep.png", EXISTING)
+    shown = shown if shown is not None else name
+    results = []
+    for out in ("keep.png", "fresh.png"):
+        if stdin is not None:
+            stdin.seek(0)
+        args = list(extra) + list(ops) + [name, out]
+        rc, so, se, secs = run(args, stdin=stdin)
+        what = describe(args, rc, so, se)
+        check(rc >= 0, "killed by signal %d\n%s" % (-rc, what))
+        check(rc == EXIT_INPUT, "expected exit 3\n" + what)
+        check(so == b"", "expected an empty stdout\n" + what)
+        prefix = b"gpuimg: " + os.fsencode(shown) + b": "
+        check(se.startswith(prefix) and se.endswith(b"\n") and se.count(b"\n") == 1,
+              "expected one line starting %r\n%s" % (prefix, what))
+        got = se[len(prefix):-1].decode("utf-8", "replace")
+        if reason is None:
+            check(len(got) >= 6, "reason %r says nothing\n%s" % (got, what))
+        elif isinstance(reason, str):
+            check(got == reason, "expected reason %r\n%s" % (reason, what))
+        else:
+            check(reason.fullmatch(got), "reason %r does not match %r\n%s" % (
+                got, reason.pattern, what))
+        if max_seconds is not None:
+            check(secs <= max_seconds, "took %.1f s (at most %d)\n%s" % (secs, max_seconds, what))
+        check(read("keep.png") == EXISTING, "the existing output was changed\n" + what)
+        check(not os.path.exists(path("fresh.png")), "an output file was created\n" + what)
+        check(not leftovers(), "temporary files left: %r\n%s" % (leftovers(), what))
+        results.append(got)
+    check(results[0] == results[1], "different reasons: %r" % results)
+    return results[0]
+
+
+def decoded(name, ops=("blur", "-r", "0"), extra=()):
+    """gpuimg OPS NAME out.png must succeed; returns the output's (w, h, channels, pixels)."""
+    if os.path.exists(path("out.png")):
+        os.unlink(path("out.png"))
+    args = list(extra) + list(ops) + [name, "out.png"]
+    rc, so, se, _ = run(args)
+    what = describe(args, rc, so, se)
+    check(rc == EXIT_OK and se == b"" and so == b"", "expected success\n" + what)
+    check(not leftovers(), "temporary files left: %r\n%s" % (leftovers(), what))
+    return png_read(read("out.png"))
+
+
+def refused_or_decoded(name):
+    """A damaged file may still decode (stb ignores CRCs, many header bits and trailing
+    bytes); otherwise it must be refused cleanly. Returns 'ok' or the reason."""
+    write("keep.png", EXISTING)
+    args = ["gray", name, "keep.png"]
+    rc, so, se, _ = run(args)
+    what = describe(args, rc, so, se)
+    check(rc >= 0, "killed by signal %d\n%s" % (-rc, what))
+    check(rc in (EXIT_OK, EXIT_INPUT), "expected exit 0 or 3\n" + what)
+    check(so == b"", "expected an empty stdout\n" + what)
+    check(not leftovers(), "temporary files left: %r\n%s" % (leftovers(), what))
+    if rc == EXIT_OK:
+        check(se == b"", "expected an empty stderr\n" + what)
+        check(read("keep.png")[:8] == mi.PNG_SIGNATURE, "no PNG written\n" + what)
+        return "ok"
+    prefix = b"gpuimg: " + os.fsencode(name) + b": "
+    check(se.startswith(prefix) and se.endswith(b"\n") and se.count(b"\n") == 1,
+          "expected one line starting %r\n%s" % (prefix, what))
+    check(len(se) - len(prefix) - 1 >= 6, "reason says nothing\n" + what)
+    check(read("keep.png") == EXISTING, "the existing output was changed\n" + what)
+    return se[len(prefix):-1].decode("utf-8", "replace")
+
+
+# ---------------------------------------------------------------------------------------------
+# Files: PNG and JPEG structure
+
+def png_read(data):
+    """(w, h, channels, pixels) of an 8-bit non-interlaced PNG (what gpuimg writes)."""
+    check(data[:8] == mi.PNG_SIGNATURE, "output is not a PNG")
+    pos, idat, hdr = 8, [], None
+    while pos + 8 <= len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        if kind == b"IHDR":
+            hdr = struct.unpack(">IIBBBBB", data[pos + 8:pos + 21])
+        elif kind == b"IDAT":
+            idat.append(data[pos + 8:pos + 8 + n])
+        pos += 12 + n
+    w, h, depth, ctype = hdr[:4]
+    check(depth == 8, "output PNG has %d-bit samples" % depth)
+    c = mi.SAMPLES[ctype]
+    raw, stride = zlib.decompress(b"".join(idat)), w * c
+    out, prev = bytearray(), bytearray(stride)
+    for y in range(h):
+        f, row = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for x in range(stride):
+            a = row[x - c] if x >= c else 0
+            b, d = prev[x], prev[x - c] if x >= c else 0
+            row[x] = (row[x] + (0, a, b, (a + b) >> 1, mi._paeth(a, b, d))[f]) & 255
+        out += row
+        prev = row
+    return w, h, c, bytes(out)
+
+
+def chunks(data):
+    """[(offset, length, type)] of a PNG's chunks."""
+    out, pos = [], 8
+    while pos + 8 <= len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        out.append((pos, n, kind))
+        pos += 12 + n
+    return out
+
+
+def png_raw(w, h, ctype, depth, rows, interlace=False, trns=None, palette=None, split=0):
+    """A PNG from unfiltered scanlines (filter 0): fast enough for megapixel images.
+
+    rows(x0, y0, dx, dy) returns the packed rows of that sub-image (the whole image is
+    (0, 0, 1, 1)); interlaced images take the seven Adam7 passes."""
+    passes = mi.ADAM7 if interlace else [(0, 0, 1, 1)]
+    raw = b"".join(b"\0" + r for p in passes for r in rows(*p))
+    z = zlib.compress(raw, 6)
+    out = [mi.PNG_SIGNATURE,
+           mi._chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, depth, ctype, 0, 0, int(interlace)))]
+    if palette:
+        out.append(mi._chunk(b"PLTE", palette))
+    if trns:
+        out.append(mi._chunk(b"tRNS", trns))
+    step = split or len(z)
+    out += [mi._chunk(b"IDAT", z[i:i + step]) for i in range(0, len(z), step)]
+    out.append(mi._chunk(b"IEND", b""))
+    return b"".join(out)
+
+
+def bytes_rows(w, h, bpp, pixel):
+    """rows() for png_raw over byte-aligned pixels: pixel(x, y) -> bytes of bpp."""
+    def rows(x0, y0, dx, dy):
+        return [b"".join(pixel(x, y) for x in range(x0, w, dx)) for y in range(y0, h, dy)
+                if x0 < w]
+    return rows
+
+
+def png_with_idat(w, h, ctype, depth, idat, interlace=0):
+    return (mi.PNG_SIGNATURE +
+            mi._chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, depth, ctype, 0, 0, interlace)) +
+            mi._chunk(b"IDAT", idat) + mi._chunk(b"IEND", b""))
+
+
+def jpeg_segments(data):
+    """[(marker, offset, length)] of a JPEG's segments before its first scan, and the SOS."""
+    out, pos = [], 2
+    while pos + 4 <= len(data):
+        check(data[pos] == 0xFF, "JPEG structure unexpected at %d" % pos)
+        m, n = data[pos + 1], struct.unpack(">H", data[pos + 2:pos + 4])[0]
+        out.append((m, pos, n))
+        if m == 0xDA:
+            break
+        pos += 2 + n
+    return out
+
+
+def segment(data, marker):
+    return next(s for s in jpeg_segments(data) if s[0] == marker)
+
+
+def jpeg_with_size(data, w, h):
+    _, pos, _ = segment(data, 0xC0)
+    return data[:pos + 5] + struct.pack(">HH", h, w) + data[pos + 9:]
+
+
+JPEG_CACHE = {}
+
+
+def make_jpeg(w=40, h=24, quality=90, channels=3, name=None):
+    """A baseline JPEG written by gpuimg itself from a smooth image."""
+    key = (w, h, quality, channels)
+    if key not in JPEG_CACHE:
+        px = bytes(v for y in range(h) for x in range(w)
+                   for v in (x * 6 & 255, y * 10 & 255, (128 + x - y) & 255, 200)[:channels])
+        write("src.png", mi.png_encode_8bit(w, h, channels, px) if w * h <= 4096 else
+              png_raw(w, h, mi.COLOUR_TYPE_OF_CHANNELS[channels], 8,
+                      lambda x0, y0, dx, dy: [px[y * w * channels:(y + 1) * w * channels]
+                                              for y in range(h)]))
+        jpg = name or "made-%dx%d-q%d-c%d.jpg" % key
+        rc, so, se, _ = run(["--quality", str(quality), "blur", "-r", "0", "src.png", jpg])
+        check(rc == 0, "gpuimg could not write a JPEG: %r" % se)
+        JPEG_CACHE[key] = read(jpg)
+    return JPEG_CACHE[key]
+
+
+def small_png():
+    return mi.corpus()["rgb8.png"][0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Groups
+
+TESTS = {}
+
+
+def test(group):
+    def register(fn):
+        TESTS.setdefault(group, []).append(fn)
+        return fn
+    return register
+
+
+@test("truncate")
+def png_truncated_everywhere():
+    """Every length of a PNG (interlaced with a palette and tRNS: every chunk kind stb reads)."""
+    c = mi.corpus()
+    for base in ("pal-trns.png", "rgb8-split.png"):
+        data = c[base][0]
+        for n in range(len(data)):
+            name = write("cut-%d-%s" % (n, base), data[:n])
+            if n == 0:
+                refused(name, "empty file")
+            elif n < 8:
+                refused(name, UNSUPPORTED)
+            else:
+                refused(name, re.compile(r"cannot decode PNG: .{6,}"))
+            os.unlink(path(name))
+
+
+@test("truncate")
+def jpeg_truncated_everywhere():
+    """Every length of a baseline JPEG written by gpuimg (and of a 4:4:4 one in steps)."""
+    for quality, step in ((90, 1), (95, 5)):
+        data = make_jpeg(quality=quality)
+        for n in range(0, len(data), step):
+            name = write("cut-%d-q%d.jpg" % (n, quality), data[:n])
+            if n == 0:
+                refused(name, "empty file")
+            elif n < 3:
+                refused(name, UNSUPPORTED)
+            else:
+                refused(name, re.compile(r"cannot decode JPEG: .{6,}"))
+            os.unlink(path(name))
+
+
+@test("corrupt")
+def png_flipped_header_and_chunk_bytes():
+    """Each byte of the signature, IHDR, PLTE, tRNS and the IDAT header, inverted; then
+    random flips anywhere (fixed seed)."""
+    data = mi.corpus()["pal-trns.png"][0]
+    idat = next(off for off, _, kind in chunks(data) if kind == b"IDAT")
+    positions = list(range(0, idat + 12))
+    rng = mi.Rng(6)
+    variants = [("flip-%d.png" % i, data[:i] + bytes([data[i] ^ 0xFF]) + data[i + 1:])
+                for i in positions]
+    for k in range(150):
+        d = bytearray(data)
+        for _ in range(1 + rng.next() % 4):
+            d[rng.next() % len(d)] ^= 1 << (rng.next() % 8)
+        variants.append(("rand-%d.png" % k, bytes(d)))
+    for name, d in variants:
+        write(name, d)
+        refused_or_decoded(name)
+        os.unlink(path(name))
+
+
+@test("corrupt")
+def jpeg_flipped_header_and_segment_bytes():
+    """Each byte before the scan data (segments SOI..SOS) inverted, then random flips."""
+    data = make_jpeg()
+    _, sos, n = segment(data, 0xDA)
+    rng = mi.Rng(7)
+    variants = [("flip-%d.jpg" % i, data[:i] + bytes([data[i] ^ 0xFF]) + data[i + 1:])
+                for i in range(0, sos + 2 + n)]
+    for k in range(150):
+        d = bytearray(data)
+        for _ in range(1 + rng.next() % 4):
+            d[rng.next() % len(d)] ^= 1 << (rng.next() % 8)
+        variants.append(("rand-%d.jpg" % k, bytes(d)))
+    for name, d in variants:
+        write(name, d)
+        refused_or_decoded(name)
+        os.unlink(path(name))
+
+
+@test("corrupt")
+def lying_chunk_lengths():
+    data = small_png()
+    (ioff, ilen, _), = [c for c in chunks(data) if c[2] == b"IDAT"]
+    past = "cannot decode PNG: corrupt or truncated image data (the IDAT chunk runs past the " \
+           "end of the file)"
+    for claim in (ilen + 13, ilen + 1000, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF):
+        name = write("idat-%x.png" % claim,
+                     data[:ioff] + struct.pack(">I", claim) + data[ioff + 4:])
+        refused(name, past)
+    # The same lie in an ancillary chunk, and in a chunk whose type is not letters.
+    for kind, shown in ((b"tEXt", "the tEXt"), (b"\0\xff\x01\x02", "a")):
+        name = write("lie-%s.png" % shown[-4:].strip(),
+                     data[:ioff] + struct.pack(">I", 1 << 30) + kind + b"x" * 20 + data[ioff:])
+        refused(name, "cannot decode PNG: corrupt or truncated image data (%s chunk runs past "
+                      "the end of the file)" % shown)
+
+
+@test("corrupt")
+def jpeg_bad_huffman_table():
+    """A DHT whose 16 code counts add up to more than 256 (stb 2.27 writes past its table)."""
+    data = make_jpeg()
+    _, dht, _ = segment(data, 0xC4)
+    counts = [0] * 14 + [45, 255]
+    table = bytes([0x00]) + bytes(counts) + bytes(range(256)) + bytes(44)
+    bad = b"\xff\xc4" + struct.pack(">H", 2 + len(table)) + table
+    name = write("dht-300.jpg", data[:dht] + bad + data[dht:])
+    refused(name, "cannot decode JPEG: corrupt image data (a Huffman table with more codes "
+                  "than it holds)")
+    # Counts that claim more symbols than the segment holds.
+    short = b"\xff\xc4\x00\x15\x00" + bytes([0] * 15 + [200]) + b"\x01\x02"
+    name = write("dht-short.jpg", data[:dht] + short + data[dht:])
+    refused(name, "cannot decode JPEG: corrupt image data (a Huffman table with more codes "
+                  "than it holds)")
+
+
+@test("corrupt")
+def jpeg_without_scan():
+    """Header segments then EOI: stb would return its uninitialised sample buffers."""
+    data = make_jpeg()
+    _, sos, _ = segment(data, 0xDA)
+    name = write("noscan.jpg", data[:sos] + b"\xff\xd9")
+    refused(name, "cannot decode JPEG: no image data (the image ends before its first scan)")
+
+
+@test("limits")
+def huge_declared_png():
+    name = write("huge.png", mi.png_header_only(100000, 100000))
+    refused(name, "image is 100000x100000, over the limit of %d pixels (see --max-pixels)"
+            % DEFAULT_MAX_PIXELS)
+    # With the limit raised the header is still checked against the data: a few bytes of
+    # IDAT cannot hold 10^10 pixels, so nothing is allocated for them.
+    refused(name, "cannot decode PNG: too little image data for 100000x100000 pixels "
+                  "(corrupt or truncated)", extra=("--max-pixels", str(10 ** 10)))
+    # Sides past 2^20 (stb's STBI_MAX_DIMENSIONS), and zero.
+    name = write("wide.png", mi.png_header_only((1 << 20) + 1, 1, mi.GRAY))
+    refused(name, "cannot decode PNG: image is 1048577x1, over the largest side of 1048576 "
+                  "pixels")
+    name = write("zero.png", mi.png_header_only(0, 7))
+    refused(name, "cannot decode PNG: zero width or height")
+    # Apple's CgBI chunk before IHDR does not hide the size.
+    cgbi = mi.PNG_SIGNATURE + mi._chunk(b"CgBI", b"\x50\x00\x20\x06") + \
+        mi.png_header_only(100000, 100000)[8:]
+    name = write("cgbi.png", cgbi)
+    refused(name, "image is 100000x100000, over the limit of %d pixels (see --max-pixels)"
+            % DEFAULT_MAX_PIXELS)
+
+
+@test("limits")
+def huge_declared_jpeg():
+    data = make_jpeg()
+    name = write("huge.jpg", jpeg_with_size(data, 65535, 65535))
+    refused(name, "image is 65535x65535, over the limit of %d pixels (see --max-pixels)"
+            % DEFAULT_MAX_PIXELS)
+    refused(name, "cannot decode JPEG: too little image data for 65535x65535 pixels "
+                  "(corrupt or truncated)", extra=("--max-pixels", str(1 << 40)))
+    # Within the limit but far beyond what a few hundred bytes can code (each 8x8 block
+    # takes at least one bit): refused before stb allocates its planes.
+    name = write("big.jpg", jpeg_with_size(data, 16384, 16384))
+    refused(name, "cannot decode JPEG: too little image data for 16384x16384 pixels "
+                  "(corrupt or truncated)")
+    name = write("zero.jpg", jpeg_with_size(data, 0, 24))
+    refused(name, "cannot decode JPEG: zero width or height")
+
+
+@test("limits")
+def sixteen_bit_limits():
+    # The 23171x23171 16-bit gray PNG that overflows stb's 16-to-8-bit conversion: refused by
+    # the pixel limit from its header alone...
+    name = write("g16-huge.png", mi.png_header_only(23171, 23171, mi.GRAY, 16))
+    refused(name, "image is 23171x23171, over the limit of %d pixels (see --max-pixels)"
+            % DEFAULT_MAX_PIXELS)
+    # ...and, with the limit raised and enough data to pass the size check, by the 16-bit
+    # rule (its samples, with the alpha tRNS may add, pass stb's int arithmetic).
+    junk = mi.Rng(16).bytes(1 << 12) * 300  # 1.2 MB: 1032 x that covers 23171^2 x 2 bytes
+    name = write("g16-data.png", png_with_idat(23171, 23171, mi.GRAY, 16, junk))
+    refused(name, "cannot decode PNG: 16-bit image of 23171x23171 pixels too large to convert "
+                  "to 8 bits", extra=("--max-pixels", str(1 << 30)))
+    # Within the default limit: 16384^2 RGBA at 16 bits is 2 GiB of samples.
+    junk = mi.Rng(17).bytes(1 << 12) * 520  # 2.1 MB
+    name = write("rgba16-2g.png", png_with_idat(16384, 16384, mi.RGBA, 16, junk))
+    refused(name, "cannot decode PNG: 16-bit image of 16384x16384 pixels too large to convert "
+                  "to 8 bits")
+
+
+@test("limits")
+def decompression_bombs():
+    """Small files whose data inflates far past what their header needs: stb would grow its
+    buffer to 2 GiB; the decoder's allocation limit stops it at the image's own size."""
+    bomb = zlib.compress(bytes(64 << 20), 9)  # 64 MiB of zeros in about 64 KiB
+    name = write("bomb-1x1.png", png_with_idat(1, 1, mi.RGB, 8, bomb))
+    refused(name, "cannot decode PNG: corrupt image data (more data than a 1x1 image holds)",
+            max_seconds=20)
+    name = write("bomb-interlaced.png", png_with_idat(300, 200, mi.RGBA, 8, bomb, interlace=1))
+    refused(name, "cannot decode PNG: corrupt image data (more data than a 300x200 image "
+                  "holds)", max_seconds=20)
+
+
+@test("formats")
+def other_formats_named_png():
+    c = mi.corpus()
+    write("rgb8.png", c["rgb8.png"][0])
+    for fmt in ("tga", "bmp"):
+        rc, so, se, _ = run(["blur", "-r", "0", "rgb8.png", "real." + fmt])
+        check(rc == 0, "gpuimg could not write a %s: %r" % (fmt, se))
+        os.rename(path("real." + fmt), path(fmt + "-renamed.png"))
+        refused(fmt + "-renamed.png", UNSUPPORTED)
+    refused(write("gif-renamed.png", c["gif.png"][0]), UNSUPPORTED)
+    refused(write("text.jpg", b"GIF89a not really\n"), UNSUPPORTED)
+    # A JPEG named .png and a PNG named .jpg decode: the signature decides, not the name.
+    write("jpeg-named.png", make_jpeg())
+    check(decoded("jpeg-named.png")[:3] == (40, 24, 3), "JPEG named .png")
+    write("png-named.jpg", c["rgb8.png"][0])
+    check(decoded("png-named.jpg") == c["rgb8.png"][1], "PNG named .jpg")
+
+
+@test("formats")
+def sixteen_bit_pngs_become_8_bits():
+    c = mi.corpus()
+    for name in ("rgb16.png", "ga16.png"):
+        write(name, c[name][0])
+        got = decoded(name)
+        check(got == c[name][1], "%s: decoded %r, expected the high bytes" % (name, got[:3]))
+    # 16-bit RGBA, interlaced, with every sample's low byte different from its high byte.
+    w, h = 9, 5
+    samples = [(i * 7919 + 13) & 0xFFFF for i in range(w * h * 4)]
+    name = write("rgba16-i.png", mi.png_encode(w, h, mi.RGBA, samples, bit_depth=16,
+                                               interlace=True))
+    got = decoded(name)
+    check(got == (w, h, 4, bytes(s >> 8 for s in samples)), "16-bit interlaced RGBA")
+
+
+@test("special")
+def empty_and_directory():
+    refused(write("empty.png", b""), "empty file")
+    os.mkdir(path("adir.png"))
+    refused("adir.png", "is a directory")
+
+
+@test("special")
+def endless_devices():
+    """/dev/zero has no end: it must be refused from its first bytes, at once, in little
+    memory; the same through stdin."""
+    refused("/dev/zero", UNSUPPORTED, max_seconds=5)
+    with open("/dev/zero", "rb") as z:
+        refused("-", UNSUPPORTED, stdin=z, shown="<stdin>", max_seconds=5)
+
+
+@test("special")
+def size_cap():
+    """A file over the 1 GiB cap is refused from its size (a sparse file: nothing is read);
+    a stream that starts like a PNG is read only up to the cap."""
+    name = write("sparse.png", mi.PNG_SIGNATURE)
+    os.truncate(path(name), (1 << 30) + 1)
+    refused(name, "file too large (over 1073741824 bytes)", max_seconds=5)
+    os.unlink(path(name))
+    # stdin from a pipe fed by a child process: signature, then zeros past the cap.
+    feeder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys\nw = sys.stdout.buffer\nw.write(b'\\x89PNG\\r\\n\\x1a\\n')\n"
+         "z = bytes(1 << 20)\n"
+         "try:\n    for _ in range(1100):\n        w.write(z)\n"
+         "except BrokenPipeError:\n    pass\n"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        write("keep.png", EXISTING)
+        args = ["gray", "-", "keep.png"]
+        rc, so, se, secs = run(args, stdin=feeder.stdout)
+        what = describe(args, rc, so, se)
+        check(rc == EXIT_INPUT and se == b"gpuimg: <stdin>: file too large (over 1073741824 "
+              b"bytes)\n", "expected the size cap\n" + what)
+        check(read("keep.png") == EXISTING and not leftovers(), "output damaged\n" + what)
+    finally:
+        feeder.stdout.close()
+        feeder.kill()
+        feeder.wait()
+
+
+# Fuzzer reproducers: each must be refused with exit 3 and its recorded reason, or, when
+# expect.txt has no line for it (a new finding), with any one-line reason.
+@test("regressions")
+def fuzz_reproducers():
+    src = os.environ.get("GPUIMG_REGRESSIONS", "")
+    check(os.path.isdir(src), "set GPUIMG_REGRESSIONS to tests/fuzz/regressions")
+    expect = {}
+    with open(os.path.join(src, "expect.txt"), encoding="utf-8") as f:
+        for line in f:
+            if line.strip() and not line.startswith("#"):
+                name, reason = line.rstrip("\n").split(" ", 1)
+                expect[name] = reason
+    names = sorted(n for n in os.listdir(src) if n != "expect.txt")
+    missing = sorted(set(expect) - set(names))
+    check(not missing, "expect.txt names missing files: %r" % missing)
+    failures = []
+    for n in names:
+        shutil.copyfile(os.path.join(src, n), path(n))
+        try:
+            refused(n, expect.get(n), ops=("gray", "then", "blur", "-r", "3", "then",
+                                           "checkerboard"))
+        except Failure as e:
+            failures.append("%s: %s" % (n, e))
+    check(not failures, "\n".join(failures))
+    print("  (%d reproducers, %d with a recorded reason)" % (len(names), len(expect)))
+
+
+@test("legit")
+def big_pngs_still_decode():
+    """Valid PNGs whose decode needs more than the decoder's 1 MiB allocation floor: the
+    limit computed from their headers must let every buffer stb needs through."""
+    w, h = 420, 380
+    rgba16 = lambda x, y: struct.pack(">HHHH", x * 150, y * 170, (x ^ y) * 64, (x * y) & 0xFFFF)
+    cases = [
+        ("rgba16-interlaced.png", png_raw(w, h, mi.RGBA, 16, bytes_rows(w, h, 8, rgba16),
+                                          interlace=True), (w, h, 4)),
+        ("rgb16-trns.png", png_raw(w, h, mi.RGB, 16,
+                                   bytes_rows(w, h, 6, lambda x, y: rgba16(x, y)[:6]),
+                                   trns=b"\0\0\0\0\0\0"), (w, h, 4)),
+        ("gray-1500x1000.png", png_raw(1500, 1000, mi.GRAY, 8,
+                                       lambda x0, y0, dx, dy: [bytes((x * y) & 255 for x in
+                                                                     range(1500))
+                                                               for y in range(1000)]),
+         (1500, 1000, 1)),
+        ("gray-split.png", png_raw(1500, 800, mi.GRAY, 8,
+                                   lambda x0, y0, dx, dy: [bytes(((x + y) * 3) & 255 for x in
+                                                                 range(1500))
+                                                           for y in range(800)], split=997),
+         (1500, 800, 1)),
+        ("pal4-trns.png", png_raw(1200, 1000, mi.PALETTE, 4,
+                                  lambda x0, y0, dx, dy: [bytes(((x % 16) << 4) | (y % 16)
+                                                                for x in range(600))
+                                                          for y in range(1000)],
+                                  palette=bytes(range(48)), trns=bytes(range(0, 256, 16))),
+         (1200, 1000, 4)),
+    ]
+    for name, data, shape in cases:
+        write(name, data)
+        got = decoded(name)
+        check(got[:3] == shape, "%s decoded as %r, expected %r" % (name, got[:3], shape))
+        os.unlink(path(name))
+    # Exact pixels for one: the 1-bit interlaced image (Adam7 and bit unpacking).
+    write("bits1-small.png", png_raw(61, 37, mi.GRAY, 1, lambda x0, y0, dx, dy: [
+        mi._pack_row([(x * y) % 3 == 0 for x in range(x0, 61, dx)], 1)
+        for y in range(y0, 37, dy)], interlace=True))
+    want = bytes(255 if (x * y) % 3 == 0 else 0 for y in range(37) for x in range(61))
+    check(decoded("bits1-small.png") == (61, 37, 1, want), "1-bit interlaced pixels")
+
+
+@test("legit")
+def big_jpegs_still_decode():
+    for w, h, q, c in ((1200, 900, 50, 3), (1200, 900, 95, 3), (1000, 700, 90, 1),
+                       (1000, 700, 90, 4)):
+        make_jpeg(w, h, q, c, name="big.jpg")
+        got = decoded("big.jpg")
+        check(got[:2] == (w, h), "JPEG %dx%d q%d decoded as %r" % (w, h, q, got[:3]))
+
+
+# ---------------------------------------------------------------------------------------------
+
+def setup_workdir(group):
+    global WORK
+    base = os.environ.get("GPUIMG_TEST_DIR", os.getcwd())
+    WORK = os.path.join(os.path.abspath(base), "hostile-" + group)
+    if os.path.isdir(WORK):
+        shutil.rmtree(WORK)
+    os.makedirs(WORK)
+
+
+def main(argv):
+    global ASAN
+    if not GPUIMG or not os.access(GPUIMG, os.X_OK):
+        sys.stderr.write("hostile.py: set GPUIMG to the gpuimg binary\n")
+        return 2
+    ASAN = is_asan_build()
+    groups = argv[1:] or ["all"]
+    if groups == ["all"]:
+        groups = list(TESTS)
+    unknown = [g for g in groups if g not in TESTS]
+    if unknown:
+        sys.stderr.write("hostile.py: unknown group(s) %s (have %s)\n" % (unknown, list(TESTS)))
+        return 2
+    failed = []
+    for group in groups:
+        setup_workdir(group)
+        for fn in TESTS[group]:
+            t0 = time.monotonic()
+            try:
+                fn()
+                print("ok   %s/%s (%.1f s)" % (group, fn.__name__, time.monotonic() - t0))
+            except Failure as e:
+                failed.append("%s/%s" % (group, fn.__name__))
+                print("FAIL %s/%s: %s" % (group, fn.__name__, e))
+            sys.stdout.flush()
+    print("%d failed" % len(failed) if failed else "all passed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
