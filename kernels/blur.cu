@@ -386,7 +386,7 @@ constexpr int kRowSegment = 1024;
 // Global reads and writes are consecutive across threads.
 template <int C, typename T>
 __global__ void blur_rows_kernel(const uint8_t *__restrict__ src, T *__restrict__ rows,
-                                 BlurShape s)
+                                 BlurShape s, int row_lo, int row_hi)
 {
   extern __shared__ uint32_t plane[]; // C planes of len values
   __shared__ uint32_t warp_total[kRowThreads / 32];
@@ -396,7 +396,7 @@ __global__ void blur_rows_kernel(const uint8_t *__restrict__ src, T *__restrict_
   const int tid = threadIdx.x;
 
   // Grid-stride over rows: gridDim.y is capped at 65535.
-  for (int y = blockIdx.y; y < s.h; y += gridDim.y) {
+  for (int y = row_lo + blockIdx.y; y < row_hi; y += gridDim.y) {
   const uint8_t *row = src + (size_t)y * s.w * C;
   __syncthreads(); // the previous row's planes are no longer read
   for (int j = tid; j < len; j += kRowThreads) {
@@ -436,7 +436,7 @@ __global__ void blur_rows_kernel(const uint8_t *__restrict__ src, T *__restrict_
     __syncthreads(); // plane complete; warp_total reusable
   }
 
-  T *out = rows + ((size_t)y * s.w + x0) * C;
+  T *out = rows + ((size_t)(y - row_lo) * s.w + x0) * C;
   for (int i = tid; i < n_out; i += kRowThreads) {
 #pragma unroll
     for (int c = 0; c < C; c++) {
@@ -456,17 +456,19 @@ template <int C, typename T>
 __global__ void blur_columns_kernel(const T *__restrict__ rows,
                                     const uint8_t *__restrict__ src,
                                     const uint8_t *__restrict__ d_mask,
-                                    uint8_t *__restrict__ dst, BlurShape s, int strip)
+                                    uint8_t *__restrict__ dst, BlurShape s, int row_lo,
+                                    int y_begin, int y_end, int strip)
 {
   const int cols = s.w * C;
   const int col = blockIdx.x * blockDim.x + threadIdx.x;
   if (col >= cols)
     return;
-  const int y0 = blockIdx.y * strip;
-  const int y1 = min(y0 + strip, s.h);
+  // Rows y_begin .. y_end - 1 of this band; the row sums hold rows from row_lo on.
+  const int y0 = y_begin + blockIdx.y * strip;
+  const int y1 = min(y0 + strip, y_end);
   const int last = s.h - 1;
   const T *column = rows + col;
-  auto at = [&](int yy) { return (uint32_t)__ldg(column + (size_t)yy * cols); };
+  auto at = [&](int yy) { return (uint32_t)__ldg(column + (size_t)(yy - row_lo) * cols); };
 
   // Window rows y0-r .. y0+r, clamped: the top and bottom rows count several times.
   int lo = y0 - s.r, hi = y0 + s.r;
@@ -531,6 +533,14 @@ int enqueue(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape 
   bool strip = impl && strcmp(impl, "strip") == 0   ? s.r <= 64
                : impl && strcmp(impl, "twopass") == 0 ? false
                                                       : s.r <= 16;
+  if (strip && !(impl && strcmp(impl, "strip") == 0)) {
+    // The strip kernel needs tall runs of rows per warp; a small image then gives too few
+    // blocks to fill the GPU (1024x768 at r = 16: 12 blocks), and the two passes win.
+    long long strips = (s.w + kStripWidth - 1) / kStripWidth;
+    long long runs = (s.h + 4LL * s.r + 1) / (4LL * s.r + 2);
+    if ((strips + 7) / 8 * runs < 2LL * ctx->prop.multiProcessorCount)
+      strip = false;
+  }
   if (strip) {
     // Strips of 128 pixels, 8 per block; runs of rows long enough to amortise each
     // warp's window set-up (2r+1 rows), short enough to give every SM many warps.
@@ -578,8 +588,13 @@ int enqueue_twopass(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, Bl
 {
   cudaStream_t st = ctx->stream;
   size_t optin = ctx->prop.sharedMemPerBlockOptin;
+  // Bands of rows whose row sums (halo included) fit in half the L2 cache, so pass 2
+  // reads them from L2 rather than device memory; at least 256 rows per band.
+  size_t row_bytes = (size_t)s.w * C * sizeof(T);
+  long long fit = (long long)(ctx->prop.l2CacheSize / 2 / row_bytes) - 2LL * s.r;
+  int band = fit < 256 ? 256 : fit > s.h ? s.h : (int)fit;
   void *scratch;
-  size_t rows_bytes = (size_t)s.w * s.h * C * sizeof(T);
+  size_t rows_bytes = row_bytes * (size_t)min(band + 2 * s.r, s.h);
   if (gpuimg_cuda_scratch(ctx, rows_bytes, &scratch) < 0)
     return -1;
   T *d_rows = (T *)scratch;
@@ -588,27 +603,36 @@ int enqueue_twopass(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, Bl
     gpuimg_error_set(GPUIMG_EXIT_DEVICE, "blur", "radius %d too large for the fast kernel", s.r);
     return -1;
   }
-  dim3 rblock(kRowThreads), rgrid((s.w + kRowSegment - 1) / kRowSegment, min(s.h, 65535));
-  if (gpuimg_cuda_check_grid(ctx, rgrid, "blur_rows_kernel") < 0 ||
-      allow_shared(blur_rows_kernel<C, T>, row_shared) < 0)
+  if (allow_shared(blur_rows_kernel<C, T>, row_shared) < 0)
     return -1;
-  blur_rows_kernel<C, T><<<rgrid, rblock, row_shared, st>>>(d_src, d_rows, s);
-  GPUIMG_CUDA_CHECK_LAUNCH("blur_rows_kernel");
+  dim3 rblock(kRowThreads), cblock(256), cgrid((unsigned)((s.w * C + 255) / 256));
+  int launches = 0;
+  for (int b0 = 0; b0 < s.h; b0 += band) {
+    int b1 = min(b0 + band, s.h);
+    int lo = max(b0 - s.r, 0), hi = min(b1 + s.r, s.h); // rows the band's windows touch
+    dim3 rgrid((s.w + kRowSegment - 1) / kRowSegment, min(hi - lo, 65535));
+    if (gpuimg_cuda_check_grid(ctx, rgrid, "blur_rows_kernel") < 0)
+      return -1;
+    blur_rows_kernel<C, T><<<rgrid, rblock, row_shared, st>>>(d_src, d_rows, s, lo, hi);
+    GPUIMG_CUDA_CHECK_LAUNCH("blur_rows_kernel");
 
-  // Strips tall enough to amortise each thread's window set-up, short enough to give
-  // every SM several blocks.
-  dim3 cblock(256), cgrid((unsigned)((s.w * C + 255) / 256));
-  int want = ctx->prop.multiProcessorCount * 8;
-  int strips = (want + (int)cgrid.x - 1) / (int)cgrid.x;
-  int strip = (s.h + strips - 1) / strips;
-  if (strip < 32)
-    strip = 32;
-  cgrid.y = (unsigned)((s.h + strip - 1) / strip);
-  if (gpuimg_cuda_check_grid(ctx, cgrid, "blur_columns_kernel") < 0)
-    return -1;
-  blur_columns_kernel<C, T><<<cgrid, cblock, 0, st>>>(d_rows, d_src, d_mask, d_dst, s, strip);
-  GPUIMG_CUDA_CHECK_LAUNCH("blur_columns_kernel");
-  gpuimg_launch_record(ctx, info, blur_columns_kernel<C, T>, "blur_columns_kernel", cgrid, cblock, 0, 2);
+    // Strips tall enough to amortise each thread's window set-up, short enough to give
+    // every SM several blocks.
+    int want = ctx->prop.multiProcessorCount * 8;
+    int strips = (want + (int)cgrid.x - 1) / (int)cgrid.x;
+    int strip = (b1 - b0 + strips - 1) / strips;
+    if (strip < 32)
+      strip = 32;
+    cgrid.y = (unsigned)((b1 - b0 + strip - 1) / strip);
+    if (gpuimg_cuda_check_grid(ctx, cgrid, "blur_columns_kernel") < 0)
+      return -1;
+    blur_columns_kernel<C, T>
+        <<<cgrid, cblock, 0, st>>>(d_rows, d_src, d_mask, d_dst, s, lo, b0, b1, strip);
+    GPUIMG_CUDA_CHECK_LAUNCH("blur_columns_kernel");
+    launches += 2;
+  }
+  gpuimg_launch_record(ctx, info, blur_columns_kernel<C, T>, "blur_columns_kernel", cgrid,
+                       cblock, 0, launches);
   return 0;
 }
 
