@@ -27,6 +27,8 @@ void gpuimg_buf_free(gpuimg_buf_t *buf);
 
 /* Reads a whole file ("-" = stdin) into out. 0, or -1 with the error set (exit 3). */
 int gpuimg_file_read(const char *path, gpuimg_buf_t *out);
+/* The same for a text file (a report, a list of paths): read whole, whatever it holds. */
+int gpuimg_text_read(const char *path, gpuimg_buf_t *out);
 
 /* Output format from a file name's extension; GPUIMG_FORMAT_NONE if not supported. */
 gpuimg_format_t gpuimg_format_from_name(const char *path);

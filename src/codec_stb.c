@@ -22,6 +22,12 @@ static void *stb_realloc(void *p, size_t size);
 #define STBI_MALLOC(sz) stb_alloc(sz)
 #define STBI_REALLOC(p, sz) stb_realloc(p, sz)
 #define STBI_FREE(p) free(p)
+/* stb's internal consistency checks abort: compiled out in every build (as NDEBUG does in
+ * release builds), so that no input can abort gpuimg; the fuzzer (GPUIMG_FUZZING) keeps
+ * them as extra oracles. */
+#ifndef GPUIMG_FUZZING
+#define STBI_ASSERT(x) ((void)0)
+#endif
 #define STB_IMAGE_STATIC
 #define STB_IMAGE_IMPLEMENTATION
 #define STBI_WRITE_NO_STDIO
@@ -47,10 +53,10 @@ static void *stb_realloc(void *p, size_t size);
 #pragma GCC diagnostic pop
 #endif
 
-/* The allocation limit of the decode in progress (gpuimg decodes one image at a time, on
- * one thread) and whether stb asked for more: then its "outofmem" means corrupt data. */
-static size_t stb_alloc_limit = SIZE_MAX;
-static int stb_alloc_refused;
+/* The allocation limit of the decode in progress on this thread (batch mode decodes on
+ * several) and whether stb asked for more: then its "outofmem" means corrupt data. */
+static _Thread_local size_t stb_alloc_limit = SIZE_MAX;
+static _Thread_local int stb_alloc_refused;
 
 static void *stb_alloc(size_t size)
 {
@@ -141,7 +147,7 @@ static const char *chunk_name(const uint8_t *t, char name[9])
 static void png_probe(const uint8_t *b, size_t n, probe_t *p)
 {
   size_t pos = sizeof png_signature;
-  int first = 1, depth = 8, color = 2, interlace = 0;
+  int first = 1, depth = 8, color = 2, interlace = 0, trns = 0;
   uint64_t idat = 0;
 
   while (n - pos >= 8) {
@@ -168,6 +174,8 @@ static void png_probe(const uint8_t *b, size_t n, probe_t *p)
     }
     if (memcmp(type, "IDAT", 4) == 0)
       idat += len;
+    if (memcmp(type, "tRNS", 4) == 0)
+      trns = 1;
     if (is_end)
       break;
     pos += 12 + (size_t)len;
@@ -182,8 +190,10 @@ static void png_probe(const uint8_t *b, size_t n, probe_t *p)
   uint64_t w = p->w, h = p->h;
   uint64_t row = (w * (uint64_t)bits + 7) / 8 * (uint64_t)spp;
   p->too_little = row * h > DEFLATE_MAX_RATIO * idat + 1024;
-  /* A decoded pixel has at most 4 channels (palette or tRNS add alpha) of 2 bytes. */
-  uint64_t out = w * h * 4 * (bits == 16 ? 2 : 1);
+  /* Decoded channels: a palette expands to RGB, tRNS adds alpha; 16-bit samples take 2
+   * bytes until stb converts them to 8 bits. */
+  uint64_t out_n = color == 3 ? (trns ? 4 : 3) : (uint64_t)spp + (trns && (spp & 1) ? 1 : 0);
+  uint64_t out = w * h * out_n * (bits == 16 ? 2 : 1);
   /* stb inflates into a buffer of exactly the raw size (one filter byte per row), doubling
    * it when the data holds more; interlaced images hold a little more, so they double once. */
   uint64_t raw = row * h + h;
@@ -193,8 +203,7 @@ static void png_probe(const uint8_t *b, size_t n, probe_t *p)
   p->max_alloc = max_u64(max_u64(out, inflate), max_u64(gather, STB_ALLOC_FLOOR)) +
                  STB_ALLOC_SLACK;
   /* stb converts 16-bit samples in int arithmetic: refuse what would overflow it. */
-  p->too_deep = bits == 16 && w * h * (uint64_t)(spp == 1 || spp == 3 ? spp + 1 : spp) * 2 >
-                                  (uint64_t)INT_MAX;
+  p->too_deep = bits == 16 && out > (uint64_t)INT_MAX;
 }
 
 /* JPEG: the start of frame gives the size and sampling; every Huffman table must have at
@@ -204,7 +213,7 @@ static void png_probe(const uint8_t *b, size_t n, probe_t *p)
 static void jpeg_probe(const uint8_t *b, size_t n, probe_t *p)
 {
   size_t pos = 2;
-  int scans = 0, ended = 0, progressive = 0;
+  int scans = 0, ended = 0, progressive = 0, nc = 0;
   uint64_t blocks = 0, comp_max = 0;
 
   while (pos < n) {
@@ -243,7 +252,8 @@ static void jpeg_probe(const uint8_t *b, size_t n, probe_t *p)
     size_t seg_len = len - 2;
     if (m >= 0xc0 && m <= 0xc2 && !p->found && seg_len >= 6) {
       /* Baseline, extended and progressive frames: the ones stb decodes. */
-      int nc = seg[5], hmax = 1, vmax = 1;
+      int hmax = 1, vmax = 1;
+      nc = seg[5];
       p->found = 1;
       p->h = be16(seg + 1);
       p->w = be16(seg + 3);
@@ -305,7 +315,7 @@ static void jpeg_probe(const uint8_t *b, size_t n, probe_t *p)
   p->too_little = (uint64_t)n * 8 < blocks;
   /* Per component a sample plane (progressive: and 16-bit coefficients), then the output
    * (at most 3 channels) and stb's decoder state. */
-  uint64_t out = (uint64_t)p->w * (uint64_t)p->h * 3;
+  uint64_t out = (uint64_t)p->w * (uint64_t)p->h * (nc >= 3 ? 3 : 1);
   p->max_alloc = max_u64(max_u64(comp_max * (progressive ? 2 : 1), out),
                          STB_ALLOC_FLOOR + sizeof(stbi__jpeg)) +
                  STB_ALLOC_SLACK;
@@ -378,6 +388,18 @@ static int stb_decode(const uint8_t *bytes, size_t size, const char *what, uint6
     return -1;
   }
 
+  /* No single buffer may pass 4 bytes per pixel of --max-pixels (1 GiB by default): the
+   * limit a user raises for larger images also bounds 16-bit and interlaced decodes, whose
+   * buffers are larger than their pixels. */
+  uint64_t budget = 4 * max_pixels + STB_ALLOC_FLOOR + STB_ALLOC_SLACK;
+  if (probe.found && probe.max_alloc > budget) {
+    gpuimg_error_set(GPUIMG_EXIT_INPUT, what,
+                     "cannot decode %s: a %ux%u image needs a buffer of up to %llu bytes, "
+                     "over the limit of %llu (4 bytes per pixel of --max-pixels)",
+                     kind, probe.w, probe.h, (unsigned long long)probe.max_alloc,
+                     (unsigned long long)budget);
+    return -1;
+  }
   /* Without a header stb fails before allocating much; the floor covers its state. */
   stb_alloc_limit = probe.found && probe.max_alloc < SIZE_MAX ? (size_t)probe.max_alloc
                                                              : (size_t)STB_ALLOC_FLOOR * 4;

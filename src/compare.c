@@ -580,7 +580,7 @@ static int runs_load(const char *path, const options_t *o, runs_t *runs)
   gpuimg_buf_t buf;
   memset(runs, 0, sizeof *runs);
   runs->name = strcmp(path, "-") ? path : "<stdin>";
-  if (gpuimg_file_read(path, &buf) < 0)
+  if (gpuimg_text_read(path, &buf) < 0)
     return -1;
   if (gpuimg_buf_append(&buf, "", 1) < 0) { /* a NUL after the text, for safety */
     gpuimg_buf_free(&buf);

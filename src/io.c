@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,10 +55,10 @@ static int may_be_image(const uint8_t *b, size_t n)
   return k == n || k == sizeof jpeg;
 }
 
-/* Reading stops as soon as the first bytes cannot begin an image: the decoder refuses the
- * file from them alone ("unsupported format"), and a stream such as /dev/zero or
- * /dev/urandom would otherwise be read to the size cap (1 GiB of memory) first. */
-int gpuimg_file_read(const char *path, gpuimg_buf_t *out)
+/* For images, reading stops as soon as the first bytes cannot begin one: the decoder
+ * refuses the file from them alone ("unsupported format"), and a stream such as /dev/zero
+ * or /dev/urandom would otherwise be read to the size cap (1 GiB of memory) first. */
+static int read_file(const char *path, int image, gpuimg_buf_t *out)
 {
   int is_stdin = strcmp(path, "-") == 0;
   const char *what = is_stdin ? "<stdin>" : path;
@@ -100,7 +101,7 @@ int gpuimg_file_read(const char *path, gpuimg_buf_t *out)
       gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "out of memory");
       goto fail;
     }
-    if (!may_be_image(out->data, out->size))
+    if (image && !may_be_image(out->data, out->size))
       break;
   }
   if (!is_stdin)
@@ -111,6 +112,16 @@ fail:
     close(fd);
   gpuimg_buf_free(out);
   return -1;
+}
+
+int gpuimg_file_read(const char *path, gpuimg_buf_t *out)
+{
+  return read_file(path, 1, out);
+}
+
+int gpuimg_text_read(const char *path, gpuimg_buf_t *out)
+{
+  return read_file(path, 0, out);
 }
 
 gpuimg_format_t gpuimg_format_from_name(const char *path)
@@ -137,37 +148,52 @@ const char *gpuimg_format_name(gpuimg_format_t fmt)
   return fmt >= GPUIMG_FORMAT_PNG && fmt <= GPUIMG_FORMAT_TGA ? names[fmt] : "none";
 }
 
-/* Temporary files still open, removed by the signal handler. */
-#define MAX_PENDING 4
-static char *volatile pending[MAX_PENDING];
+/* Temporary files still open, removed by the signal handler. Batch workers open and commit
+ * outputs concurrently: a slot is claimed with a compare-and-swap and released by storing
+ * NULL; the handler only loads slots (lock-free atomic loads are async-signal-safe) and
+ * calls unlink(). A path leaves its slot before it is freed. More files open at once than
+ * slots (batch mode holds at most one per worker, --jobs <= 1024, plus the report) would
+ * only lose the cleanup of the extra ones. */
+#define MAX_PENDING 4096
+static _Atomic(char *) pending[MAX_PENDING];
 
 static void pending_add(char *path)
 {
-  for (int i = 0; i < MAX_PENDING; i++)
-    if (!pending[i]) {
-      pending[i] = path;
+  for (int i = 0; i < MAX_PENDING; i++) {
+    char *expected = NULL;
+    if (atomic_compare_exchange_strong(&pending[i], &expected, path))
       return;
-    }
+  }
 }
 
 static void pending_remove(const char *path)
 {
-  for (int i = 0; i < MAX_PENDING; i++)
-    if (pending[i] == path)
-      pending[i] = NULL;
+  for (int i = 0; i < MAX_PENDING; i++) {
+    char *expected = (char *)path;
+    if (atomic_compare_exchange_strong(&pending[i], &expected, NULL))
+      return;
+  }
 }
 
 static void cleanup_on_signal(int sig)
 {
-  for (int i = 0; i < MAX_PENDING; i++)
-    if (pending[i])
-      unlink(pending[i]);
+  for (int i = 0; i < MAX_PENDING; i++) {
+    char *path = atomic_load(&pending[i]);
+    if (path)
+      unlink(path);
+  }
   signal(sig, SIG_DFL);
   raise(sig);
 }
 
+static mode_t process_umask;
+static int have_umask;
+
 void gpuimg_output_install_signal_cleanup(void)
 {
+  process_umask = umask(0);
+  umask(process_umask);
+  have_umask = 1;
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = cleanup_on_signal;
@@ -197,6 +223,22 @@ int gpuimg_output_open(gpuimg_output_t *out, const char *path, int binary)
     gpuimg_error_set(GPUIMG_EXIT_OUTPUT, path, "is a directory");
     return -1;
   }
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    /* A device or a FIFO (--report /dev/null, a named pipe) is written in place: renaming
+     * a temporary file over it would replace the device node itself (as root, /dev/null). */
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+      gpuimg_error_set(GPUIMG_EXIT_OUTPUT, path, "cannot open output file: %s", strerror(errno));
+      return -1;
+    }
+    if (binary && isatty(fd)) {
+      close(fd);
+      gpuimg_error_set(GPUIMG_EXIT_OUTPUT, path, "refusing to write image data to a terminal");
+      return -1;
+    }
+    out->fd = fd;
+    return 0;
+  }
   /* ".<name>.XXXXXX" beside the destination, so rename() stays on one file system. */
   const char *slash = strrchr(path, '/');
   size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0;
@@ -215,9 +257,14 @@ int gpuimg_output_open(gpuimg_output_t *out, const char *path, int binary)
     gpuimg_error_set(GPUIMG_EXIT_OUTPUT, path, "cannot create output file: %s", strerror(err));
     return -1;
   }
-  /* mkstemp makes 0600; a normal output file gets 0666 less the umask. */
-  mode_t mask = umask(0);
-  umask(mask);
+  /* mkstemp makes 0600; a normal output file gets 0666 less the umask (read once, by
+   * gpuimg_output_install_signal_cleanup() at start-up: umask() cannot be read without
+   * setting it, which races with other threads). */
+  mode_t mask = process_umask;
+  if (!have_umask) {
+    mask = umask(0);
+    umask(mask);
+  }
   fchmod(fd, 0666 & ~mask);
   out->tmp_path = tmp;
   out->fd = fd;
@@ -241,14 +288,19 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 
 int gpuimg_output_commit(gpuimg_output_t *out, const void *bytes, size_t n)
 {
-  const char *what = out->tmp_path ? out->path : "<stdout>";
+  const char *what = strcmp(out->path, "-") ? out->path : "<stdout>";
   if (write_all(out->fd, bytes, n) < 0) {
     gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what, "write failed: %s", strerror(errno));
     gpuimg_output_abort(out);
     return -1;
   }
-  if (!out->tmp_path) {
+  if (!out->tmp_path) { /* stdout, or a device or FIFO written in place */
+    int fd = out->fd;
     out->fd = -1;
+    if (fd != STDOUT_FILENO && close(fd) < 0) {
+      gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what, "write failed: %s", strerror(errno));
+      return -1;
+    }
     return 0;
   }
   int fd = out->fd;
@@ -271,7 +323,7 @@ int gpuimg_output_commit(gpuimg_output_t *out, const void *bytes, size_t n)
 
 void gpuimg_output_abort(gpuimg_output_t *out)
 {
-  if (out->fd >= 0 && out->tmp_path)
+  if (out->fd >= 0 && out->fd != STDOUT_FILENO)
     close(out->fd);
   out->fd = -1;
   if (out->tmp_path) {

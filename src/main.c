@@ -149,6 +149,7 @@ int main(int argc, char **argv)
     gpuimg_cli_free(&cli);
     return GPUIMG_EXIT_OK;
   }
+  gpuimg_output_install_signal_cleanup();
   if (cli.outdir && !cli.version) {
     status = gpuimg_batch_main(&cli);
     gpuimg_cli_free(&cli);
@@ -164,7 +165,6 @@ int main(int argc, char **argv)
     return GPUIMG_EXIT_OK;
   }
 
-  gpuimg_output_install_signal_cleanup();
   /* Never replace an input with an output: the image, its masks or the report. */
   const char *inputs[GPUIMG_MAX_STEPS + 1];
   int ninputs = 0;

@@ -1,5 +1,5 @@
 /* pipeline.c: runs the steps of a pipeline on the CPU or CUDA backend and times every stage. */
-#include "run.h"
+#include "pipeline.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -83,14 +83,71 @@ done:
 }
 
 #ifdef GPUIMG_HAVE_CUDA
-static int run_cuda(gpuimg_cuda_t *ctx, const gpuimg_cli_t *cli, const gpuimg_image_t *src,
-                    const gpuimg_image_t *masks, gpuimg_image_t *dst, gpuimg_run_t *run)
+/* The pinned and device memory of CUDA runs. A one-image run starts from an empty set and
+ * frees it at the end; a gpuimg_pipeline_t keeps it across images and only grows it, so that
+ * in steady state an image costs no cudaMalloc or cudaMallocHost (each of which is slow, and
+ * cudaFree synchronises the whole device, stalling every other stream). */
+typedef struct {
+  uint8_t *h_in, *h_out; /* pinned staging: the decoded input, the result */
+  size_t h_in_cap, h_out_cap;
+  uint8_t *d_buf[2]; /* ping-pong images on the device */
+  size_t d_cap[2];
+  uint8_t *d_mask[GPUIMG_MAX_STEPS];        /* a portrait step's mask on the device */
+  const uint8_t *mask_of[GPUIMG_MAX_STEPS]; /* the host mask that d_mask holds, or NULL */
+  size_t mask_cap[GPUIMG_MAX_STEPS];
+  int allocations; /* pinned and device allocations made so far */
+} cuda_buffers_t;
+
+/* Makes *h_buf at least need bytes of pinned memory, keeping it when it is large enough. */
+static int grow_host(cuda_buffers_t *b, uint8_t **h_buf, size_t *cap, size_t need)
 {
-  int w = src->width, h = src->height, rc = -1;
+  if (*h_buf && *cap >= need)
+    return 0;
+  gpuimg_cuda_host_free(*h_buf);
+  *cap = 0;
+  if (!(*h_buf = gpuimg_cuda_host_alloc(need)))
+    return -1;
+  *cap = need;
+  b->allocations++;
+  return 0;
+}
+
+/* The same for device memory. The stream is idle between images (every copy and launcher
+ * waits for its work), so freeing a smaller buffer here cannot pull it from under a kernel. */
+static int grow_dev(cuda_buffers_t *b, uint8_t **d_buf, size_t *cap, size_t need)
+{
+  if (*d_buf && *cap >= need)
+    return 0;
+  gpuimg_cuda_dev_free(*d_buf);
+  *cap = 0;
+  if (!(*d_buf = gpuimg_cuda_dev_alloc(need)))
+    return -1;
+  *cap = need;
+  b->allocations++;
+  return 0;
+}
+
+static void buffers_free(cuda_buffers_t *b)
+{
+  for (int i = 0; i < GPUIMG_MAX_STEPS; i++)
+    gpuimg_cuda_dev_free(b->d_mask[i]);
+  gpuimg_cuda_dev_free(b->d_buf[0]);
+  gpuimg_cuda_dev_free(b->d_buf[1]);
+  gpuimg_cuda_host_free(b->h_in);
+  gpuimg_cuda_host_free(b->h_out);
+  memset(b, 0, sizeof *b);
+}
+
+/* measure: count divergence and measure the copy bandwidth (what a one-image run's report and
+ * --explain show). A mask already on the device (the same host mask as in the previous run
+ * with these buffers) is not uploaded again and gets no upload-mask stage. */
+static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_cli_t *cli,
+                    const gpuimg_image_t *src, const gpuimg_image_t *masks, gpuimg_image_t *dst,
+                    gpuimg_run_t *run, int measure)
+{
+  int w = src->width, h = src->height;
   size_t in_bytes = gpuimg_image_bytes(w, h, src->channels);
   size_t px = gpuimg_image_bytes(w, h, 1);
-  uint8_t *h_in = NULL, *h_out = NULL, *d_buf[2] = {NULL, NULL};
-  uint8_t *d_mask[GPUIMG_MAX_STEPS] = {NULL};
   gpuimg_stage_t *stage[GPUIMG_MAX_STEPS], *up, *down;
   int out_c = src->channels;
 
@@ -101,36 +158,40 @@ static int run_cuda(gpuimg_cuda_t *ctx, const gpuimg_cli_t *cli, const gpuimg_im
   if (gpuimg_cuda_set_block(ctx, cli->block_w, cli->block_h) < 0)
     return -1;
   /* What the report and --explain show: divergence counts and the copy bandwidth. */
-  int measure = cli->report || cli->explain;
   gpuimg_cuda_set_count_divergence(ctx, measure);
   if (measure && gpuimg_cuda_copy_bandwidth(ctx, (size_t)256 << 20, &run->copy_gbps) < 0)
     return -1;
 
   /* Channels never grow along a pipeline, so two input-sized buffers serve every step. */
-  if (!(h_in = gpuimg_cuda_host_alloc(in_bytes)) || !(d_buf[0] = gpuimg_cuda_dev_alloc(in_bytes)) ||
-      !(d_buf[1] = gpuimg_cuda_dev_alloc(in_bytes)))
-    goto done;
-  memcpy(h_in, src->data, in_bytes);
+  if (grow_host(b, &b->h_in, &b->h_in_cap, in_bytes) < 0 ||
+      grow_dev(b, &b->d_buf[0], &b->d_cap[0], in_bytes) < 0 ||
+      grow_dev(b, &b->d_buf[1], &b->d_cap[1], in_bytes) < 0)
+    return -1;
+  memcpy(b->h_in, src->data, in_bytes);
 
   for (int i = 0; i < cli->nsteps; i++) {
     if (!masks[i].data)
       continue;
+    if (b->mask_of[i] == masks[i].data && b->mask_cap[i] >= px)
+      continue;
+    b->mask_of[i] = NULL;
     gpuimg_stage_t *ms = gpuimg_run_stage(run, "upload-mask", i, 1, 1);
-    if (!ms || !(d_mask[i] = gpuimg_cuda_dev_alloc(px)) ||
-        gpuimg_cuda_upload(ctx, d_mask[i], masks[i].data, px, NULL) < 0)
-      goto done;
+    if (!ms || grow_dev(b, &b->d_mask[i], &b->mask_cap[i], px) < 0 ||
+        gpuimg_cuda_upload(ctx, b->d_mask[i], masks[i].data, px, NULL) < 0)
+      return -1;
+    b->mask_of[i] = masks[i].data;
     ms->bytes = px;
     ms->pinned = 0;
   }
   if (!(up = gpuimg_run_stage(run, "upload", -1, 1, cli->repeat)))
-    goto done;
+    return -1;
   up->bytes = in_bytes;
   up->pinned = 1;
   {
     int c = src->channels;
     for (int i = 0; i < cli->nsteps; i++) {
       if (!(stage[i] = gpuimg_run_stage(run, cli->steps[i].op->name, i, 1, cli->repeat)))
-        goto done;
+        return -1;
       stage[i]->bytes = step_bytes(&cli->steps[i], w, h, c);
       stage[i]->has_launch = 1;
       c = cli->steps[i].op->out_channels(c);
@@ -139,31 +200,31 @@ static int run_cuda(gpuimg_cuda_t *ctx, const gpuimg_cli_t *cli, const gpuimg_im
   }
   size_t out_bytes = gpuimg_image_bytes(w, h, out_c);
   if (!(down = gpuimg_run_stage(run, "download", -1, 1, cli->repeat)) ||
-      !(h_out = gpuimg_cuda_host_alloc(out_bytes)))
-    goto done;
+      grow_host(b, &b->h_out, &b->h_out_cap, out_bytes) < 0)
+    return -1;
   down->bytes = out_bytes;
   down->pinned = 1;
 
   for (int r = -cli->warmup; r < cli->repeat; r++) { /* r < 0: warm-up, not recorded */
     float ms;
     int cur = 0, c = src->channels;
-    if (gpuimg_cuda_upload(ctx, d_buf[0], h_in, in_bytes, &ms) < 0)
-      goto done;
+    if (gpuimg_cuda_upload(ctx, b->d_buf[0], b->h_in, in_bytes, &ms) < 0)
+      return -1;
     if (r >= 0)
       up->ms[r] = ms;
     for (int i = 0; i < cli->nsteps; i++) {
       const gpuimg_step_t *s = &cli->steps[i];
       gpuimg_cuda_set_tile(ctx, s->params.tile);
-      if (s->op->run_gpu(ctx, &s->params, d_buf[cur], d_mask[i], d_buf[!cur], w, h, c,
-                         &stage[i]->launch) < 0)
-        goto done;
+      if (s->op->run_gpu(ctx, &s->params, b->d_buf[cur], b->d_mask[i], b->d_buf[!cur], w, h,
+                         c, &stage[i]->launch) < 0)
+        return -1;
       if (r >= 0)
         stage[i]->ms[r] = stage[i]->launch.ms;
       cur = !cur;
       c = s->op->out_channels(c);
     }
-    if (gpuimg_cuda_download(ctx, h_out, d_buf[cur], out_bytes, &ms) < 0)
-      goto done;
+    if (gpuimg_cuda_download(ctx, b->h_out, b->d_buf[cur], out_bytes, &ms) < 0)
+      return -1;
     if (r >= 0)
       down->ms[r] = ms;
   }
@@ -182,19 +243,77 @@ static int run_cuda(gpuimg_cuda_t *ctx, const gpuimg_cli_t *cli, const gpuimg_im
                              &st->predicted_warps, &st->predicted_divergent);
   }
   if (gpuimg_image_alloc(dst, w, h, out_c) < 0)
-    goto done;
-  memcpy(dst->data, h_out, out_bytes);
-  rc = 0;
-done:
-  for (int i = 0; i < cli->nsteps; i++)
-    gpuimg_cuda_dev_free(d_mask[i]);
-  gpuimg_cuda_dev_free(d_buf[0]);
-  gpuimg_cuda_dev_free(d_buf[1]);
-  gpuimg_cuda_host_free(h_in);
-  gpuimg_cuda_host_free(h_out);
-  return rc;
+    return -1;
+  memcpy(dst->data, b->h_out, out_bytes);
+  return 0;
 }
 #endif
+
+/* A runner for many images: the backend chosen once, and on CUDA one context (its own
+ * non-blocking stream) with buffers kept from image to image. */
+struct gpuimg_pipeline {
+  const gpuimg_cli_t *cli;
+  gpuimg_cuda_t *ctx; /* NULL: the CPU backend */
+#ifdef GPUIMG_HAVE_CUDA
+  cuda_buffers_t buffers;
+#endif
+};
+
+gpuimg_pipeline_t *gpuimg_pipeline_create(const gpuimg_cli_t *cli, int device)
+{
+  gpuimg_pipeline_t *p = calloc(1, sizeof *p);
+  if (!p) {
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, "", "out of memory");
+    return NULL;
+  }
+  p->cli = cli;
+  if (device < 0)
+    return p;
+#ifdef GPUIMG_HAVE_CUDA
+  if (!(p->ctx = gpuimg_cuda_create(device)) ||
+      gpuimg_cuda_set_block(p->ctx, cli->block_w, cli->block_h) < 0) {
+    gpuimg_pipeline_destroy(p);
+    return NULL;
+  }
+  return p;
+#else
+  gpuimg_error_set(GPUIMG_EXIT_DEVICE, "", "this gpuimg was built without CUDA");
+  free(p);
+  return NULL;
+#endif
+}
+
+int gpuimg_pipeline_process(gpuimg_pipeline_t *p, const gpuimg_image_t *src,
+                            const gpuimg_image_t *masks, gpuimg_image_t *dst, gpuimg_run_t *run)
+{
+  memset(dst, 0, sizeof *dst);
+#ifdef GPUIMG_HAVE_CUDA
+  if (p->ctx)
+    return run_cuda(p->ctx, &p->buffers, p->cli, src, masks, dst, run, 0);
+#endif
+  return run_cpu(p->cli, src, masks, dst, run);
+}
+
+int gpuimg_pipeline_allocations(const gpuimg_pipeline_t *p)
+{
+#ifdef GPUIMG_HAVE_CUDA
+  return p->buffers.allocations;
+#else
+  (void)p;
+  return 0;
+#endif
+}
+
+void gpuimg_pipeline_destroy(gpuimg_pipeline_t *p)
+{
+  if (!p)
+    return;
+#ifdef GPUIMG_HAVE_CUDA
+  buffers_free(&p->buffers);
+  gpuimg_cuda_destroy(p->ctx);
+#endif
+  free(p);
+}
 
 int gpuimg_pipeline_run(const gpuimg_cli_t *cli, const gpuimg_image_t *src,
                         const gpuimg_image_t *masks, gpuimg_image_t *dst, gpuimg_run_t *run)
@@ -206,7 +325,10 @@ int gpuimg_pipeline_run(const gpuimg_cli_t *cli, const gpuimg_image_t *src,
       gpuimg_cuda_t *ctx = gpuimg_cuda_create(-1);
       if (!ctx)
         return -1;
-      int rc = run_cuda(ctx, cli, src, masks, dst, run);
+      cuda_buffers_t buffers;
+      memset(&buffers, 0, sizeof buffers);
+      int rc = run_cuda(ctx, &buffers, cli, src, masks, dst, run, cli->report || cli->explain);
+      buffers_free(&buffers);
       gpuimg_cuda_destroy(ctx);
       return rc;
     }

@@ -34,7 +34,9 @@ import zlib
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz"))
 import make_images as mi  # noqa: E402
+import make_seeds  # noqa: E402  (progressive and restart JPEGs)
 
 GPUIMG = os.environ.get("GPUIMG", "")
 EXIT_OK, EXIT_INPUT = 0, 3
@@ -352,6 +354,16 @@ def jpeg_truncated_everywhere():
             os.unlink(path(name))
 
 
+@test("truncate")
+def progressive_jpeg_truncated():
+    """A progressive 4:2:0 JPEG (eight scans, EOB runs, refinements) cut every 3 bytes."""
+    data = make_seeds.jpeg_encode(45, 29, ((2, 2), (1, 1), (1, 1)), progressive=True)
+    for n in range(3, len(data), 3):
+        name = write("cut-%d-prog.jpg" % n, data[:n])
+        refused(name, re.compile(r"cannot decode JPEG: .{6,}"))
+        os.unlink(path(name))
+
+
 @test("corrupt")
 def png_flipped_header_and_chunk_bytes():
     """Each byte of the signature, IHDR, PLTE, tRNS and the IDAT header, inverted; then
@@ -484,17 +496,40 @@ def sixteen_bit_limits():
     name = write("g16-huge.png", mi.png_header_only(23171, 23171, mi.GRAY, 16))
     refused(name, "image is 23171x23171, over the limit of %d pixels (see --max-pixels)"
             % DEFAULT_MAX_PIXELS)
-    # ...and, with the limit raised and enough data to pass the size check, by the 16-bit
-    # rule (its samples, with the alpha tRNS may add, pass stb's int arithmetic).
+    # ...and, with the limit raised and enough data to pass the size check, with a tRNS
+    # chunk (which adds alpha), by the 16-bit rule: its 2^31 bytes of 16-bit samples pass
+    # stb's int arithmetic.
     junk = mi.Rng(16).bytes(1 << 12) * 300  # 1.2 MB: 1032 x that covers 23171^2 x 2 bytes
-    name = write("g16-data.png", png_with_idat(23171, 23171, mi.GRAY, 16, junk))
+    g16 = png_with_idat(23171, 23171, mi.GRAY, 16, junk)
+    name = write("g16-trns.png", g16[:33] + mi._chunk(b"tRNS", b"\0\0") + g16[33:])
     refused(name, "cannot decode PNG: 16-bit image of 23171x23171 pixels too large to convert "
                   "to 8 bits", extra=("--max-pixels", str(1 << 30)))
+    # Without tRNS it is decoded (1 GiB of 16-bit samples): here the junk data is refused.
+    name = write("g16-junk.png", g16)
+    refused(name, re.compile(r"cannot decode PNG: .{6,}"), extra=("--max-pixels", str(1 << 30)))
     # Within the default limit: 16384^2 RGBA at 16 bits is 2 GiB of samples.
     junk = mi.Rng(17).bytes(1 << 12) * 520  # 2.1 MB
     name = write("rgba16-2g.png", png_with_idat(16384, 16384, mi.RGBA, 16, junk))
     refused(name, "cannot decode PNG: 16-bit image of 16384x16384 pixels too large to convert "
                   "to 8 bits")
+
+
+@test("limits")
+def buffers_within_four_bytes_per_pixel():
+    """No single decode buffer may pass 4 bytes per pixel of --max-pixels: an interlaced
+    RGBA image at the pixel limit needs twice that (stb inflates into a buffer sized for the
+    non-interlaced data, then doubles it), a 16-bit RGB one 6 bytes per pixel."""
+    junk = mi.Rng(18).bytes(1 << 12) * 300  # 1.2 MB
+    name = write("rgba-interlaced.png", png_with_idat(16384, 16384, mi.RGBA, 8, junk,
+                                                      interlace=1))
+    refused(name, "cannot decode PNG: a 16384x16384 image needs a buffer of up to 2147581952 "
+                  "bytes, over the limit of 1074855936 (4 bytes per pixel of --max-pixels)")
+    name = write("rgb16.png", png_with_idat(3000, 2000, mi.RGB, 16, junk[:100000]))
+    refused(name, "cannot decode PNG: a 3000x2000 image needs a buffer of up to 36067536 "
+                  "bytes, over the limit of 25114112 (4 bytes per pixel of --max-pixels)",
+            extra=("--max-pixels", str(6000000)))
+    # The same files within a raised limit get as far as their (junk) data.
+    refused(name, re.compile(r"cannot decode PNG: .{6,}"), extra=("--max-pixels", str(9000000)))
 
 
 @test("limits")
@@ -590,6 +625,35 @@ def size_cap():
         feeder.wait()
 
 
+@test("special")
+def devices_and_fifos_written_in_place():
+    """An output or report that is a FIFO or a device is written through, not replaced by
+    a renamed temporary file (which, as root, would turn /dev/null into a regular file)."""
+    import stat
+    import threading
+    c = mi.corpus()
+    write("rgb8.png", c["rgb8.png"][0])
+    os.mkfifo(path("pipe.png"))
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(path("pipe.png"), "rb").read()),
+                              daemon=True)
+    reader.start()
+    rc, so, se, _ = run(["blur", "-r", "0", "rgb8.png", "pipe.png"], timeout=20)
+    reader.join(20)
+    check(rc == 0 and se == b"", "writing to a FIFO: exit %d, %r" % (rc, se))
+    check(stat.S_ISFIFO(os.stat(path("pipe.png")).st_mode), "the FIFO was replaced")
+    check(got and png_read(got[0]) == c["rgb8.png"][1], "the FIFO did not carry the image")
+    check(not leftovers(), "temporary files left: %r" % leftovers())
+    if os.geteuid() != 0:
+        print("  (device part skipped: mknod needs root)")
+        return
+    os.mknod(path("null.json"), 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    rc, so, se, _ = run(["gray", "rgb8.png", "--report", "null.json"])
+    check(rc == 0 and se == b"", "writing the report to a device: exit %d, %r" % (rc, se))
+    check(stat.S_ISCHR(os.stat(path("null.json")).st_mode), "the device node was replaced")
+    check(not leftovers(), "temporary files left: %r" % leftovers())
+
+
 # Fuzzer reproducers: each must be refused with exit 3 and its recorded reason, or, when
 # expect.txt has no line for it (a new finding), with any one-line reason.
 @test("regressions")
@@ -661,11 +725,28 @@ def big_pngs_still_decode():
 
 @test("legit")
 def big_jpegs_still_decode():
+    """Baseline JPEGs written by gpuimg, and progressive ones (whose decode also holds 16-bit
+    coefficients for every block), beyond the allocation floor."""
     for w, h, q, c in ((1200, 900, 50, 3), (1200, 900, 95, 3), (1000, 700, 90, 1),
                        (1000, 700, 90, 4)):
         make_jpeg(w, h, q, c, name="big.jpg")
         got = decoded("big.jpg")
         check(got[:2] == (w, h), "JPEG %dx%d q%d decoded as %r" % (w, h, q, got[:3]))
+    for w, h, sampling, channels in ((1100, 700, ((1, 1),), 1),
+                                     (900, 600, ((2, 2), (1, 1), (1, 1)), 3)):
+        write("prog.jpg", make_seeds.jpeg_encode(w, h, sampling, progressive=True))
+        got = decoded("prog.jpg")
+        check(got[:3] == (w, h, channels), "progressive %dx%d decoded as %r" % (w, h, got[:3]))
+
+
+@test("legit")
+def seed_jpegs_decode():
+    """The fuzzer's JPEG seeds (progressive, restart markers, 4 components, 4:1:1)."""
+    for name, (w, h, sampling, prog, rst) in make_seeds.SEEDS.items():
+        write(name, make_seeds.jpeg_encode(w, h, sampling, prog, rst))
+        got = decoded(name)
+        check(got[:3] == (w, h, 1 if len(sampling) == 1 else 3),
+              "%s decoded as %r" % (name, got[:3]))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -183,13 +183,13 @@ def jpeg_encode(width, height, sampling=((1, 1),), progressive=False, restart=0,
             bits, run = Bits(), 0
             for _, bx, by in comp_blocks(c):
                 vals = [coef(c, bx, by, k) for k in range(1, 6)]
-                if not any(vals):
-                    run += 1
-                    continue
-                if run:
-                    put_eobrun(bits, run)
-                    run = 0
-                if put_ac(bits, vals, None):
+                if any(vals):
+                    if run:
+                        put_eobrun(bits, run)
+                        run = 0
+                    if put_ac(bits, vals, None):
+                        run += 1
+                else:
                     run += 1
                 if run == 0x7FFF:
                     put_eobrun(bits, run)

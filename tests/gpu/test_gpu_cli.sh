@@ -53,4 +53,102 @@ for s in r["stages"]:
         assert s["variant"] == "tiled" and s["launch"]["kernel"] == "blur_tiled_kernel", s
 print("ok   report")
 PY
+
+# Batch mode (-o DIR): sample-derived 1024x768 images plus odd sizes and layouts. Every
+# output is byte-identical across --backend cuda --jobs 1, cuda --jobs 4 and cpu --jobs 4;
+# workers reuse their pinned and device buffers (cuda_allocations stays constant after a
+# worker's first image of the largest size).
+here=$(cd "$(dirname "$0")" && pwd)
+bin=$tmp/batch-in
+mkdir -p "$bin"
+for r in 0 1 2 3 4 5 6 7; do
+  "$GPUIMG" blur -r "$r" --backend cpu -q sample: "$bin/s$r.png" || fail=1
+done
+"$GPUIMG" gray --backend cpu -q sample: "$bin/s-gray.png" || fail=1
+python3 - "$here/../make_images.py" "$bin" <<'PY' || fail=1
+import importlib.util, os, sys
+spec = importlib.util.spec_from_file_location("mi", sys.argv[1])
+mi = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mi)
+for w, h, c in ((1, 1, 3), (1, 37, 4), (37, 1, 1), (33, 17, 2), (33, 17, 4), (1500, 999, 3)):
+    with open(os.path.join(sys.argv[2], "odd-%dx%dx%d.png" % (w, h, c)), "wb") as f:
+        f.write(mi.png_encode_8bit(w, h, c, mi.make_pixels(w, h, c, w * 131 + h * 7 + c)))
+PY
+batch() { # name, then the operation and its options (inputs: $bin/*.png unless BATCH_IN)
+  local name=$1
+  shift
+  local d=$tmp/batch-$name
+  rm -rf "$d-c1" "$d-c4" "$d-p4"
+  # shellcheck disable=SC2086
+  if ! "$GPUIMG" "$@" -q --backend cuda -j 1 -o "$d-c1" ${BATCH_IN:-$bin/*.png} ||
+    ! "$GPUIMG" "$@" -q --backend cuda -j 4 -o "$d-c4" --report "$d.jsonl" ${BATCH_IN:-$bin/*.png} ||
+    ! "$GPUIMG" "$@" -q --backend cpu -j 4 -o "$d-p4" ${BATCH_IN:-$bin/*.png}; then
+    echo "FAIL batch-$name: a run failed"
+    fail=1
+    return
+  fi
+  if diff -rq "$d-c1" "$d-c4" >/dev/null && diff -rq "$d-c1" "$d-p4" >/dev/null; then
+    echo "ok   batch-$name"
+  else
+    echo "FAIL batch-$name: outputs differ (cuda -j1, cuda -j4, cpu -j4)"
+    diff -rq "$d-c1" "$d-c4"
+    diff -rq "$d-c1" "$d-p4"
+    fail=1
+  fi
+}
+batch gray gray
+batch blur blur -r 8 --format jpg
+batch blur-tiled blur -r 20 --tiled --format bmp
+batch pipeline gray "then" blur -r 3 "then" checkerboard --cell 8 --format png
+BATCH_IN="$bin/s*.png" batch portrait portrait -r 6 --mask "$here/../../assets/sample-mask.png"
+python3 - "$tmp/batch-blur.jsonl" <<'PY' || fail=1
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
+s = lines[-1]
+assert s["summary"] and s["backend"] == "cuda" and s["failed"] == 0, s
+assert s["converted"] == len(lines) - 1 and s["devices"] == [0] and s["jobs"] == 4, s
+assert s["device_busy_ms"] > 0 and 0 <= s["device_hidden_pct"] <= 100, s
+for k in ("upload", "blur", "download"):
+    assert s["stage_totals_ms"][k] > 0, s["stage_totals_ms"]
+seen = {}
+for o in lines[:-1]:
+    assert o["status"] == "ok" and o["backend"] == "cuda" and o["device_index"] == 0, o
+    names = [st["name"] for st in o["stages"]]
+    assert names == ["read", "decode", "upload", "blur", "download", "encode", "write"], names
+    for st in o["stages"]:
+        if st["name"] in ("upload", "blur", "download"):
+            assert st["clock"] == "cuda-event" and st["ms"] > 0, st
+    seen.setdefault(o["worker"], []).append((o["index"], o["input"]["width"] * o["input"]["height"] * o["input"]["channels"], o["cuda_allocations"]))
+# Buffers only grow: a worker allocates again only for an image larger than any before.
+for w, items in seen.items():
+    items.sort()
+    biggest, allocs = 0, 0
+    for _, size, a in items:
+        if size <= biggest:
+            assert a == allocs, ("worker %d allocated for an image no larger than before" % w, items)
+        biggest, allocs = max(biggest, size), a
+print("ok   batch-report")
+PY
+# Devices: a device number that does not exist is a usage error; 0,0 is two workers on 0.
+n=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+if [ "${n:-0}" -ge 1 ]; then
+  "$GPUIMG" gray -q --backend cuda --devices "$n" -o "$tmp/batch-dev" "$bin/s0.png" 2>"$tmp/err"
+  rc=$?
+  if [ $rc -eq 2 ] && grep -q "^gpuimg: --devices: no CUDA device $n ($n present)$" "$tmp/err"; then
+    echo "ok   batch-devices-missing"
+  else
+    echo "FAIL batch-devices-missing: exit $rc: $(cat "$tmp/err")"
+    fail=1
+  fi
+fi
+rm -rf "$tmp/batch-dev"
+if "$GPUIMG" gray -q --backend cuda --devices all -j 3 -o "$tmp/batch-dev" "$bin"/*.png &&
+  "$GPUIMG" gray -q --backend cuda --devices 0,0 -j 2 -o "$tmp/batch-dev2" "$bin"/*.png &&
+  diff -rq "$tmp/batch-dev" "$tmp/batch-dev2" >/dev/null &&
+  diff -rq "$tmp/batch-dev" "$tmp/batch-gray-c1" >/dev/null; then
+  echo "ok   batch-devices"
+else
+  echo "FAIL batch-devices: --devices all / 0,0"
+  fail=1
+fi
 exit $fail
