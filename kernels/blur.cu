@@ -4,7 +4,8 @@
 
 #include "cuda_internal.cuh"
 
-namespace {
+namespace
+{
 
 struct BlurShape {
   int w, h, r;
@@ -54,10 +55,9 @@ constexpr int kStripWidth = 128;
 // two prefix sums: O(1) per pixel for any r <= RMAX. Only __syncwarp, no block barriers.
 // With d_mask (portrait) subject pixels and alpha take the source value.
 template <int C, int RMAX>
-__global__ void __launch_bounds__(256) blur_strip_kernel(const uint8_t *__restrict__ src,
-                                                         const uint8_t *__restrict__ d_mask,
-                                                         uint8_t *__restrict__ dst, BlurShape s,
-                                                         int rows_per_warp)
+__global__ void __launch_bounds__(256)
+    blur_strip_kernel(const uint8_t *__restrict__ src, const uint8_t *__restrict__ d_mask,
+                      uint8_t *__restrict__ dst, BlurShape s, int rows_per_warp)
 {
   constexpr int kMaxLen = kStripWidth + 2 * RMAX;
   constexpr int NV = (kMaxLen * C + 31) / 32;
@@ -385,8 +385,8 @@ constexpr int kRowSegment = 1024;
 // totals), and writes out[x] = P[x + 2r] - P[x - 1]: O(1) per pixel whatever r is.
 // Global reads and writes are consecutive across threads.
 template <int C, typename T>
-__global__ void blur_rows_kernel(const uint8_t *__restrict__ src, T *__restrict__ rows,
-                                 BlurShape s, int row_lo, int row_hi)
+__global__ void blur_rows_kernel(const uint8_t *__restrict__ src, T *__restrict__ rows, BlurShape s,
+                                 int row_lo, int row_hi)
 {
   extern __shared__ uint32_t plane[]; // C planes of len values
   __shared__ uint32_t warp_total[kRowThreads / 32];
@@ -397,53 +397,53 @@ __global__ void blur_rows_kernel(const uint8_t *__restrict__ src, T *__restrict_
 
   // Grid-stride over rows: gridDim.y is capped at 65535.
   for (int y = row_lo + blockIdx.y; y < row_hi; y += gridDim.y) {
-  const uint8_t *row = src + (size_t)y * s.w * C;
-  __syncthreads(); // the previous row's planes are no longer read
-  for (int j = tid; j < len; j += kRowThreads) {
-    const uint8_t *p = row + (size_t)gpuimg_clampi(x0 - s.r + j, 0, s.w - 1) * C;
+    const uint8_t *row = src + (size_t)y * s.w * C;
+    __syncthreads(); // the previous row's planes are no longer read
+    for (int j = tid; j < len; j += kRowThreads) {
+      const uint8_t *p = row + (size_t)gpuimg_clampi(x0 - s.r + j, 0, s.w - 1) * C;
 #pragma unroll
-    for (int c = 0; c < C; c++)
-      plane[c * len + j] = __ldg(p + c);
-  }
-  __syncthreads();
-
-  // Chunked block scan of each plane.
-  const int chunk = (len + kRowThreads - 1) / kRowThreads;
-  const int b = min(tid * chunk, len), e = min(b + chunk, len);
-  const int lane = tid & 31, warp = tid >> 5;
-  for (int c = 0; c < C; c++) {
-    uint32_t *pl = plane + c * len;
-    uint32_t acc = 0;
-    for (int j = b; j < e; j++) {
-      acc += pl[j];
-      pl[j] = acc;
+      for (int c = 0; c < C; c++)
+        plane[c * len + j] = __ldg(p + c);
     }
-    uint32_t incl = acc; // inclusive scan of chunk totals within the warp
-#pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-      uint32_t v = __shfl_up_sync(0xffffffffu, incl, d);
-      if (lane >= d)
-        incl += v;
-    }
-    if (lane == 31)
-      warp_total[warp] = incl;
     __syncthreads();
-    uint32_t offset = incl - acc;
-    for (int k = 0; k < warp; k++)
-      offset += warp_total[k];
-    for (int j = b; j < e; j++)
-      pl[j] += offset;
-    __syncthreads(); // plane complete; warp_total reusable
-  }
 
-  T *out = rows + ((size_t)(y - row_lo) * s.w + x0) * C;
-  for (int i = tid; i < n_out; i += kRowThreads) {
-#pragma unroll
+    // Chunked block scan of each plane.
+    const int chunk = (len + kRowThreads - 1) / kRowThreads;
+    const int b = min(tid * chunk, len), e = min(b + chunk, len);
+    const int lane = tid & 31, warp = tid >> 5;
     for (int c = 0; c < C; c++) {
-      const uint32_t *pl = plane + c * len;
-      out[(size_t)i * C + c] = (T)(pl[i + 2 * s.r] - (i > 0 ? pl[i - 1] : 0u));
+      uint32_t *pl = plane + c * len;
+      uint32_t acc = 0;
+      for (int j = b; j < e; j++) {
+        acc += pl[j];
+        pl[j] = acc;
+      }
+      uint32_t incl = acc; // inclusive scan of chunk totals within the warp
+#pragma unroll
+      for (int d = 1; d < 32; d <<= 1) {
+        uint32_t v = __shfl_up_sync(0xffffffffu, incl, d);
+        if (lane >= d)
+          incl += v;
+      }
+      if (lane == 31)
+        warp_total[warp] = incl;
+      __syncthreads();
+      uint32_t offset = incl - acc;
+      for (int k = 0; k < warp; k++)
+        offset += warp_total[k];
+      for (int j = b; j < e; j++)
+        pl[j] += offset;
+      __syncthreads(); // plane complete; warp_total reusable
     }
-  }
+
+    T *out = rows + ((size_t)(y - row_lo) * s.w + x0) * C;
+    for (int i = tid; i < n_out; i += kRowThreads) {
+#pragma unroll
+      for (int c = 0; c < C; c++) {
+        const uint32_t *pl = plane + c * len;
+        out[(size_t)i * C + c] = (T)(pl[i + 2 * s.r] - (i > 0 ? pl[i - 1] : 0u));
+      }
+    }
   }
 }
 
@@ -453,11 +453,9 @@ __global__ void blur_rows_kernel(const uint8_t *__restrict__ src, T *__restrict_
 // Neighbouring threads own neighbouring columns, so every step is a coalesced row read.
 // With d_mask (portrait) subject pixels, and alpha everywhere, take the source value.
 template <int C, typename T>
-__global__ void blur_columns_kernel(const T *__restrict__ rows,
-                                    const uint8_t *__restrict__ src,
-                                    const uint8_t *__restrict__ d_mask,
-                                    uint8_t *__restrict__ dst, BlurShape s, int row_lo,
-                                    int y_begin, int y_end, int strip)
+__global__ void blur_columns_kernel(const T *__restrict__ rows, const uint8_t *__restrict__ src,
+                                    const uint8_t *__restrict__ d_mask, uint8_t *__restrict__ dst,
+                                    BlurShape s, int row_lo, int y_begin, int y_end, int strip)
 {
   const int cols = s.w * C;
   const int col = blockIdx.x * blockDim.x + threadIdx.x;
@@ -491,7 +489,10 @@ __global__ void blur_columns_kernel(const T *__restrict__ rows,
     if (d_mask && (alpha || d_mask[(size_t)y * s.w + x] >= 128))
       v = src[i];
     dst[i] = v;
-    sum += at(min(y + s.r + 1, last)) - at(max(y - s.r, 0));
+    // Slide the window down, except after the band's last row: its entering row may lie
+    // past the rows this band's row sums hold.
+    if (y + 1 < y1)
+      sum += at(min(y + s.r + 1, last)) - at(max(y - s.r, 0));
   }
 }
 
@@ -512,7 +513,7 @@ int enqueue(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape 
             gpuimg_variant_t variant, const uint8_t *d_mask, gpuimg_launch_t *info)
 {
   cudaStream_t st = ctx->stream;
-  
+
   if (variant == GPUIMG_VARIANT_NAIVE) {
     dim3 block = gpuimg_block2d(ctx, 16, 16), grid = gpuimg_grid2d(block, s.w, s.h);
     if (gpuimg_cuda_check_grid(ctx, grid, "blur_naive_kernel") < 0)
@@ -530,7 +531,7 @@ int enqueue(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape 
   // row sums + column walk. GPUIMG_FAST_BLUR=strip|twopass overrides the choice (for
   // benchmarks); by default the strip kernel serves r <= 16.
   const char *impl = getenv("GPUIMG_FAST_BLUR");
-  bool strip = impl && strcmp(impl, "strip") == 0   ? s.r <= 64
+  bool strip = impl && strcmp(impl, "strip") == 0     ? s.r <= 64
                : impl && strcmp(impl, "twopass") == 0 ? false
                                                       : s.r <= 16;
   if (strip && !(impl && strcmp(impl, "strip") == 0)) {
@@ -557,14 +558,14 @@ int enqueue(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape 
     const char *name = "blur_strip_kernel";
     if (gpuimg_cuda_check_grid(ctx, grid, name) < 0)
       return -1;
-#define GPUIMG_STRIP_LAUNCH(RMAX)                                                                 \
-  do {                                                                                            \
-    size_t shared = 8 * ((kStripWidth + 2 * (RMAX)) * C + C) * sizeof(uint32_t);                  \
-    if (allow_shared(blur_strip_kernel<C, RMAX>, shared) < 0)                                     \
-      return -1;                                                                                  \
-    blur_strip_kernel<C, RMAX><<<grid, block, shared, st>>>(d_src, d_mask, d_dst, s, rows);       \
-    GPUIMG_CUDA_CHECK_LAUNCH(name);                                                               \
-    gpuimg_launch_record(ctx, info, blur_strip_kernel<C, RMAX>, name, grid, block, shared, 1);    \
+#define GPUIMG_STRIP_LAUNCH(RMAX)                                                                  \
+  do {                                                                                             \
+    size_t shared = 8 * ((kStripWidth + 2 * (RMAX)) * C + C) * sizeof(uint32_t);                   \
+    if (allow_shared(blur_strip_kernel<C, RMAX>, shared) < 0)                                      \
+      return -1;                                                                                   \
+    blur_strip_kernel<C, RMAX><<<grid, block, shared, st>>>(d_src, d_mask, d_dst, s, rows);        \
+    GPUIMG_CUDA_CHECK_LAUNCH(name);                                                                \
+    gpuimg_launch_record(ctx, info, blur_strip_kernel<C, RMAX>, name, grid, block, shared, 1);     \
   } while (0)
     if (s.r <= 4)
       GPUIMG_STRIP_LAUNCH(4);
@@ -631,8 +632,8 @@ int enqueue_twopass(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, Bl
     GPUIMG_CUDA_CHECK_LAUNCH("blur_columns_kernel");
     launches += 2;
   }
-  gpuimg_launch_record(ctx, info, blur_columns_kernel<C, T>, "blur_columns_kernel", cgrid,
-                       cblock, 0, launches);
+  gpuimg_launch_record(ctx, info, blur_columns_kernel<C, T>, "blur_columns_kernel", cgrid, cblock,
+                       0, launches);
   return 0;
 }
 
@@ -647,15 +648,15 @@ int launch_tiled(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurS
   if (gpuimg_cuda_check_grid(ctx, grid, "blur_tiled_kernel") < 0)
     return -1;
   // The whole tile plus the row sums, when they fit: the separable kernel.
-  size_t sep = ((size_t)tile_h * row_bytes + 15) / 16 * 16 +
-               (size_t)C * tile_h * block.x * sizeof(uint32_t);
+  size_t sep =
+      ((size_t)tile_h * row_bytes + 15) / 16 * 16 + (size_t)C * tile_h * block.x * sizeof(uint32_t);
   if (sep <= optin) {
     if (allow_shared(blur_tiled_sep_kernel<C, P>, sep) < 0)
       return -1;
     blur_tiled_sep_kernel<C, P><<<grid, block, sep, ctx->stream>>>(d_src, d_dst, s);
     GPUIMG_CUDA_CHECK_LAUNCH("blur_tiled_kernel");
-    gpuimg_launch_record(ctx, info, blur_tiled_sep_kernel<C, P>, "blur_tiled_kernel", grid,
-                         block, sep, 1);
+    gpuimg_launch_record(ctx, info, blur_tiled_sep_kernel<C, P>, "blur_tiled_kernel", grid, block,
+                         sep, 1);
     return 0;
   }
   // Otherwise bands of the tile, summed window by window.
@@ -671,8 +672,8 @@ int launch_tiled(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurS
     return -1;
   blur_tiled_kernel<C, P><<<grid, block, shared, ctx->stream>>>(d_src, d_dst, s, band);
   GPUIMG_CUDA_CHECK_LAUNCH("blur_tiled_banded_kernel");
-  gpuimg_launch_record(ctx, info, blur_tiled_kernel<C, P>, "blur_tiled_banded_kernel", grid,
-                       block, shared, 1);
+  gpuimg_launch_record(ctx, info, blur_tiled_kernel<C, P>, "blur_tiled_banded_kernel", grid, block,
+                       shared, 1);
   return 0;
 }
 
@@ -703,13 +704,13 @@ int gpuimg_blur_enqueue(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst
   return -1;
 }
 
-extern "C" int gpuimg_blur_gpu(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst,
-                               int width, int height, int channels, int radius,
-                               gpuimg_variant_t variant, gpuimg_launch_t *info)
+extern "C" int gpuimg_blur_gpu(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, int width,
+                               int height, int channels, int radius, gpuimg_variant_t variant,
+                               gpuimg_launch_t *info)
 {
   if (gpuimg_cuda_timer_start(ctx) < 0 ||
-      gpuimg_blur_enqueue(ctx, d_src, d_dst, width, height, channels, radius, variant, NULL,
-                          info) < 0)
+      gpuimg_blur_enqueue(ctx, d_src, d_dst, width, height, channels, radius, variant, NULL, info) <
+          0)
     return -1;
   return gpuimg_cuda_timer_stop(ctx, &info->ms);
 }

@@ -1,7 +1,8 @@
 // checkerboard.cu: the warp-divergence example: brighten even cells, darken odd ones.
 #include "cuda_internal.cuh"
 
-namespace {
+namespace
+{
 
 // checkerboard_kernel<C, COUNT> (--naive): one thread per pixel of a 2-D grid. Each
 // thread takes one side of a branch on the parity of (x / cell + y / cell): with cell = 1
@@ -57,9 +58,8 @@ constexpr int kPixelsPerThread = 16;
 // byte-wise saturating SIMD instructions __vaddus4/__vsubus4; 16-byte vector stores.
 // groups = pixels / 16; thread index == groups does the remaining pixels one by one.
 template <int C>
-__global__ void checkerboard_fast_kernel(const uint8_t *__restrict__ src,
-                                         uint8_t *__restrict__ dst, int w, size_t groups,
-                                         size_t pixels, int cell, int amount)
+__global__ void checkerboard_fast_kernel(const uint8_t *__restrict__ src, uint8_t *__restrict__ dst,
+                                         int w, size_t groups, size_t pixels, int cell, int amount)
 {
   constexpr int colour = (C == 2 || C == 4) ? C - 1 : C;
   size_t g = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -153,8 +153,8 @@ int launch(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, int w, int 
     checkerboard_kernel<C, false>
         <<<grid, block, 0, ctx->stream>>>(d_src, d_dst, w, h, cell, amount, NULL);
   GPUIMG_CUDA_CHECK_LAUNCH("checkerboard_kernel");
-  gpuimg_launch_record(ctx, info, checkerboard_kernel<C, false>, "checkerboard_kernel", grid,
-                       block, 0, 1);
+  gpuimg_launch_record(ctx, info, checkerboard_kernel<C, false>, "checkerboard_kernel", grid, block,
+                       0, 1);
   if (gpuimg_cuda_timer_stop(ctx, &info->ms) < 0)
     return -1;
   return count ? gpuimg_div_end(ctx, info) : 0;

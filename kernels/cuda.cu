@@ -185,8 +185,8 @@ int gpuimg_cuda_check_grid(const gpuimg_cuda_t *ctx, dim3 grid, const char *kern
   return 0;
 }
 
-extern "C" int gpuimg_cuda_upload(gpuimg_cuda_t *ctx, void *d_dst, const void *h_src,
-                                  size_t bytes, float *ms)
+extern "C" int gpuimg_cuda_upload(gpuimg_cuda_t *ctx, void *d_dst, const void *h_src, size_t bytes,
+                                  float *ms)
 {
   if (gpuimg_cuda_timer_start(ctx) < 0)
     return -1;

@@ -16,8 +16,8 @@ struct gpuimg_cuda {
   int block_w, block_h; // 0: kernel defaults
   void *d_scratch;      // intermediate buffer reused across steps (fast blur)
   size_t scratch_bytes;
-  gpuimg_tile_t tile;   // tiled blur tile storage
-  int count_divergence; // teaching kernels count divergent warps
+  gpuimg_tile_t tile;           // tiled blur tile storage
+  int count_divergence;         // teaching kernels count divergent warps
   unsigned long long *d_counts; // kDivSlots (warps, divergent) pairs
 };
 
@@ -59,11 +59,11 @@ __device__ __forceinline__ void gpuimg_div_flush(unsigned long long *d_counts, u
 // caller returns -1. cudaError_t never leaves kernels/.
 int gpuimg_cuda_fail(cudaError_t err, const char *call, const char *file, int line);
 
-#define GPUIMG_CUDA_CHECK(call)                                                                   \
-  do {                                                                                            \
-    cudaError_t gpuimg_err_ = (call);                                                             \
-    if (gpuimg_err_ != cudaSuccess)                                                               \
-      return gpuimg_cuda_fail(gpuimg_err_, #call, __FILE__, __LINE__);                            \
+#define GPUIMG_CUDA_CHECK(call)                                                                    \
+  do {                                                                                             \
+    cudaError_t gpuimg_err_ = (call);                                                              \
+    if (gpuimg_err_ != cudaSuccess)                                                                \
+      return gpuimg_cuda_fail(gpuimg_err_, #call, __FILE__, __LINE__);                             \
   } while (0)
 
 // After every launch: configuration errors show up here.
@@ -140,8 +140,6 @@ __device__ __forceinline__ int gpuimg_clampi(int v, int lo, int hi)
 {
   return v < lo ? lo : v > hi ? hi : v;
 }
-
-
 
 // Enqueues a blur on ctx's stream without timing it (blur.cu). With d_mask and
 // the fast variant, pixels whose mask byte is >= 128, and alpha, get d_src's value (portrait).

@@ -1,4 +1,5 @@
-/* gpuimg_kernels.h: the one C interface to the CUDA backend (kernels/ *.cu), shared by .c and .cu. */
+/* gpuimg_kernels.h: the one C interface to the CUDA backend (kernels/ *.cu), shared by .c and .cu.
+ */
 #ifndef GPUIMG_KERNELS_H
 #define GPUIMG_KERNELS_H
 
@@ -29,13 +30,13 @@ typedef struct {
   float ms;            /* event-timed, all launches of the step */
   /* The CUDA model, for the report and --explain (main kernel of the step). */
   int has_occupancy;
-  int registers;            /* per thread (cudaFuncGetAttributes) */
-  size_t static_shared;     /* per block */
-  int active_blocks_per_sm; /* cudaOccupancyMaxActiveBlocksPerMultiprocessor */
-  double occupancy_pct;     /* active warps / the SM's warp slots */
-  const char *limited_by;   /* "threads", "block slots", "registers" or "shared memory" */
+  int registers;             /* per thread (cudaFuncGetAttributes) */
+  size_t static_shared;      /* per block */
+  int active_blocks_per_sm;  /* cudaOccupancyMaxActiveBlocksPerMultiprocessor */
+  double occupancy_pct;      /* active warps / the SM's warp slots */
+  const char *limited_by;    /* "threads", "block slots", "registers" or "shared memory" */
   long long resident_blocks; /* active_blocks_per_sm * SMs */
-  double waves;             /* grid blocks / resident blocks */
+  double waves;              /* grid blocks / resident blocks */
   /* Warp divergence counted on the device with warp votes (teaching kernels only). */
   int has_divergence;
   unsigned long long warps, divergent_warps;
@@ -102,11 +103,10 @@ int gpuimg_cuda_download(gpuimg_cuda_t *ctx, void *h_dst, const void *d_src, siz
 
 /* Launchers: images are tightly packed width x height x channels on the device.
  * d_dst never aliases d_src. Each waits for its kernels and fills *info. */
-int gpuimg_gray_gpu(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, int width,
-                    int height, int channels, gpuimg_variant_t variant, gpuimg_launch_t *info);
-int gpuimg_blur_gpu(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, int width,
-                    int height, int channels, int radius, gpuimg_variant_t variant,
-                    gpuimg_launch_t *info);
+int gpuimg_gray_gpu(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, int width, int height,
+                    int channels, gpuimg_variant_t variant, gpuimg_launch_t *info);
+int gpuimg_blur_gpu(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, int width, int height,
+                    int channels, int radius, gpuimg_variant_t variant, gpuimg_launch_t *info);
 int gpuimg_checkerboard_gpu(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, int width,
                             int height, int channels, int cell, int amount,
                             gpuimg_variant_t variant, gpuimg_launch_t *info);

@@ -1,7 +1,8 @@
 // gray.cu: Rec. 601 luma (fixed point, the same integers as src/op_gray.c) on the GPU.
 #include "cuda_internal.cuh"
 
-namespace {
+namespace
+{
 
 constexpr uint32_t kWR = 19595, kWG = 38470, kWB = 7471; // sum 65536
 constexpr int kPixelsPerThread = 16;
@@ -69,8 +70,8 @@ __global__ void gray_kernel(const uint8_t *__restrict__ src, uint8_t *__restrict
 // loads/stores: a warp touches 32 neighbouring pixels of a row, so accesses coalesce, but
 // each instruction moves only 1 byte per thread.
 template <int C>
-__global__ void gray_naive_kernel(const uint8_t *__restrict__ src, uint8_t *__restrict__ dst,
-                                  int w, int h)
+__global__ void gray_naive_kernel(const uint8_t *__restrict__ src, uint8_t *__restrict__ dst, int w,
+                                  int h)
 {
   constexpr int OC = C == 4 ? 2 : 1;
   int x = blockIdx.x * blockDim.x + threadIdx.x;
@@ -115,8 +116,8 @@ int launch_gray(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, size_t
 
 } // namespace
 
-extern "C" int gpuimg_gray_gpu(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst,
-                               int width, int height, int channels, gpuimg_variant_t variant,
+extern "C" int gpuimg_gray_gpu(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, int width,
+                               int height, int channels, gpuimg_variant_t variant,
                                gpuimg_launch_t *info)
 {
   size_t pixels = (size_t)width * (size_t)height;

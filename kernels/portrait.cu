@@ -1,7 +1,8 @@
 // portrait.cu: keep the subject (mask >= 128), blur the rest.
 #include "cuda_internal.cuh"
 
-namespace {
+namespace
+{
 
 // portrait_composite_kernel<C, COUNT>: after a naive or tiled blur into dst, one thread
 // per pixel copies the source pixel back where the mask marks the subject (and the alpha
@@ -9,10 +10,9 @@ namespace {
 // inside or outside take one path. With COUNT, warps vote on the branch and the block
 // tallies the divergent ones. (The fast variant folds this test into the blur instead.)
 template <int C, bool COUNT>
-__global__ void portrait_composite_kernel(const uint8_t *__restrict__ src,
-                                          const uint8_t *__restrict__ mask,
-                                          uint8_t *__restrict__ dst, int w, int h,
-                                          unsigned long long *d_counts)
+__global__ void
+portrait_composite_kernel(const uint8_t *__restrict__ src, const uint8_t *__restrict__ mask,
+                          uint8_t *__restrict__ dst, int w, int h, unsigned long long *d_counts)
 {
   __shared__ unsigned s_warps, s_div;
   int x = blockIdx.x * blockDim.x + threadIdx.x;
@@ -55,17 +55,16 @@ int composite(gpuimg_cuda_t *ctx, const uint8_t *d_src, const uint8_t *d_mask, u
         <<<grid, block, 0, ctx->stream>>>(d_src, d_mask, d_dst, w, h, NULL);
   GPUIMG_CUDA_CHECK_LAUNCH("portrait_composite_kernel");
   // The report shows the composite's shape: it is the kernel that diverges.
-  gpuimg_launch_record(ctx, info, portrait_composite_kernel<C, false>,
-                       "portrait_composite_kernel", grid, block, 0, info->launches + 1);
+  gpuimg_launch_record(ctx, info, portrait_composite_kernel<C, false>, "portrait_composite_kernel",
+                       grid, block, 0, info->launches + 1);
   return 0;
 }
 
 } // namespace
 
-extern "C" int gpuimg_portrait_gpu(gpuimg_cuda_t *ctx, const uint8_t *d_src,
-                                   const uint8_t *d_mask, uint8_t *d_dst, int width, int height,
-                                   int channels, int radius, gpuimg_variant_t variant,
-                                   gpuimg_launch_t *info)
+extern "C" int gpuimg_portrait_gpu(gpuimg_cuda_t *ctx, const uint8_t *d_src, const uint8_t *d_mask,
+                                   uint8_t *d_dst, int width, int height, int channels, int radius,
+                                   gpuimg_variant_t variant, gpuimg_launch_t *info)
 {
   if (gpuimg_cuda_timer_start(ctx) < 0)
     return -1;

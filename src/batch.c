@@ -57,11 +57,11 @@ typedef struct {
   int selected; /* in this shard */
   int bad_name; /* no file name to derive an output name from ("dir/", ".", "..") */
   item_status_t status;
-  int code;      /* exit code of a failure */
-  char *error;   /* its message, "<file>: <reason>" (malloc'd) */
-  int worker;    /* -1: never reached a worker */
-  int done;      /* finished (under report_mu) */
-  char *json;    /* its report line, until written (malloc'd) */
+  int code;    /* exit code of a failure */
+  char *error; /* its message, "<file>: <reason>" (malloc'd) */
+  int worker;  /* -1: never reached a worker */
+  int done;    /* finished (under report_mu) */
+  char *json;  /* its report line, until written (malloc'd) */
   double iv[IV_COUNT][2];
 } item_t;
 
@@ -93,8 +93,8 @@ struct batch {
   int nitems;
   int *todo; /* indices of the items the workers process, in input order */
   int ntodo;
-  atomic_int next;    /* next index into todo */
-  atomic_int ndone;   /* selected items finished (progress) */
+  atomic_int next;  /* next index into todo */
+  atomic_int ndone; /* selected items finished (progress) */
   int nselected;
   int use_cuda;
   int devices[MAX_DEVICES], ndevices;
@@ -155,8 +155,11 @@ static char *utf8_clean(const char *s)
     return NULL;
   for (size_t i = 0; i < n;) {
     unsigned char c = (unsigned char)s[i];
-    size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
-                 : (c & 0xf8) == 0xf0 ? 4 : 0;
+    size_t len = c < 0x80             ? 1
+                 : (c & 0xe0) == 0xc0 ? 2
+                 : (c & 0xf0) == 0xe0 ? 3
+                 : (c & 0xf8) == 0xf0 ? 4
+                                      : 0;
     int ok = len > 0 && i + len <= n;
     for (size_t k = 1; ok && k < len; k++)
       ok = ((unsigned char)s[i + k] & 0xc0) == 0x80;
@@ -312,8 +315,8 @@ static int name_output(batch_t *b, item_t *it)
   if (b->cli.batch_format != GPUIMG_FORMAT_NONE) {
     it->format = b->cli.batch_format;
     new_ext = ext[it->format];
-  } else if (dot && dot != base && (it->format = gpuimg_format_from_name(base)) !=
-                                       GPUIMG_FORMAT_NONE) {
+  } else if (dot && dot != base &&
+             (it->format = gpuimg_format_from_name(base)) != GPUIMG_FORMAT_NONE) {
     new_ext = dot + 1;
   } else {
     it->format = GPUIMG_FORMAT_PNG;
@@ -326,8 +329,7 @@ static int name_output(batch_t *b, item_t *it)
     gpuimg_error_set(GPUIMG_EXIT_FAILURE, "", "out of memory");
     return -1;
   }
-  snprintf(it->output, len, "%s%s%.*s.%s", b->outdir, sep ? "/" : "", (int)stem, base,
-           new_ext);
+  snprintf(it->output, len, "%s%s%.*s.%s", b->outdir, sep ? "/" : "", (int)stem, base, new_ext);
   it->name = it->output + dlen + (size_t)sep;
   return 0;
 }
@@ -355,8 +357,7 @@ static int table_init(name_table_t *t, int n)
 }
 
 /* The item holding name, or -1; with add >= 0, add takes the name when nobody has it. */
-static int table_find(name_table_t *t, const item_t *items, const char *name, size_t len,
-                      int add)
+static int table_find(name_table_t *t, const item_t *items, const char *name, size_t len, int add)
 {
   size_t h = (size_t)2166136261u;
   for (size_t i = 0; i < len; i++)
@@ -406,8 +407,8 @@ static int check_names(batch_t *b)
     int first = table_find(&t, b->items, it->name, strlen(it->name), i);
     if (first >= 0 && it->selected) {
       char msg[4096];
-      snprintf(msg, sizeof msg, "%s: output %s is already the output of %s", it->input,
-               it->output, b->items[first].input);
+      snprintf(msg, sizeof msg, "%s: output %s is already the output of %s", it->input, it->output,
+               b->items[first].input);
       fail_item(b, it, GPUIMG_EXIT_OUTPUT, msg);
     }
   }
@@ -465,8 +466,8 @@ static int is_input(batch_t *b, const struct stat *st)
     b->ids_built = 1;
     b->ids = calloc((size_t)b->nitems + GPUIMG_MAX_STEPS + 1, sizeof *b->ids);
     for (int i = 0; b->ids && i < b->nitems + b->cli.nsteps; i++) {
-      const char *path = i < b->nitems ? b->items[i].input
-                                       : b->cli.steps[i - b->nitems].params.mask_path;
+      const char *path =
+          i < b->nitems ? b->items[i].input : b->cli.steps[i - b->nitems].params.mask_path;
       struct stat s;
       if (path && strcmp(path, "-") && stat(path, &s) == 0) {
         b->ids[b->nids].dev = s.st_dev;
@@ -560,9 +561,10 @@ static char *item_json(batch_t *b, worker_t *wk, item_t *it, int index, const gp
     }
   }
   cJSON_AddNumberToObject(root, "index", index);
-  add_string(root, "status", it->status == ITEM_OK       ? "ok"
-                             : it->status == ITEM_FAILED ? "failed"
-                                                         : "skipped");
+  add_string(root, "status",
+             it->status == ITEM_OK       ? "ok"
+             : it->status == ITEM_FAILED ? "failed"
+                                         : "skipped");
   if (it->status == ITEM_FAILED) {
     add_string(root, "error", it->error ? it->error : "unknown error");
     cJSON_AddNumberToObject(root, "exit_code", it->code);
@@ -991,8 +993,8 @@ static void device_overlap(const batch_t *b, double *busy, double *hidden)
   free(e);
 }
 
-static char *summary_json(batch_t *b, worker_t *workers, int nworkers, int converted,
-                          int failed, int skipped, double wall_ms, int status)
+static char *summary_json(batch_t *b, worker_t *workers, int nworkers, int converted, int failed,
+                          int skipped, double wall_ms, int status)
 {
   cJSON *root = cJSON_CreateObject(), *a, *t;
   char *text = NULL;
@@ -1168,8 +1170,8 @@ int gpuimg_batch_main(const gpuimg_cli_t *cli)
     it->worker = -1;
     for (int k = 0; k < IV_COUNT; k++)
       it->iv[k][0] = it->iv[k][1] = -1;
-    it->selected = !cli->shard_n || fnv1a64(it->input) % (uint64_t)cli->shard_n ==
-                                        (uint64_t)(cli->shard_k - 1);
+    it->selected = !cli->shard_n ||
+                   fnv1a64(it->input) % (uint64_t)cli->shard_n == (uint64_t)(cli->shard_k - 1);
     if (!it->selected)
       it->status = ITEM_SKIPPED;
     b->nselected += it->selected;
@@ -1373,7 +1375,8 @@ finish:;
     b->have_report = 0;
   }
   if (!cli->quiet)
-    fprintf(stderr, "gpuimg: %d converted, %d failed, %d skipped (shard) in %.2f s (%.1f images/s)\n",
+    fprintf(stderr,
+            "gpuimg: %d converted, %d failed, %d skipped (shard) in %.2f s (%.1f images/s)\n",
             converted, failed, skipped, wall_ms / 1000.0,
             wall_ms > 0 ? converted / (wall_ms / 1000.0) : 0.0);
 

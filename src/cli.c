@@ -32,8 +32,6 @@ enum {
   OPT_SHARD = 18 << 16,
 };
 
-
-
 typedef struct {
   const char *long_name;
   char short_name; /* 0: none */
@@ -42,31 +40,31 @@ typedef struct {
 } option_t;
 
 static const option_t options[] = {
-  {"radius", 'r', 1, GPUIMG_OPT_RADIUS},
-  {"naive", 0, 0, GPUIMG_OPT_NAIVE},
-  {"tiled", 0, 0, GPUIMG_OPT_TILED},
-  {"cell", 0, 1, GPUIMG_OPT_CELL},
-  {"amount", 0, 1, GPUIMG_OPT_AMOUNT},
-  {"mask", 0, 1, GPUIMG_OPT_MASK},
-  {"tile", 0, 1, GPUIMG_OPT_TILE},
-  {"backend", 0, 1, OPT_BACKEND},
-  {"report", 0, 1, OPT_REPORT},
-  {"repeat", 0, 1, OPT_REPEAT},
-  {"warmup", 0, 1, OPT_WARMUP},
-  {"quality", 0, 1, OPT_QUALITY},
-  {"quiet", 'q', 0, OPT_QUIET},
-  {"help", 'h', 0, OPT_HELP},
-  {"version", 'V', 0, OPT_VERSION},
-  {"block", 0, 1, OPT_BLOCK},
-  {"max-pixels", 0, 1, OPT_MAX_PIXELS},
-  {"explain", 0, 0, OPT_EXPLAIN},
-  {"output-dir", 'o', 1, OPT_OUTDIR},
-  {"from", 0, 1, OPT_FROM},
-  {"format", 0, 1, OPT_FORMAT},
-  {"force", 0, 0, OPT_FORCE},
-  {"jobs", 'j', 1, OPT_JOBS},
-  {"devices", 0, 1, OPT_DEVICES},
-  {"shard", 0, 1, OPT_SHARD},
+    {"radius", 'r', 1, GPUIMG_OPT_RADIUS},
+    {"naive", 0, 0, GPUIMG_OPT_NAIVE},
+    {"tiled", 0, 0, GPUIMG_OPT_TILED},
+    {"cell", 0, 1, GPUIMG_OPT_CELL},
+    {"amount", 0, 1, GPUIMG_OPT_AMOUNT},
+    {"mask", 0, 1, GPUIMG_OPT_MASK},
+    {"tile", 0, 1, GPUIMG_OPT_TILE},
+    {"backend", 0, 1, OPT_BACKEND},
+    {"report", 0, 1, OPT_REPORT},
+    {"repeat", 0, 1, OPT_REPEAT},
+    {"warmup", 0, 1, OPT_WARMUP},
+    {"quality", 0, 1, OPT_QUALITY},
+    {"quiet", 'q', 0, OPT_QUIET},
+    {"help", 'h', 0, OPT_HELP},
+    {"version", 'V', 0, OPT_VERSION},
+    {"block", 0, 1, OPT_BLOCK},
+    {"max-pixels", 0, 1, OPT_MAX_PIXELS},
+    {"explain", 0, 0, OPT_EXPLAIN},
+    {"output-dir", 'o', 1, OPT_OUTDIR},
+    {"from", 0, 1, OPT_FROM},
+    {"format", 0, 1, OPT_FORMAT},
+    {"force", 0, 0, OPT_FORCE},
+    {"jobs", 'j', 1, OPT_JOBS},
+    {"devices", 0, 1, OPT_DEVICES},
+    {"shard", 0, 1, OPT_SHARD},
 };
 #define NOPTIONS (sizeof options / sizeof options[0])
 #define OP_OPTIONS 0xffffu
@@ -167,7 +165,8 @@ static int apply_option(gpuimg_cli_t *cli, gpuimg_step_t *step, const option_t *
   case OPT_FORMAT: {
     char name[8];
     snprintf(name, sizeof name, "x.%s", arg);
-    if (strlen(arg) > 4 || (cli->batch_format = gpuimg_format_from_name(name)) == GPUIMG_FORMAT_NONE)
+    if (strlen(arg) > 4 ||
+        (cli->batch_format = gpuimg_format_from_name(name)) == GPUIMG_FORMAT_NONE)
       return usage_error(spelled, "invalid value '%s' (expected png, jpg, bmp or tga)", arg);
     return 0;
   }
@@ -185,20 +184,20 @@ static int apply_option(gpuimg_cli_t *cli, gpuimg_step_t *step, const option_t *
     cli->devices = arg;
     return 0;
   case OPT_SHARD: {
-      char *end;
-      errno = 0;
-      long k = strtol(arg, &end, 10), n = 0;
-      int ok = !errno && end != arg && *end == '/';
-      if (ok) {
-        const char *ns = end + 1;
-        n = strtol(ns, &end, 10);
-        ok = !errno && end != ns && !*end && n >= 1 && n <= 1000000 && k >= 1 && k <= n;
-      }
-      if (!ok)
-        return usage_error(spelled, "invalid value '%s' (expected K/N with 1 <= K <= N)", arg);
-      cli->shard_k = (int)k;
-      cli->shard_n = (int)n;
-      return 0;
+    char *end;
+    errno = 0;
+    long k = strtol(arg, &end, 10), n = 0;
+    int ok = !errno && end != arg && *end == '/';
+    if (ok) {
+      const char *ns = end + 1;
+      n = strtol(ns, &end, 10);
+      ok = !errno && end != ns && !*end && n >= 1 && n <= 1000000 && k >= 1 && k <= n;
+    }
+    if (!ok)
+      return usage_error(spelled, "invalid value '%s' (expected K/N with 1 <= K <= N)", arg);
+    cli->shard_k = (int)k;
+    cli->shard_n = (int)n;
+    return 0;
   }
   case OPT_BACKEND:
     if (strcmp(arg, "auto") == 0)
@@ -437,17 +436,16 @@ void gpuimg_cli_usage(FILE *f)
 
 void gpuimg_cli_help(FILE *f)
 {
-  fprintf(f,
-          "Usage: gpuimg OP [OPTIONS] [then OP [OPTIONS]]... [INPUT [OUTPUT]]\n"
-          "       gpuimg OP [OPTIONS] [then OP [OPTIONS]]... -o DIR INPUT...\n"
-          "Process a PNG or JPEG image with CUDA kernels (or the CPU reference backend).\n"
-          "\n"
-          "Operations run in order on one image; 'then' separates them:\n"
-          "  gpuimg gray then blur -r 4 in.png out.png\n"
-          "Without INPUT (or with INPUT 'sample:'), the built-in 1024x768 sample and its\n"
-          "subject mask are used.\n"
-          "Without OUTPUT, no image is written. '-' is stdin/stdout. OUTPUT's extension\n"
-          "picks the format: .png, .jpg/.jpeg, .bmp or .tga (stdout: PNG).\n");
+  fprintf(f, "Usage: gpuimg OP [OPTIONS] [then OP [OPTIONS]]... [INPUT [OUTPUT]]\n"
+             "       gpuimg OP [OPTIONS] [then OP [OPTIONS]]... -o DIR INPUT...\n"
+             "Process a PNG or JPEG image with CUDA kernels (or the CPU reference backend).\n"
+             "\n"
+             "Operations run in order on one image; 'then' separates them:\n"
+             "  gpuimg gray then blur -r 4 in.png out.png\n"
+             "Without INPUT (or with INPUT 'sample:'), the built-in 1024x768 sample and its\n"
+             "subject mask are used.\n"
+             "Without OUTPUT, no image is written. '-' is stdin/stdout. OUTPUT's extension\n"
+             "picks the format: .png, .jpg/.jpeg, .bmp or .tga (stdout: PNG).\n");
   for (int i = 0; gpuimg_ops[i]; i++) {
     const gpuimg_op_t *op = gpuimg_ops[i];
     fprintf(f, "\n%s: %s\n", op->name, op->summary);

@@ -1,4 +1,5 @@
-/* codec_stb.c: the stb codec, compiled here from Debian's stb headers with only PNG and JPEG decoders. */
+/* codec_stb.c: the stb codec, compiled here from Debian's stb headers with only PNG and JPEG
+ * decoders. */
 #include "codec.h"
 
 #include <limits.h>
@@ -110,12 +111,12 @@ static uint32_t be16(const uint8_t *p)
 
 /* What a walk over the file's structure learned before stb allocates anything. */
 typedef struct {
-  int found;           /* the header (PNG IHDR, JPEG start of frame) was found */
-  uint32_t w, h;       /* its width and height */
-  char bad[128];       /* a defect that must stop the decode, "" if none */
-  int too_little;      /* less coded data than any w x h image needs: corrupt or truncated */
-  int too_deep;        /* a 16-bit PNG too large for stb's 32-bit conversion */
-  uint64_t max_alloc;  /* the largest buffer a correct decode of this header needs */
+  int found;          /* the header (PNG IHDR, JPEG start of frame) was found */
+  uint32_t w, h;      /* its width and height */
+  char bad[128];      /* a defect that must stop the decode, "" if none */
+  int too_little;     /* less coded data than any w x h image needs: corrupt or truncated */
+  int too_deep;       /* a 16-bit PNG too large for stb's 32-bit conversion */
+  uint64_t max_alloc; /* the largest buffer a correct decode of this header needs */
 } probe_t;
 
 /* Deflate cannot expand one input byte into more than 1032 output bytes (a 258-byte match
@@ -200,8 +201,7 @@ static void png_probe(const uint8_t *b, size_t n, probe_t *p)
   uint64_t inflate = interlace ? 2 * raw : raw;
   /* The IDAT data is gathered in a buffer that doubles from the first chunk's size. */
   uint64_t gather = 2 * idat + 8192;
-  p->max_alloc = max_u64(max_u64(out, inflate), max_u64(gather, STB_ALLOC_FLOOR)) +
-                 STB_ALLOC_SLACK;
+  p->max_alloc = max_u64(max_u64(out, inflate), max_u64(gather, STB_ALLOC_FLOOR)) + STB_ALLOC_SLACK;
   /* stb converts 16-bit samples in int arithmetic: refuse what would overflow it. */
   p->too_deep = bits == 16 && out > (uint64_t)INT_MAX;
 }
@@ -299,8 +299,8 @@ static void jpeg_probe(const uint8_t *b, size_t n, probe_t *p)
        * stuffed zero, a fill byte nor a restart marker. */
       scans++;
       pos += len;
-      while (pos < n && !(b[pos] == 0xff && pos + 1 < n && b[pos + 1] != 0 &&
-                          b[pos + 1] != 0xff && !(b[pos + 1] >= 0xd0 && b[pos + 1] <= 0xd7)))
+      while (pos < n && !(b[pos] == 0xff && pos + 1 < n && b[pos + 1] != 0 && b[pos + 1] != 0xff &&
+                          !(b[pos + 1] >= 0xd0 && b[pos + 1] <= 0xd7)))
         pos++;
       continue;
     }
@@ -358,14 +358,14 @@ static int stb_decode(const uint8_t *bytes, size_t size, const char *what, uint6
     }
     if (probe.w > STBI_MAX_DIMENSIONS || probe.h > STBI_MAX_DIMENSIONS) {
       gpuimg_error_set(GPUIMG_EXIT_INPUT, what,
-                       "cannot decode %s: image is %ux%u, over the largest side of %d pixels",
-                       kind, probe.w, probe.h, STBI_MAX_DIMENSIONS);
+                       "cannot decode %s: image is %ux%u, over the largest side of %d pixels", kind,
+                       probe.w, probe.h, STBI_MAX_DIMENSIONS);
       return -1;
     }
     if ((uint64_t)probe.w * probe.h > max_pixels) {
       gpuimg_error_set(GPUIMG_EXIT_INPUT, what,
-                       "image is %ux%u, over the limit of %llu pixels (see --max-pixels)",
-                       probe.w, probe.h, (unsigned long long)max_pixels);
+                       "image is %ux%u, over the limit of %llu pixels (see --max-pixels)", probe.w,
+                       probe.h, (unsigned long long)max_pixels);
       return -1;
     }
   }
@@ -402,7 +402,7 @@ static int stb_decode(const uint8_t *bytes, size_t size, const char *what, uint6
   }
   /* Without a header stb fails before allocating much; the floor covers its state. */
   stb_alloc_limit = probe.found && probe.max_alloc < SIZE_MAX ? (size_t)probe.max_alloc
-                                                             : (size_t)STB_ALLOC_FLOOR * 4;
+                                                              : (size_t)STB_ALLOC_FLOOR * 4;
   stb_alloc_refused = 0;
   stb_reason_reset();
   uint8_t *px = stbi_load_from_memory(bytes, (int)size, &w, &h, &n, 0);
@@ -456,8 +456,8 @@ static void stb_write_cb(void *context, void *data, int size)
     sink->failed = 1;
 }
 
-static int stb_encode(const gpuimg_image_t *img, gpuimg_format_t fmt, int quality,
-                      const char *what, gpuimg_buf_t *out)
+static int stb_encode(const gpuimg_image_t *img, gpuimg_format_t fmt, int quality, const char *what,
+                      gpuimg_buf_t *out)
 {
   stb_sink_t sink = {out, 0};
   int w = img->width, h = img->height, c = img->channels, ok = 0;
@@ -492,7 +492,7 @@ static int stb_encode(const gpuimg_image_t *img, gpuimg_format_t fmt, int qualit
 }
 
 const gpuimg_codec_t gpuimg_codec_stb = {
-  .name = "stb",
-  .decode = stb_decode,
-  .encode = stb_encode,
+    .name = "stb",
+    .decode = stb_decode,
+    .encode = stb_encode,
 };

@@ -63,7 +63,8 @@ static void str_add(str_t *b, const char *p, size_t n)
 #ifdef __GNUC__
 __attribute__((format(printf, 2, 3)))
 #endif
-static void str_addf(str_t *b, const char *fmt, ...)
+static void
+str_addf(str_t *b, const char *fmt, ...)
 {
   char small[256];
   va_list ap;
@@ -103,8 +104,11 @@ static void str_free(str_t *b)
 static size_t utf8_len(const unsigned char *s, size_t n)
 {
   unsigned char c = s[0];
-  size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
-               : (c & 0xf8) == 0xf0 ? 4 : 0;
+  size_t len = c < 0x80             ? 1
+               : (c & 0xe0) == 0xc0 ? 2
+               : (c & 0xf0) == 0xe0 ? 3
+               : (c & 0xf8) == 0xf0 ? 4
+                                    : 0;
   if (len == 0 || len > n)
     return 0;
   if (len == 1)
@@ -404,7 +408,8 @@ static int report_identity(const cJSON *root, const cJSON *stages, int ignore_va
   const cJSON *s, *opt;
   if (!ops)
     return -1;
-  cJSON_ArrayForEach(s, stages) {
+  cJSON_ArrayForEach(s, stages)
+  {
     double step;
     if (json_number(s, "step", &step) &&
         cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(s, "options")))
@@ -426,9 +431,7 @@ static int report_identity(const cJSON *root, const cJSON *stages, int ignore_va
       free(ops);
       return -1;
     }
-    cJSON_ArrayForEach(opt, options)
-      if (opt->string)
-        sorted[k++] = opt;
+    cJSON_ArrayForEach(opt, options) if (opt->string) sorted[k++] = opt;
     qsort(sorted, (size_t)k, sizeof *sorted, cmp_name);
     if (i > 0)
       str_lit(b, " then ");
@@ -480,7 +483,8 @@ static int stage_selected(const cJSON *s, const options_t *o)
 #ifdef __GNUC__
 __attribute__((format(printf, 3, 4)))
 #endif
-static int report_error(const runs_t *runs, int line, const char *fmt, ...)
+static int
+report_error(const runs_t *runs, int line, const char *fmt, ...)
 {
   char reason[512];
   va_list ap;
@@ -505,14 +509,15 @@ static int add_report(runs_t *runs, const cJSON *root, int line, const options_t
   const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema_version");
   if (schema && (!cJSON_IsNumber(schema) || schema->valuedouble != REPORT_SCHEMA)) {
     char *text = cJSON_PrintUnformatted(schema);
-    report_error(runs, line, "schema_version %s is not supported (expected %d)",
-                 text ? text : "?", REPORT_SCHEMA);
+    report_error(runs, line, "schema_version %s is not supported (expected %d)", text ? text : "?",
+                 REPORT_SCHEMA);
     free(text);
     return -1;
   }
   int k = 0;
   const cJSON *s;
-  cJSON_ArrayForEach(s, stages) {
+  cJSON_ArrayForEach(s, stages)
+  {
     double ms;
     k++;
     if (!cJSON_IsObject(s) || !json_string(s, "name"))
@@ -533,7 +538,8 @@ static int add_report(runs_t *runs, const cJSON *root, int line, const options_t
   size_t prefix = key.len;
   int rc = 0;
   const cJSON *t;
-  cJSON_ArrayForEach(s, stages) {
+  cJSON_ArrayForEach(s, stages)
+  {
     if (!stage_selected(s, o))
       continue;
     const char *name = json_string(s, "name");
@@ -658,8 +664,8 @@ static void platform_diff(const platform_t *a, const char *a_name, const platfor
   const char *vb[] = {b->backend, b->device, b->cc, b->runtime_major};
   for (int i = 0; i < 4; i++)
     if (strcmp(va[i], vb[i])) {
-      snprintf(out, size, "%s '%s' in %s, '%s' in %s", field[i], va[i][0] ? va[i] : "none",
-               a_name, vb[i][0] ? vb[i] : "none", b_name);
+      snprintf(out, size, "%s '%s' in %s, '%s' in %s", field[i], va[i][0] ? va[i] : "none", a_name,
+               vb[i][0] ? vb[i] : "none", b_name);
       return;
     }
   snprintf(out, size, "same platform");
@@ -737,8 +743,7 @@ static int add_row(result_t *res, const entry_t *base, const entry_t *cur, const
   return 0;
 }
 
-static int compare_runs(const runs_t *base, const runs_t *cur, const options_t *o,
-                        result_t *res)
+static int compare_runs(const runs_t *base, const runs_t *cur, const options_t *o, result_t *res)
 {
   char *matched = calloc((size_t)cur->nentries + 1, 1);
   if (!matched)
@@ -814,8 +819,8 @@ static void format_text(const runs_t *base, const runs_t *cur, const result_t *r
   str_add_clean(b, cur->name, 0);
   str_lit(b, ": ");
   platform_words(cur, b);
-  str_addf(b, "\n\n%-*s %12s %12s %9s %7s  %s\n", (int)width, "STAGE", "BASELINE ms",
-           "CURRENT ms", "CHANGE", "NOISE", "VERDICT");
+  str_addf(b, "\n\n%-*s %12s %12s %9s %7s  %s\n", (int)width, "STAGE", "BASELINE ms", "CURRENT ms",
+           "CHANGE", "NOISE", "VERDICT");
   for (int i = 0; i < res->nrows; i++) {
     const row_t *r = &res->rows[i];
     char bms[32] = "-", cms[32] = "-", change[32] = "-";
@@ -828,8 +833,9 @@ static void format_text(const runs_t *base, const runs_t *cur, const result_t *r
     str_addf(b, "%-*s %12s %12s %9s %6.1f%%  %s\n", (int)width, row_key(r), bms, cms, change,
              r->noise_pct, verdict_text[r->verdict]);
   }
-  str_addf(b, "\n%d compared (threshold %.10g%% + noise): %d slower, %d faster, %d missing%s, "
-              "%d new: %s\n",
+  str_addf(b,
+           "\n%d compared (threshold %.10g%% + noise): %d slower, %d faster, %d missing%s, "
+           "%d new: %s\n",
            res->compared, o->threshold, res->slower, res->faster, res->missing,
            res->missing && o->allow_missing ? " (allowed)" : "", res->added,
            failed(res, o) ? "REGRESSION" : "no regression");
@@ -903,13 +909,15 @@ static void format_junit(const runs_t *base, const runs_t *cur, const result_t *
   for (int i = 0; i < res->nrows; i++)
     if (res->rows[i].cur)
       total_s += res->rows[i].cur->median / 1000.0;
-  str_addf(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-              "<testsuites name=\"gpuimg compare\" tests=\"%d\" failures=\"%d\" errors=\"0\" "
-              "skipped=\"%d\" time=\"%.7f\">\n",
+  str_addf(b,
+           "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+           "<testsuites name=\"gpuimg compare\" tests=\"%d\" failures=\"%d\" errors=\"0\" "
+           "skipped=\"%d\" time=\"%.7f\">\n",
            res->nrows, failures, skipped, total_s);
-  str_addf(b, "  <testsuite name=\"gpuimg.compare\" tests=\"%d\" failures=\"%d\" errors=\"0\" "
-              "skipped=\"%d\" time=\"%.7f\">\n    <properties>\n"
-              "      <property name=\"baseline\" value=\"",
+  str_addf(b,
+           "  <testsuite name=\"gpuimg.compare\" tests=\"%d\" failures=\"%d\" errors=\"0\" "
+           "skipped=\"%d\" time=\"%.7f\">\n    <properties>\n"
+           "      <property name=\"baseline\" value=\"",
            res->nrows, failures, skipped, total_s);
   str_add_clean(b, base->name, 1);
   str_lit(b, "\"/>\n      <property name=\"current\" value=\"");
@@ -924,22 +932,24 @@ static void format_junit(const runs_t *base, const runs_t *cur, const result_t *
     switch (r->verdict) {
     case V_OK:
     case V_FASTER:
-      str_addf(b, ">\n      <system-out>%s: %.4f ms, baseline %.4f ms",
-               verdict_json[r->verdict], r->cur->median, r->base->median);
+      str_addf(b, ">\n      <system-out>%s: %.4f ms, baseline %.4f ms", verdict_json[r->verdict],
+               r->cur->median, r->base->median);
       if (!isnan(r->change_pct))
         str_addf(b, " (%+.1f%%)", r->change_pct);
       str_lit(b, "</system-out>\n    </testcase>\n");
       break;
     case V_SLOWER:
-      str_addf(b, ">\n      <failure type=\"slower\" message=\"slower: %.4f ms, baseline %.4f ms "
-                  "(%+.1f%%, limit +%.1f%% = threshold %.10g%% + noise %.1f%%)\"/>\n"
-                  "    </testcase>\n",
+      str_addf(b,
+               ">\n      <failure type=\"slower\" message=\"slower: %.4f ms, baseline %.4f ms "
+               "(%+.1f%%, limit +%.1f%% = threshold %.10g%% + noise %.1f%%)\"/>\n"
+               "    </testcase>\n",
                r->cur->median, r->base->median, r->change_pct, r->limit_pct, o->threshold,
                r->noise_pct);
       break;
     case V_MISSING:
-      str_addf(b, ">\n      <%s message=\"missing: in the baseline (%.4f ms), not in the current "
-                  "run%s\"/>\n    </testcase>\n",
+      str_addf(b,
+               ">\n      <%s message=\"missing: in the baseline (%.4f ms), not in the current "
+               "run%s\"/>\n    </testcase>\n",
                o->allow_missing ? "skipped" : "failure type=\"missing\"", r->base->median,
                o->allow_missing ? " (allowed)" : "");
       break;
@@ -954,8 +964,16 @@ static void format_junit(const runs_t *base, const runs_t *cur, const result_t *
 /* ---------------------------------------------------------------------------------------------
  * Command line */
 
-enum { O_THRESHOLD, O_FORMAT, O_OUTPUT, O_ALLOW_MISSING, O_ALL_STAGES, O_IGNORE_VARIANT,
-       O_FORCE, O_HELP };
+enum {
+  O_THRESHOLD,
+  O_FORMAT,
+  O_OUTPUT,
+  O_ALLOW_MISSING,
+  O_ALL_STAGES,
+  O_IGNORE_VARIANT,
+  O_FORCE,
+  O_HELP
+};
 
 static const struct {
   const char *long_name;
@@ -963,14 +981,10 @@ static const struct {
   int has_arg;
   int id;
 } compare_options[] = {
-  {"threshold", 0, 1, O_THRESHOLD},
-  {"format", 0, 1, O_FORMAT},
-  {"output", 'o', 1, O_OUTPUT},
-  {"allow-missing", 0, 0, O_ALLOW_MISSING},
-  {"all-stages", 0, 0, O_ALL_STAGES},
-  {"ignore-variant", 0, 0, O_IGNORE_VARIANT},
-  {"force", 0, 0, O_FORCE},
-  {"help", 'h', 0, O_HELP},
+    {"threshold", 0, 1, O_THRESHOLD},   {"format", 0, 1, O_FORMAT},
+    {"output", 'o', 1, O_OUTPUT},       {"allow-missing", 0, 0, O_ALLOW_MISSING},
+    {"all-stages", 0, 0, O_ALL_STAGES}, {"ignore-variant", 0, 0, O_IGNORE_VARIANT},
+    {"force", 0, 0, O_FORCE},           {"help", 'h', 0, O_HELP},
 };
 #define NCOMPARE_OPTIONS (sizeof compare_options / sizeof compare_options[0])
 
@@ -1087,8 +1101,7 @@ static int parse_args(int argc, char **argv, options_t *o)
       continue;
     }
     if (npositional == 2)
-      return usage_error("unexpected argument '%s' (BASELINE and CURRENT already given)%s", a,
-                         "");
+      return usage_error("unexpected argument '%s' (BASELINE and CURRENT already given)%s", a, "");
     if (!a[0])
       return usage_error("empty file name%s%s", "", "");
     positional[npositional++] = a;

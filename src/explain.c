@@ -58,8 +58,9 @@ void gpuimg_explain(FILE *f, const gpuimg_cli_t *cli, const gpuimg_run_t *run)
     size_t shared = l->shared_bytes + l->static_shared;
     if (shared)
       fprintf(f, ", %.1f KB shared each", (double)shared / 1024.0);
-    fprintf(f, ", %d registers -> %d blocks/SM (limited by %s), %.0f%% occupancy, %s blocks in "
-               "%.1f waves (%s resident)",
+    fprintf(f,
+            ", %d registers -> %d blocks/SM (limited by %s), %.0f%% occupancy, %s blocks in "
+            "%.1f waves (%s resident)",
             l->registers, l->active_blocks_per_sm, l->limited_by, l->occupancy_pct,
             grouped(blocks, a, sizeof a), l->waves,
             grouped((unsigned long long)l->resident_blocks, b, sizeof b));

@@ -61,12 +61,14 @@ int gpuimg_info_main(int argc, char **argv)
     fprintf(f, "device:            %s (compute capability %d.%d)\n", d.name, d.cc_major,
             d.cc_minor);
     fprintf(f, "SMs:               %d\n", d.sms);
-    fprintf(f, "per SM:            %d threads (%d warps of %d), %d blocks, %d registers, "
-               "%zu KB shared memory\n",
+    fprintf(f,
+            "per SM:            %d threads (%d warps of %d), %d blocks, %d registers, "
+            "%zu KB shared memory\n",
             d.max_threads_per_sm, d.max_warps_per_sm, d.warp_size, d.max_blocks_per_sm,
             d.regs_per_sm, d.shared_per_sm / 1024);
-    fprintf(f, "per block:         %d threads (%dx%dx%d), %d registers, %zu KB shared "
-               "(%zu KB opt-in)\n",
+    fprintf(f,
+            "per block:         %d threads (%dx%dx%d), %d registers, %zu KB shared "
+            "(%zu KB opt-in)\n",
             d.max_threads_per_block, d.max_block[0], d.max_block[1], d.max_block[2],
             d.regs_per_block, d.shared_per_block / 1024, d.shared_per_block_optin / 1024);
     fprintf(f, "grid:              %d x %d x %d blocks at most\n", d.max_grid[0], d.max_grid[1],
@@ -74,11 +76,9 @@ int gpuimg_info_main(int argc, char **argv)
     fprintf(f, "L2 cache:          %.1f MB\n", (double)d.l2_bytes / 1e6);
     fprintf(f, "memory:            %.1f GB, %d-bit bus\n", (double)d.memory_bytes / 1e9,
             d.memory_bus_bits);
-    fprintf(f, "copy bandwidth:    %.0f GB/s (device to device, read + write, measured)\n",
-            gbps);
+    fprintf(f, "copy bandwidth:    %.0f GB/s (device to device, read + write, measured)\n", gbps);
     fprintf(f, "CUDA:              driver %d.%d, runtime %d.%d\n", d.driver_version / 1000,
-            d.driver_version % 1000 / 10, d.runtime_version / 1000,
-            d.runtime_version % 1000 / 10);
+            d.driver_version % 1000 / 10, d.runtime_version / 1000, d.runtime_version % 1000 / 10);
   }
   if (report) {
     cJSON *o = cJSON_CreateObject();

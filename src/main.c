@@ -14,8 +14,7 @@
 
 /* Decodes bytes into img, timing the stage into run. */
 static int decode_timed(const gpuimg_cli_t *cli, const uint8_t *bytes, size_t size,
-                        const char *what, const char *stage, gpuimg_image_t *img,
-                        gpuimg_run_t *run)
+                        const char *what, const char *stage, gpuimg_image_t *img, gpuimg_run_t *run)
 {
   double t0 = gpuimg_now_ms();
   if (gpuimg_codec_stb.decode(bytes, size, what, cli->max_pixels, img) < 0)
@@ -53,8 +52,8 @@ static int load_image(const gpuimg_cli_t *cli, const char *path, const unsigned 
   s->bytes = buf.size;
   *file_bytes = buf.size;
   snprintf(name, sizeof name, "%sdecode", stage_prefix);
-  int rc = decode_timed(cli, buf.data, buf.size, strcmp(path, "-") ? path : "<stdin>", name, img,
-                        run);
+  int rc =
+      decode_timed(cli, buf.data, buf.size, strcmp(path, "-") ? path : "<stdin>", name, img, run);
   gpuimg_buf_free(&buf);
   return rc;
 }

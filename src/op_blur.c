@@ -157,12 +157,11 @@ static int blur_cpu_step(const gpuimg_params_t *p, const gpuimg_image_t *src,
 
 #ifdef GPUIMG_HAVE_CUDA
 static int blur_gpu_step(gpuimg_cuda_t *ctx, const gpuimg_params_t *p, const uint8_t *d_src,
-                         const uint8_t *d_mask, uint8_t *d_dst, int width, int height,
-                         int channels, gpuimg_launch_t *info)
+                         const uint8_t *d_mask, uint8_t *d_dst, int width, int height, int channels,
+                         gpuimg_launch_t *info)
 {
   (void)d_mask;
-  return gpuimg_blur_gpu(ctx, d_src, d_dst, width, height, channels, p->radius, p->variant,
-                         info);
+  return gpuimg_blur_gpu(ctx, d_src, d_dst, width, height, channels, p->radius, p->variant, info);
 }
 #endif
 
@@ -172,18 +171,18 @@ static const char *blur_variant(const gpuimg_params_t *p)
 }
 
 const gpuimg_op_t gpuimg_op_blur = {
-  .name = "blur",
-  .summary = "box (mean) blur over the (2N+1)x(2N+1) window, edges clamped",
-  .options_help = "-r, --radius N   window radius, 0..2047 (default 2)\n"
-                  "--naive          naive CUDA kernel (global-memory window)\n"
-                  "--tiled          tiled CUDA kernel (shared-memory tile + apron)\n"
-                  "--tile u8|float  tiled kernel's tile: 4-byte pixels (default) or floats\n",
-  .options = GPUIMG_OPT_RADIUS | GPUIMG_OPT_NAIVE | GPUIMG_OPT_TILED | GPUIMG_OPT_TILE,
-  .defaults = blur_defaults,
-  .out_channels = blur_out_channels,
-  .run_cpu = blur_cpu_step,
+    .name = "blur",
+    .summary = "box (mean) blur over the (2N+1)x(2N+1) window, edges clamped",
+    .options_help = "-r, --radius N   window radius, 0..2047 (default 2)\n"
+                    "--naive          naive CUDA kernel (global-memory window)\n"
+                    "--tiled          tiled CUDA kernel (shared-memory tile + apron)\n"
+                    "--tile u8|float  tiled kernel's tile: 4-byte pixels (default) or floats\n",
+    .options = GPUIMG_OPT_RADIUS | GPUIMG_OPT_NAIVE | GPUIMG_OPT_TILED | GPUIMG_OPT_TILE,
+    .defaults = blur_defaults,
+    .out_channels = blur_out_channels,
+    .run_cpu = blur_cpu_step,
 #ifdef GPUIMG_HAVE_CUDA
-  .run_gpu = blur_gpu_step,
+    .run_gpu = blur_gpu_step,
 #endif
-  .variant_name = blur_variant,
+    .variant_name = blur_variant,
 };

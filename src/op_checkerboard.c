@@ -1,4 +1,5 @@
-/* op_checkerboard.c: the checkerboard operation (the warp-divergence example) and its CPU reference. */
+/* op_checkerboard.c: the checkerboard operation (the warp-divergence example) and its CPU
+ * reference. */
 #include "ops.h"
 
 int gpuimg_checkerboard_cpu(const gpuimg_image_t *src, int cell, int amount, gpuimg_image_t *dst)
@@ -43,13 +44,13 @@ static int checkerboard_cpu_step(const gpuimg_params_t *p, const gpuimg_image_t 
 }
 
 #ifdef GPUIMG_HAVE_CUDA
-static int checkerboard_gpu_step(gpuimg_cuda_t *ctx, const gpuimg_params_t *p,
-                                 const uint8_t *d_src, const uint8_t *d_mask, uint8_t *d_dst,
-                                 int width, int height, int channels, gpuimg_launch_t *info)
+static int checkerboard_gpu_step(gpuimg_cuda_t *ctx, const gpuimg_params_t *p, const uint8_t *d_src,
+                                 const uint8_t *d_mask, uint8_t *d_dst, int width, int height,
+                                 int channels, gpuimg_launch_t *info)
 {
   (void)d_mask;
-  return gpuimg_checkerboard_gpu(ctx, d_src, d_dst, width, height, channels, p->cell,
-                                 p->amount, p->variant, info);
+  return gpuimg_checkerboard_gpu(ctx, d_src, d_dst, width, height, channels, p->cell, p->amount,
+                                 p->variant, info);
 }
 #endif
 
@@ -59,17 +60,17 @@ static const char *checkerboard_variant(const gpuimg_params_t *p)
 }
 
 const gpuimg_op_t gpuimg_op_checkerboard = {
-  .name = "checkerboard",
-  .summary = "brighten even cells, darken odd cells (alpha untouched)",
-  .options_help = "--cell K         cell size in pixels, >= 1 (default 1: per pixel)\n"
-                  "--amount A       saturating add/subtract, 0..255 (default 64)\n"
-                  "--naive          per-pixel CUDA kernel with the divergent branch\n",
-  .options = GPUIMG_OPT_CELL | GPUIMG_OPT_AMOUNT | GPUIMG_OPT_NAIVE,
-  .defaults = checkerboard_defaults,
-  .out_channels = checkerboard_out_channels,
-  .run_cpu = checkerboard_cpu_step,
+    .name = "checkerboard",
+    .summary = "brighten even cells, darken odd cells (alpha untouched)",
+    .options_help = "--cell K         cell size in pixels, >= 1 (default 1: per pixel)\n"
+                    "--amount A       saturating add/subtract, 0..255 (default 64)\n"
+                    "--naive          per-pixel CUDA kernel with the divergent branch\n",
+    .options = GPUIMG_OPT_CELL | GPUIMG_OPT_AMOUNT | GPUIMG_OPT_NAIVE,
+    .defaults = checkerboard_defaults,
+    .out_channels = checkerboard_out_channels,
+    .run_cpu = checkerboard_cpu_step,
 #ifdef GPUIMG_HAVE_CUDA
-  .run_gpu = checkerboard_gpu_step,
+    .run_gpu = checkerboard_gpu_step,
 #endif
-  .variant_name = checkerboard_variant,
+    .variant_name = checkerboard_variant,
 };

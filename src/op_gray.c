@@ -45,8 +45,8 @@ static int gray_cpu_step(const gpuimg_params_t *p, const gpuimg_image_t *src,
 
 #ifdef GPUIMG_HAVE_CUDA
 static int gray_gpu_step(gpuimg_cuda_t *ctx, const gpuimg_params_t *p, const uint8_t *d_src,
-                         const uint8_t *d_mask, uint8_t *d_dst, int width, int height,
-                         int channels, gpuimg_launch_t *info)
+                         const uint8_t *d_mask, uint8_t *d_dst, int width, int height, int channels,
+                         gpuimg_launch_t *info)
 {
   (void)d_mask;
   return gpuimg_gray_gpu(ctx, d_src, d_dst, width, height, channels, p->variant, info);
@@ -59,15 +59,15 @@ static const char *gray_variant(const gpuimg_params_t *p)
 }
 
 const gpuimg_op_t gpuimg_op_gray = {
-  .name = "gray",
-  .summary = "Rec. 601 luma: RGB -> gray, RGBA -> gray+alpha, gray unchanged",
-  .options_help = "--naive          per-pixel CUDA kernel in 16x16 blocks (the teaching one)\n",
-  .options = GPUIMG_OPT_NAIVE,
-  .defaults = gray_defaults,
-  .out_channels = gray_out_channels,
-  .run_cpu = gray_cpu_step,
+    .name = "gray",
+    .summary = "Rec. 601 luma: RGB -> gray, RGBA -> gray+alpha, gray unchanged",
+    .options_help = "--naive          per-pixel CUDA kernel in 16x16 blocks (the teaching one)\n",
+    .options = GPUIMG_OPT_NAIVE,
+    .defaults = gray_defaults,
+    .out_channels = gray_out_channels,
+    .run_cpu = gray_cpu_step,
 #ifdef GPUIMG_HAVE_CUDA
-  .run_gpu = gray_gpu_step,
+    .run_gpu = gray_gpu_step,
 #endif
-  .variant_name = gray_variant,
+    .variant_name = gray_variant,
 };

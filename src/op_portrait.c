@@ -1,4 +1,5 @@
-/* op_portrait.c: the portrait operation (subject kept, background blurred) and its CPU reference. */
+/* op_portrait.c: the portrait operation (subject kept, background blurred) and its CPU reference.
+ */
 #include "ops.h"
 
 int gpuimg_portrait_cpu(const gpuimg_image_t *src, const gpuimg_image_t *mask, int radius,
@@ -55,21 +56,21 @@ static const char *portrait_variant(const gpuimg_params_t *p)
 }
 
 const gpuimg_op_t gpuimg_op_portrait = {
-  .name = "portrait",
-  .summary = "keep the subject (mask >= 128), blur the colour of everything else",
-  .options_help = "-r, --radius N   background blur radius, 0..2047 (default 16)\n"
-                  "--mask FILE      subject mask, same size as the image, first channel used\n"
-                  "                 (default: the built-in sample's mask, sample input only)\n"
-                  "--naive, --tiled blur variant on the CUDA backend (then a separate\n"
-                  "                 composite kernel, whose divergence is counted)\n"
-                  "--tile u8|float  tiled kernel's tile storage\n",
-  .options = GPUIMG_OPT_RADIUS | GPUIMG_OPT_MASK | GPUIMG_OPT_NAIVE | GPUIMG_OPT_TILED |
-             GPUIMG_OPT_TILE,
-  .defaults = portrait_defaults,
-  .out_channels = portrait_out_channels,
-  .run_cpu = portrait_cpu_step,
+    .name = "portrait",
+    .summary = "keep the subject (mask >= 128), blur the colour of everything else",
+    .options_help = "-r, --radius N   background blur radius, 0..2047 (default 16)\n"
+                    "--mask FILE      subject mask, same size as the image, first channel used\n"
+                    "                 (default: the built-in sample's mask, sample input only)\n"
+                    "--naive, --tiled blur variant on the CUDA backend (then a separate\n"
+                    "                 composite kernel, whose divergence is counted)\n"
+                    "--tile u8|float  tiled kernel's tile storage\n",
+    .options =
+        GPUIMG_OPT_RADIUS | GPUIMG_OPT_MASK | GPUIMG_OPT_NAIVE | GPUIMG_OPT_TILED | GPUIMG_OPT_TILE,
+    .defaults = portrait_defaults,
+    .out_channels = portrait_out_channels,
+    .run_cpu = portrait_cpu_step,
 #ifdef GPUIMG_HAVE_CUDA
-  .run_gpu = portrait_gpu_step,
+    .run_gpu = portrait_gpu_step,
 #endif
-  .variant_name = portrait_variant,
+    .variant_name = portrait_variant,
 };

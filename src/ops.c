@@ -4,11 +4,7 @@
 #include <string.h>
 
 const gpuimg_op_t *const gpuimg_ops[] = {
-  &gpuimg_op_gray,
-  &gpuimg_op_blur,
-  &gpuimg_op_checkerboard,
-  &gpuimg_op_portrait,
-  NULL,
+    &gpuimg_op_gray, &gpuimg_op_blur, &gpuimg_op_checkerboard, &gpuimg_op_portrait, NULL,
 };
 
 const gpuimg_op_t *gpuimg_ops_find(const char *name)

@@ -41,8 +41,8 @@ struct gpuimg_op {
   int (*out_channels)(int in_channels);
   /* CPU reference: dst is allocated by the caller with out_channels().
    * mask is width x height, 1 channel, or NULL when the op takes none. */
-  int (*run_cpu)(const gpuimg_params_t *p, const gpuimg_image_t *src,
-                 const gpuimg_image_t *mask, gpuimg_image_t *dst);
+  int (*run_cpu)(const gpuimg_params_t *p, const gpuimg_image_t *src, const gpuimg_image_t *mask,
+                 gpuimg_image_t *dst);
   /* CUDA backend, NULL when built without CUDA. */
   int (*run_gpu)(gpuimg_cuda_t *ctx, const gpuimg_params_t *p, const uint8_t *d_src,
                  const uint8_t *d_mask, uint8_t *d_dst, int width, int height, int channels,

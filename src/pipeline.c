@@ -4,8 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-gpuimg_stage_t *gpuimg_run_stage(gpuimg_run_t *run, const char *name, int step, int device,
-                                 int nms)
+gpuimg_stage_t *gpuimg_run_stage(gpuimg_run_t *run, const char *name, int step, int device, int nms)
 {
   if (run->nstages == GPUIMG_MAX_STAGES) {
     gpuimg_error_set(GPUIMG_EXIT_FAILURE, "", "too many stages");
@@ -42,8 +41,8 @@ static uint64_t step_bytes(const gpuimg_step_t *s, int w, int h, int cin)
          (s->op == &gpuimg_op_portrait ? px : 0);
 }
 
-static int run_cpu(const gpuimg_cli_t *cli, const gpuimg_image_t *src,
-                   const gpuimg_image_t *masks, gpuimg_image_t *dst, gpuimg_run_t *run)
+static int run_cpu(const gpuimg_cli_t *cli, const gpuimg_image_t *src, const gpuimg_image_t *masks,
+                   gpuimg_image_t *dst, gpuimg_run_t *run)
 {
   gpuimg_image_t tmp[GPUIMG_MAX_STEPS];
   gpuimg_stage_t *stage[GPUIMG_MAX_STEPS];
@@ -215,8 +214,8 @@ static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_cli_t *c
     for (int i = 0; i < cli->nsteps; i++) {
       const gpuimg_step_t *s = &cli->steps[i];
       gpuimg_cuda_set_tile(ctx, s->params.tile);
-      if (s->op->run_gpu(ctx, &s->params, b->d_buf[cur], b->d_mask[i], b->d_buf[!cur], w, h,
-                         c, &stage[i]->launch) < 0)
+      if (s->op->run_gpu(ctx, &s->params, b->d_buf[cur], b->d_mask[i], b->d_buf[!cur], w, h, c,
+                         &stage[i]->launch) < 0)
         return -1;
       if (r >= 0)
         stage[i]->ms[r] = stage[i]->launch.ms;
@@ -239,8 +238,8 @@ static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_cli_t *c
                                      (int)l->block[1], &st->predicted_warps,
                                      &st->predicted_divergent);
     else
-      gpuimg_divergence_mask(&masks[i], (int)l->block[0], (int)l->block[1],
-                             &st->predicted_warps, &st->predicted_divergent);
+      gpuimg_divergence_mask(&masks[i], (int)l->block[0], (int)l->block[1], &st->predicted_warps,
+                             &st->predicted_divergent);
   }
   if (gpuimg_image_alloc(dst, w, h, out_c) < 0)
     return -1;

@@ -25,8 +25,11 @@ static char *utf8_clean(const char *s)
     return NULL;
   for (size_t i = 0; i < n;) {
     unsigned char c = (unsigned char)s[i];
-    size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
-                 : (c & 0xf8) == 0xf0 ? 4 : 0;
+    size_t len = c < 0x80             ? 1
+                 : (c & 0xe0) == 0xc0 ? 2
+                 : (c & 0xf0) == 0xe0 ? 3
+                 : (c & 0xf8) == 0xf0 ? 4
+                                      : 0;
     int ok = len > 0 && i + len <= n;
     for (size_t k = 1; ok && k < len; k++)
       ok = ((unsigned char)s[i + k] & 0xc0) == 0x80;
@@ -92,15 +95,15 @@ static int add_stage(cJSON *stages, const gpuimg_cli_t *cli, const gpuimg_run_t 
     return -1;
   memcpy(sorted, s->ms, (size_t)s->nms * sizeof *sorted);
   qsort(sorted, (size_t)s->nms, sizeof *sorted, cmp_double);
-  double median = s->nms % 2 ? sorted[s->nms / 2]
-                             : (sorted[s->nms / 2 - 1] + sorted[s->nms / 2]) / 2.0;
+  double median =
+      s->nms % 2 ? sorted[s->nms / 2] : (sorted[s->nms / 2 - 1] + sorted[s->nms / 2]) / 2.0;
   double lo = sorted[0], hi = sorted[s->nms - 1];
   /* Noise: the median absolute deviation from the median, in % of the median. */
   for (int i = 0; i < s->nms; i++)
     sorted[i] = fabs(s->ms[i] - median);
   qsort(sorted, (size_t)s->nms, sizeof *sorted, cmp_double);
-  double mad = s->nms % 2 ? sorted[s->nms / 2]
-                          : (sorted[s->nms / 2 - 1] + sorted[s->nms / 2]) / 2.0;
+  double mad =
+      s->nms % 2 ? sorted[s->nms / 2] : (sorted[s->nms / 2 - 1] + sorted[s->nms / 2]) / 2.0;
   double mad_pct = median > 0 ? 100.0 * mad / median : 0.0;
   free(sorted);
 
@@ -223,11 +226,12 @@ char *gpuimg_report_json(const gpuimg_cli_t *cli, const gpuimg_run_t *run)
     add_number(root, "copy_bandwidth_gbps", rnd(run->copy_gbps, 1));
   add_number(root, "repeat", cli->repeat);
   add_number(root, "warmup", cli->warmup);
-  cJSON_AddItemToObject(root, "input", image_object(run->input_name, run->input_bytes,
-                                                    run->in_w, run->in_h, run->in_c));
+  cJSON_AddItemToObject(
+      root, "input",
+      image_object(run->input_name, run->input_bytes, run->in_w, run->in_h, run->in_c));
   if (run->output_name) {
-    cJSON *out = image_object(run->output_name, run->output_bytes, run->out_w, run->out_h,
-                              run->out_c);
+    cJSON *out =
+        image_object(run->output_name, run->output_bytes, run->out_w, run->out_h, run->out_c);
     if (!out)
       goto fail;
     add_string(out, "format", gpuimg_format_name(cli->format));

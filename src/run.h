@@ -43,8 +43,8 @@ typedef struct {
   const char *from;             /* --from LIST, "-" = stdin */
   gpuimg_format_t batch_format; /* --format, NONE = each input's own */
   int force;
-  int jobs;            /* 0: online cores */
-  const char *devices; /* NULL: device 0; "all"; or "0,1,..." */
+  int jobs;             /* 0: online cores */
+  const char *devices;  /* NULL: device 0; "all"; or "0,1,..." */
   int shard_k, shard_n; /* 0/0: no sharding */
 } gpuimg_cli_t;
 
@@ -60,10 +60,10 @@ void gpuimg_cli_usage(FILE *f);
 /* One timed stage of the report. */
 #define GPUIMG_MAX_STAGES (GPUIMG_MAX_STEPS * 2 + 8)
 typedef struct {
-  char name[32];  /* read, decode, upload, <op>, download, encode, write, mask */
-  int step;       /* pipeline step index, -1 for I/O stages */
-  int device;     /* 1: CUDA events, 0: host monotonic clock */
-  double *ms;     /* one sample per repetition (malloc'd) */
+  char name[32]; /* read, decode, upload, <op>, download, encode, write, mask */
+  int step;      /* pipeline step index, -1 for I/O stages */
+  int device;    /* 1: CUDA events, 0: host monotonic clock */
+  double *ms;    /* one sample per repetition (malloc'd) */
   int nms;
   uint64_t bytes; /* bytes moved (read + written), 0 if not meaningful */
   int pinned;     /* upload/download: host buffer pinned; -1 otherwise */

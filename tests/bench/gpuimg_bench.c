@@ -373,8 +373,7 @@ static int run_once(bench_t *b, size_state_t *s, const bench_case_t *c, float *m
       return -1;
     break;
   case CASE_BLUR:
-    if (gpuimg_blur_gpu(b->ctx, s->d_src, s->d_dst, s->w, s->h, 3, c->radius, c->variant, info) <
-        0)
+    if (gpuimg_blur_gpu(b->ctx, s->d_src, s->d_dst, s->w, s->h, 3, c->radius, c->variant, info) < 0)
       return -1;
     break;
   case CASE_PORTRAIT:
@@ -390,8 +389,8 @@ static int run_once(bench_t *b, size_state_t *s, const bench_case_t *c, float *m
         CUDA_OK(cudaEventSynchronize(b->ev_stop)) < 0 ||
         CUDA_OK(cudaEventElapsedTime(&info->ms, b->ev_start, b->ev_stop)) < 0)
       return -1;
-    info->kernel = c->kind == CASE_NPP_GRAY ? "nppiRGBToGray_8u_C3C1R_Ctx"
-                                            : "nppiFilterBoxBorder_8u_C3R_Ctx";
+    info->kernel =
+        c->kind == CASE_NPP_GRAY ? "nppiRGBToGray_8u_C3C1R_Ctx" : "nppiFilterBoxBorder_8u_C3R_Ctx";
     break;
 #else
     gpuimg_error_set(GPUIMG_EXIT_FAILURE, "npp", "built without NPP");
@@ -688,8 +687,8 @@ static int measure_copy(bench_t *b)
   double ms = median(b->samples, b->opt.runs), ms_min = b->samples[0];
   double moved = 2.0 * (double)bytes; /* read + write */
   b->copy_gbps = moved / (ms * 1e6);
-  progress("device-to-device copy of %zu MiB: %.4f ms, %.1f GB/s (read + write)", bytes >> 20,
-           ms, b->copy_gbps);
+  progress("device-to-device copy of %zu MiB: %.4f ms, %.1f GB/s (read + write)", bytes >> 20, ms,
+           b->copy_gbps);
   cJSON *o = cJSON_CreateObject();
   if (o) {
     cJSON_AddStringToObject(o, "type", "copy");
@@ -727,7 +726,7 @@ static void json_device(bench_t *b)
     (void)cudaGetLastError();
   char cc[32], npp_version[32] = "";
   snprintf(cc, sizeof cc, "%d.%d", major, minor);
-#if GPUIMG_HAVE_NPP && defined(NPP_VERSION_MAJOR) && defined(NPP_VERSION_MINOR) &&              \
+#if GPUIMG_HAVE_NPP && defined(NPP_VERSION_MAJOR) && defined(NPP_VERSION_MINOR) &&                 \
     defined(NPP_VERSION_BUILD)
   snprintf(npp_version, sizeof npp_version, "%d.%d.%d", NPP_VERSION_MAJOR, NPP_VERSION_MINOR,
            NPP_VERSION_BUILD);
@@ -873,13 +872,12 @@ static void print_markdown(const bench_t *b)
         snprintf(radius, sizeof radius, "%d", r->radius);
       char checked[64] = "";
       if (strcmp(r->check, "info") == 0)
-        snprintf(checked, sizeof checked, "%lld bytes differ (max %d)", r->diff_bytes,
-                 r->max_diff);
+        snprintf(checked, sizeof checked, "%lld bytes differ (max %d)", r->diff_bytes, r->max_diff);
       else
         snprintf(checked, sizeof checked, "%s", r->check);
       if (r->skipped[0])
-        printf("| %s | %s | %s | %s | | %.1f | | | %s |\n", r->op, r->variant, radius,
-               r->skipped, r->bytes / 1e6, checked);
+        printf("| %s | %s | %s | %s | | %.1f | | | %s |\n", r->op, r->variant, radius, r->skipped,
+               r->bytes / 1e6, checked);
       else
         printf("| %s | %s | %s | %.4f | %.4f | %.1f | %.1f | %.1f | %s |\n", r->op, r->variant,
                radius, r->ms, r->ms_min, r->bytes / 1e6, r->gbps, r->pct_copy, checked);
@@ -892,25 +890,24 @@ static void print_markdown(const bench_t *b)
 
 static void usage(FILE *f)
 {
-  fprintf(f,
-          "Usage: " BENCH_NAME " [OPTIONS]\n"
-          "Times gpuimg's CUDA kernels (and NPP when built with it); a markdown table per size\n"
-          "on stdout, one JSON object per line to --json, progress on stderr.\n"
-          "\n"
-          "  --json PATH          JSON lines output (default bench.jsonl)\n"
-          "  --sizes WxH,...      image sizes, the first is checked against the CPU reference\n"
-          "                       (default 1024x768,3840x2160,7680x4320)\n"
-          "  --radii R,...        blur radii (default 0,1,2,4,8,16,32,64)\n"
-          "  --runs N             timed runs per configuration, >= 1 (default 20)\n"
-          "  --warmup N           warm-up runs, >= 1; the first is the probe (default 3)\n"
-          "  --max-run-ms MS      skip configurations slower than this per run (default 600)\n"
-          "  --budget-s S         time no new configuration after S seconds (default 240)\n"
-          "  --copy-mib N         device-to-device copy buffer in MiB (default 1024)\n"
-          "  --no-npp             leave NPP out even when built with it\n"
-          "  -h, --help           this help\n"
-          "\n"
-          "Exit status: 0, 1 when a check or a CUDA call failed, 2 on misuse, 77 without a "
-          "CUDA device.\n");
+  fprintf(f, "Usage: " BENCH_NAME " [OPTIONS]\n"
+             "Times gpuimg's CUDA kernels (and NPP when built with it); a markdown table per size\n"
+             "on stdout, one JSON object per line to --json, progress on stderr.\n"
+             "\n"
+             "  --json PATH          JSON lines output (default bench.jsonl)\n"
+             "  --sizes WxH,...      image sizes, the first is checked against the CPU reference\n"
+             "                       (default 1024x768,3840x2160,7680x4320)\n"
+             "  --radii R,...        blur radii (default 0,1,2,4,8,16,32,64)\n"
+             "  --runs N             timed runs per configuration, >= 1 (default 20)\n"
+             "  --warmup N           warm-up runs, >= 1; the first is the probe (default 3)\n"
+             "  --max-run-ms MS      skip configurations slower than this per run (default 600)\n"
+             "  --budget-s S         time no new configuration after S seconds (default 240)\n"
+             "  --copy-mib N         device-to-device copy buffer in MiB (default 1024)\n"
+             "  --no-npp             leave NPP out even when built with it\n"
+             "  -h, --help           this help\n"
+             "\n"
+             "Exit status: 0, 1 when a check or a CUDA call failed, 2 on misuse, 77 without a "
+             "CUDA device.\n");
 }
 
 /* A whole decimal number in [lo, hi]; 0 or -1 with a message. */
@@ -945,13 +942,11 @@ static int parse_sizes(const char *s, options_t *o)
   char buf[256];
   snprintf(buf, sizeof buf, "%s", s);
   o->nsizes = 0;
-  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
-       tok = strtok_r(NULL, ",", &save)) {
+  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
     char *x = strchr(tok, 'x');
     long w, h;
     if (!x || o->nsizes == MAX_SIZES) {
-      fprintf(stderr, BENCH_NAME ": --sizes: '%s' is not WxH (at most %d sizes)\n", tok,
-              MAX_SIZES);
+      fprintf(stderr, BENCH_NAME ": --sizes: '%s' is not WxH (at most %d sizes)\n", tok, MAX_SIZES);
       return -1;
     }
     *x = '\0';
@@ -974,8 +969,7 @@ static int parse_radii(const char *s, options_t *o)
   char buf[256];
   snprintf(buf, sizeof buf, "%s", s);
   o->nradii = 0;
-  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
-       tok = strtok_r(NULL, ",", &save)) {
+  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
     long r;
     if (o->nradii == MAX_RADII) {
       fprintf(stderr, BENCH_NAME ": --radii: at most %d radii\n", MAX_RADII);
@@ -1105,8 +1099,8 @@ int main(int argc, char **argv)
     gpuimg_error_set(GPUIMG_EXIT_OUTPUT, b->opt.json_path, "cannot write: %s", strerror(errno));
     goto done;
   }
-  b->samples = malloc(sizeof(float) * (size_t)(b->opt.runs > b->opt.warmup ? b->opt.runs
-                                                                            : b->opt.warmup));
+  b->samples =
+      malloc(sizeof(float) * (size_t)(b->opt.runs > b->opt.warmup ? b->opt.runs : b->opt.warmup));
   b->samples2 = malloc(sizeof(float) * (size_t)b->opt.runs);
   if (!b->samples || !b->samples2) {
     gpuimg_error_set(GPUIMG_EXIT_FAILURE, "", "out of memory");
@@ -1118,8 +1112,7 @@ int main(int argc, char **argv)
   for (; nsizes < b->opt.nsizes; nsizes++) {
     int w = b->opt.sizes[nsizes][0], h = b->opt.sizes[nsizes][1];
     progress("preparing %dx%d", w, h);
-    if (size_init(b, &b->sizes[nsizes], w, h, nsizes == 0, 0x6770756967ull + (uint64_t)w * h) <
-        0) {
+    if (size_init(b, &b->sizes[nsizes], w, h, nsizes == 0, 0x6770756967ull + (uint64_t)w * h) < 0) {
       nsizes++; /* partly allocated: freed below */
       goto done;
     }
@@ -1144,8 +1137,7 @@ int main(int argc, char **argv)
     cJSON_Delete(o);
   }
   print_markdown(b);
-  progress("done in %.1f s, %d failure%s", elapsed_s(b), b->failures,
-           b->failures == 1 ? "" : "s");
+  progress("done in %.1f s, %d failure%s", elapsed_s(b), b->failures, b->failures == 1 ? "" : "s");
   rc = b->failures ? 1 : 0;
   finished = 1;
 done:

@@ -1,4 +1,5 @@
-/* fuzz_decode.c: libFuzzer harness: untrusted bytes through the stb codec, then every CPU operation. */
+/* fuzz_decode.c: libFuzzer harness: untrusted bytes through the stb codec, then every CPU
+ * operation. */
 #include "codec.h"
 #include "ops.h"
 
@@ -45,8 +46,8 @@ static uint8_t ref_blur_at(const gpuimg_image_t *s, int x, int y, int ch, int r)
   for (int dy = -r; dy <= r; dy++)
     for (int dx = -r; dx <= r; dx++) {
       int xx = clampi(x + dx, 0, s->width - 1), yy = clampi(y + dy, 0, s->height - 1);
-      sum += s->data[((size_t)yy * (size_t)s->width + (size_t)xx) * (size_t)s->channels +
-                     (size_t)ch];
+      sum +=
+          s->data[((size_t)yy * (size_t)s->width + (size_t)xx) * (size_t)s->channels + (size_t)ch];
     }
   return (uint8_t)((sum + count / 2) / count);
 }
@@ -140,8 +141,7 @@ static void round_trip(const gpuimg_image_t *img, uint32_t h)
        "PNG encode failed");
   must(gpuimg_codec_stb.decode(enc.data, enc.size, "fuzz.png", FUZZ_MAX_PIXELS, &back) == 0,
        "our own PNG does not decode");
-  must(back.width == img->width && back.height == img->height &&
-           back.channels == img->channels &&
+  must(back.width == img->width && back.height == img->height && back.channels == img->channels &&
            memcmp(back.data, img->data,
                   gpuimg_image_bytes(img->width, img->height, img->channels)) == 0,
        "PNG round trip changed the image");

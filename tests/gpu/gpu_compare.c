@@ -1,4 +1,5 @@
-/* gpu_compare.c: every CUDA variant, byte for byte against the CPU reference (suite gpu; 77 = no device). */
+/* gpu_compare.c: every CUDA variant, byte for byte against the CPU reference (suite gpu; 77 = no
+ * device). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,9 +67,8 @@ static int compare(gpuimg_cuda_t *ctx, const gpuimg_op_t *op, const gpuimg_param
   for (size_t i = 0; i < out_bytes; i++)
     if (got.data[i] != ref.data[i]) {
       size_t px = i / (size_t)oc;
-      printf("FAIL %s %s %dx%dx%d: byte %zu (x=%zu y=%zu ch=%zu) gpu %u cpu %u\n", op->name,
-             label, w, h, c, i, px % (size_t)w, px / (size_t)w, i % (size_t)oc, got.data[i],
-             ref.data[i]);
+      printf("FAIL %s %s %dx%dx%d: byte %zu (x=%zu y=%zu ch=%zu) gpu %u cpu %u\n", op->name, label,
+             w, h, c, i, px % (size_t)w, px / (size_t)w, i % (size_t)oc, got.data[i], ref.data[i]);
       failures++;
       break;
     }
@@ -84,7 +84,7 @@ done:
 }
 
 static const gpuimg_variant_t variants[] = {GPUIMG_VARIANT_FAST, GPUIMG_VARIANT_NAIVE,
-                                                 GPUIMG_VARIANT_TILED};
+                                            GPUIMG_VARIANT_TILED};
 
 /* level 0: every layout, radius and variant; 1: RGB only, small radii; 2: RGBA, fast only. */
 static int run_size(gpuimg_cuda_t *ctx, int w, int h, int level)
@@ -127,8 +127,8 @@ static int run_size(gpuimg_cuda_t *ctx, int w, int h, int level)
         p.radius = radii[k] > GPUIMG_MAX_RADIUS ? GPUIMG_MAX_RADIUS : radii[k];
         p.variant = variants[v];
         /* The naive kernel is O(r^2) per pixel: keep it to sizes it finishes quickly. */
-        if (p.variant == GPUIMG_VARIANT_NAIVE && (double)w * h * (2.0 * p.radius + 1) *
-                                                      (2.0 * p.radius + 1) > 4e10)
+        if (p.variant == GPUIMG_VARIANT_NAIVE &&
+            (double)w * h * (2.0 * p.radius + 1) * (2.0 * p.radius + 1) > 4e10)
           continue;
         snprintf(label, sizeof label, "%s r=%d", gpuimg_variant_name(p.variant), p.radius);
         if (compare(ctx, &gpuimg_op_blur, &p, &src, NULL, label) < 0)
@@ -166,7 +166,8 @@ static int run_pipeline(gpuimg_cuda_t *ctx)
   gpuimg_blur_cpu(&g, 7, &ref);
   uint8_t *d_a = gpuimg_cuda_dev_alloc(gpuimg_image_bytes(w, h, 4));
   uint8_t *d_b = gpuimg_cuda_dev_alloc(gpuimg_image_bytes(w, h, 4));
-  if (!d_a || !d_b || gpuimg_cuda_upload(ctx, d_a, src.data, gpuimg_image_bytes(w, h, 4), NULL) < 0 ||
+  if (!d_a || !d_b ||
+      gpuimg_cuda_upload(ctx, d_a, src.data, gpuimg_image_bytes(w, h, 4), NULL) < 0 ||
       gpuimg_gray_gpu(ctx, d_a, d_b, w, h, 4, GPUIMG_VARIANT_FAST, &info) < 0 ||
       gpuimg_blur_gpu(ctx, d_b, d_a, w, h, 2, 7, GPUIMG_VARIANT_TILED, &info) < 0 ||
       gpuimg_cuda_download(ctx, g.data, d_a, gpuimg_image_bytes(w, h, 2), NULL) < 0) {
@@ -183,6 +184,33 @@ static int run_pipeline(gpuimg_cuda_t *ctx)
   gpuimg_image_free(&src);
   gpuimg_image_free(&g);
   gpuimg_image_free(&ref);
+  return 0;
+}
+
+/* The fast blur's banded two-pass path on a wide image: several bands of rows, radii whose
+ * halo reaches the band ends (an 8K-wide r = 64 blur once read past its row-sum buffer). */
+static int run_bands(gpuimg_cuda_t *ctx)
+{
+  static const int radii[] = {64, 40, 17, 100};
+  gpuimg_image_t src, mask;
+  gpuimg_params_t p;
+  int w = 7680, h = 1500;
+  if (gpuimg_image_alloc(&src, w, h, 3) < 0 || gpuimg_image_alloc(&mask, w, h, 1) < 0)
+    return -1;
+  fill_random(src.data, gpuimg_image_bytes(w, h, 3));
+  fill_random(mask.data, (size_t)w * h);
+  memset(&p, 0, sizeof p);
+  for (int k = 0; k < 4; k++) {
+    char label[64];
+    p.radius = radii[k];
+    p.variant = GPUIMG_VARIANT_FAST;
+    snprintf(label, sizeof label, "fast bands r=%d", p.radius);
+    if (compare(ctx, &gpuimg_op_blur, &p, &src, NULL, label) < 0 ||
+        (k == 0 && compare(ctx, &gpuimg_op_portrait, &p, &src, &mask, label) < 0))
+      return -1;
+  }
+  gpuimg_image_free(&src);
+  gpuimg_image_free(&mask);
   return 0;
 }
 
@@ -233,8 +261,7 @@ static int run_divergence(gpuimg_cuda_t *ctx)
       checks++;
       printf("divergence %s block %ux%u: device %llu of %llu warps, host %llu of %llu\n",
              k < 4 ? "checkerboard" : "portrait", info.block[0], info.block[1],
-             info.divergent_warps, info.warps, (unsigned long long)div,
-             (unsigned long long)warps);
+             info.divergent_warps, info.warps, (unsigned long long)div, (unsigned long long)warps);
       if (!info.has_divergence || info.warps != warps || info.divergent_warps != div) {
         printf("FAIL divergence count differs from the prediction\n");
         failures++;
@@ -277,7 +304,7 @@ int main(int argc, char **argv)
       gpuimg_cuda_set_block(ctx, 0, 0) < 0)
     return 1;
   if ((!quick && run_size(ctx, 4000, 3000, 1) < 0) || run_pipeline(ctx) < 0 ||
-      run_divergence(ctx) < 0)
+      run_divergence(ctx) < 0 || (!quick && run_bands(ctx) < 0))
     return 1;
   if (huge) {
     /* Over 2^31 bytes: 23200 x 23200 x 4 = 2.15 GB. */
