@@ -144,50 +144,10 @@ static uint64_t fnv1a64(const char *s)
   return h;
 }
 
-/* A copy of s that is valid UTF-8: each invalid byte becomes U+FFFD. Caller frees.
- * (The rule of report.c's utf8_clean, which is static there.) */
-static char *utf8_clean(const char *s)
-{
-  size_t n = strlen(s);
-  char *out = malloc(n * 3 + 1);
-  size_t o = 0;
-  if (!out)
-    return NULL;
-  for (size_t i = 0; i < n;) {
-    unsigned char c = (unsigned char)s[i];
-    size_t len = c < 0x80             ? 1
-                 : (c & 0xe0) == 0xc0 ? 2
-                 : (c & 0xf0) == 0xe0 ? 3
-                 : (c & 0xf8) == 0xf0 ? 4
-                                      : 0;
-    int ok = len > 0 && i + len <= n;
-    for (size_t k = 1; ok && k < len; k++)
-      ok = ((unsigned char)s[i + k] & 0xc0) == 0x80;
-    if (ok && len > 1) {
-      /* Reject overlong forms, surrogates and values past U+10FFFF. */
-      uint32_t cp = c & (0x7f >> len);
-      for (size_t k = 1; k < len; k++)
-        cp = (cp << 6) | ((unsigned char)s[i + k] & 0x3f);
-      static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
-      ok = cp >= min_cp[len] && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff);
-    }
-    if (ok) {
-      memcpy(out + o, s + i, len);
-      o += len;
-      i += len;
-    } else {
-      memcpy(out + o, "\xef\xbf\xbd", 3);
-      o += 3;
-      i += 1;
-    }
-  }
-  out[o] = '\0';
-  return out;
-}
 
 static int add_string(cJSON *obj, const char *key, const char *value)
 {
-  char *clean = utf8_clean(value);
+  char *clean = gpuimg_utf8_clean(value);
   cJSON *item = clean ? cJSON_AddStringToObject(obj, key, clean) : NULL;
   free(clean);
   return item ? 0 : -1;

@@ -484,6 +484,7 @@ void gpuimg_cli_help(FILE *f)
           "\nOther commands: gpuimg info [--report FILE] (the CUDA device),\n"
           "gpuimg compare [OPTIONS] BASELINE CURRENT (see gpuimg compare --help).\n"
           "\nExit status: 0 ok, 1 processing failure, 2 usage error, 3 bad input or mask,\n"
-          "4 output or report not written, 5 CUDA unavailable or failed.\n",
+          "4 output or report not written, 5 CUDA unavailable or failed.\n"
+          "With -o DIR: 0 when every image converted, else the largest failed image's code.\n",
           GPUIMG_DEFAULT_QUALITY, GPUIMG_DEFAULT_MAX_PIXELS);
 }

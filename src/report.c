@@ -16,7 +16,7 @@
 #define GPUIMG_REPORT_SCHEMA 1
 
 /* A copy of s that is valid UTF-8: each invalid byte becomes U+FFFD. Caller frees. */
-static char *utf8_clean(const char *s)
+char *gpuimg_utf8_clean(const char *s)
 {
   size_t n = strlen(s);
   char *out = malloc(n * 3 + 1);
@@ -57,7 +57,7 @@ static char *utf8_clean(const char *s)
 
 static int add_string(cJSON *obj, const char *key, const char *value)
 {
-  char *clean = utf8_clean(value);
+  char *clean = gpuimg_utf8_clean(value);
   if (!clean)
     return -1;
   cJSON *item = cJSON_AddStringToObject(obj, key, clean);

@@ -100,6 +100,9 @@ void gpuimg_run_free(gpuimg_run_t *run);
 int gpuimg_pipeline_run(const gpuimg_cli_t *cli, const gpuimg_image_t *src,
                         const gpuimg_image_t *masks, gpuimg_image_t *dst, gpuimg_run_t *run);
 
+/* A malloc'd copy of s that is valid UTF-8 (each invalid byte becomes U+FFFD), for JSON. */
+char *gpuimg_utf8_clean(const char *s);
+
 /* Serialises the report to JSON text (malloc'd, caller frees). NULL on failure. */
 char *gpuimg_report_json(const gpuimg_cli_t *cli, const gpuimg_run_t *run);
 
