@@ -1448,6 +1448,12 @@ def repeat_report():
     check(stage(rep, "blur")["variant"] == "naive", "variant")
     check(stage(rep, "blur")["step"] == 1 and stage(rep, "gray")["step"] == 0, "steps")
     check(stage(rep, "gray")["variant"] == "fast", "gray's default variant")
+    # The CUDA model's fields are absent on the CPU backend, not zero.
+    for key in ("compute_capability", "cuda_driver", "cuda_runtime", "copy_bandwidth_gbps"):
+        check(key not in rep, "CPU report has %s" % key)
+    for st in rep["stages"]:
+        for key in ("launch", "divergence", "copy_bw_pct"):
+            check(key not in st, "CPU stage %s has %s" % (st["name"], key))
     check(rep["warmup"] == 0 and rep["build_type"] in ("release", "debug", "debugoptimized",
                                                        "plain", "minsize", "custom"), "build")
     for name in ("gray", "blur"):

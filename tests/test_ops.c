@@ -604,9 +604,76 @@ static void test_ops_table(void)
   printf("ops: table order and lookup\n");
 }
 
+/* Host predictions of divergent warps (the gpu suite compares them with device counts). */
+static void test_divergence_predictions(void)
+{
+  uint64_t warps, div;
+  /* 1024x768 in 32x8 blocks: 3,072 blocks of 8 warps; a warp is one row of 32 pixels. */
+  static const struct {
+    int cell;
+    uint64_t div;
+  } cb[] = {{1, 24576}, {2, 24576}, {8, 24576}, {16, 24576}, {32, 0}, {64, 0}};
+  for (size_t i = 0; i < sizeof cb / sizeof cb[0]; i++) {
+    gpuimg_divergence_checkerboard(1024, 768, cb[i].cell, 32, 8, &warps, &div);
+    if (warps != 24576 || div != cb[i].div)
+      fail("checkerboard cell %d: predicted %llu of %llu warps, want %llu of 24576", cb[i].cell,
+           (unsigned long long)div, (unsigned long long)warps, (unsigned long long)cb[i].div);
+  }
+  /* 16x16 blocks: a warp is two half rows of 16 pixels; cell 16 gives two rows of one cell
+   * each, both of the same parity only when they lie in the same cell row: always, so 0. */
+  gpuimg_divergence_checkerboard(1024, 768, 16, 16, 16, &warps, &div);
+  if (warps != 24576 || div != 0)
+    fail("checkerboard cell 16 in 16x16 blocks: %llu of %llu", (unsigned long long)div,
+         (unsigned long long)warps);
+  /* Partial warps and blocks: a 33x17 image in 24x5 blocks (120 threads: 4 warps, the last
+   * with 24 lanes); blocks past the edge hold fewer in-image lanes, and a warp with a
+   * single in-image lane cannot diverge. Counted here lane by lane. */
+  gpuimg_divergence_checkerboard(33, 17, 1, 24, 5, &warps, &div);
+  {
+    uint64_t want_warps = 0, want_div = 0;
+    for (int by = 0; by < 4; by++)
+      for (int bx = 0; bx < 2; bx++)
+        for (int t0 = 0; t0 < 120; t0 += 32) {
+          int even = 0, odd = 0;
+          for (int t = t0; t < t0 + 32 && t < 120; t++) {
+            int x = bx * 24 + t % 24, y = by * 5 + t / 24;
+            if (x < 33 && y < 17 && (x + y) % 2 == 0)
+              even = 1;
+            else if (x < 33 && y < 17)
+              odd = 1;
+          }
+          want_warps += (uint64_t)(even | odd);
+          want_div += (uint64_t)(even & odd);
+        }
+    if (warps != want_warps || div != want_div || want_div == want_warps)
+      fail("checkerboard 33x17 in 24x5 blocks: %llu of %llu warps, want %llu of %llu",
+           (unsigned long long)div, (unsigned long long)warps, (unsigned long long)want_div,
+           (unsigned long long)want_warps);
+  }
+  /* A mask edge at x = 100: in 32x8 blocks only the warp covering x 96..127 of each row
+   * diverges: 768 warps. An all-background mask: none. */
+  gpuimg_image_t mask;
+  if (gpuimg_image_alloc(&mask, 1024, 768, 1) < 0)
+    fail("out of memory");
+  for (int y = 0; y < 768; y++)
+    for (int x = 0; x < 1024; x++)
+      mask.data[(size_t)y * 1024 + x] = x < 100 ? 255 : 0;
+  gpuimg_divergence_mask(&mask, 32, 8, &warps, &div);
+  if (warps != 24576 || div != 768)
+    fail("mask edge: predicted %llu of %llu, want 768 of 24576", (unsigned long long)div,
+         (unsigned long long)warps);
+  memset(mask.data, 0, (size_t)1024 * 768);
+  gpuimg_divergence_mask(&mask, 32, 8, &warps, &div);
+  if (div != 0)
+    fail("empty mask: %llu divergent warps", (unsigned long long)div);
+  gpuimg_image_free(&mask);
+  printf("divergence: host predictions for checkerboard cells and mask edges\n");
+}
+
 int main(void)
 {
   test_ops_table();
+  test_divergence_predictions();
   test_gray_layouts();
   test_gray_exhaustive();
   test_blur_hand();
