@@ -648,6 +648,7 @@ static int convert(batch_t *b, worker_t *wk, item_t *it, gpuimg_run_t *run)
   if (!stage_add(run, "decode", t0 - t1,
                  file.size + gpuimg_image_bytes(src.width, src.height, src.channels)))
     goto done;
+  run->stages[run->nstages - 1].codec = gpuimg_codec_stb.name;
   gpuimg_buf_free(&file);
   run->in_w = src.width;
   run->in_h = src.height;
@@ -672,12 +673,15 @@ static int convert(batch_t *b, worker_t *wk, item_t *it, gpuimg_run_t *run)
   gpuimg_image_free(&src);
 
   it->iv[IV_STORE][0] = t0 = gpuimg_now_ms();
-  if (gpuimg_codec_stb.encode(&dst, it->format, cli->quality, it->output, &encoded) < 0)
+  const gpuimg_codec_t *codec = gpuimg_codec_encoder(cli->codec, it->format);
+  gpuimg_encode_opts_t eo = {.quality = cli->quality, .png_level = cli->png_level};
+  if (codec->encode(&dst, it->format, &eo, it->output, &encoded) < 0)
     goto done;
   t1 = gpuimg_now_ms();
   if (!stage_add(run, "encode", t1 - t0,
                  gpuimg_image_bytes(dst.width, dst.height, dst.channels) + encoded.size))
     goto done;
+  run->stages[run->nstages - 1].codec = codec->name;
   pthread_mutex_lock(&b->open_mu);
   int orc = gpuimg_output_open(&out, it->output, 1);
   pthread_mutex_unlock(&b->open_mu);

@@ -30,6 +30,8 @@ enum {
   OPT_JOBS = 16 << 16,
   OPT_DEVICES = 17 << 16,
   OPT_SHARD = 18 << 16,
+  OPT_CODEC = 19 << 16,
+  OPT_PNG_LEVEL = 20 << 16,
 };
 
 typedef struct {
@@ -52,6 +54,8 @@ static const option_t options[] = {
     {"repeat", 0, 1, OPT_REPEAT},
     {"warmup", 0, 1, OPT_WARMUP},
     {"quality", 0, 1, OPT_QUALITY},
+    {"codec", 0, 1, OPT_CODEC},
+    {"png-level", 0, 1, OPT_PNG_LEVEL},
     {"quiet", 'q', 0, OPT_QUIET},
     {"help", 'h', 0, OPT_HELP},
     {"version", 'V', 0, OPT_VERSION},
@@ -229,6 +233,23 @@ static int apply_option(gpuimg_cli_t *cli, gpuimg_step_t *step, const option_t *
       return -1;
     cli->quality = (int)v;
     return 0;
+  case OPT_CODEC:
+    if (strcmp(arg, "auto") == 0)
+      cli->codec = GPUIMG_CODEC_AUTO;
+    else if (strcmp(arg, "stb") == 0)
+      cli->codec = GPUIMG_CODEC_STB;
+    else if (strcmp(arg, "libpng") == 0 && gpuimg_codec_have_libpng())
+      cli->codec = GPUIMG_CODEC_LIBPNG;
+    else if (strcmp(arg, "libpng") == 0)
+      return usage_error(spelled, "%snot available: this gpuimg was built without libpng", "");
+    else
+      return usage_error(spelled, "invalid value '%s' (expected auto, stb or libpng)", arg);
+    return 0;
+  case OPT_PNG_LEVEL:
+    if (parse_int(spelled, arg, 0, 9, &v) < 0)
+      return -1;
+    cli->png_level = (int)v;
+    return 0;
   case OPT_QUIET:
     cli->quiet = 1;
     return 0;
@@ -348,6 +369,7 @@ int gpuimg_cli_parse(int argc, char **argv, gpuimg_cli_t *cli)
   cli->format = GPUIMG_FORMAT_NONE;
   cli->repeat = 1;
   cli->quality = GPUIMG_DEFAULT_QUALITY;
+  cli->png_level = GPUIMG_DEFAULT_PNG_LEVEL;
   cli->max_pixels = GPUIMG_DEFAULT_MAX_PIXELS;
 
   for (int i = 1; i < argc; i++) {
@@ -467,6 +489,9 @@ void gpuimg_cli_help(FILE *f)
           "  --repeat N       run the processing N times; report median/min/max/noise (default 1)\n"
           "  --warmup M       run it M more times first, unrecorded (default 0)\n"
           "  --quality Q      JPEG quality 1..100 (default %d)\n"
+          "  --codec C        PNG encoder: auto (libpng when built with it, else stb), stb\n"
+          "                   or libpng; JPEG, BMP and TGA are always encoded by stb\n"
+          "  --png-level N    libpng compression level 0..9 (default %d: fast)\n"
           "  --max-pixels N   refuse larger images (default %" PRIu64 ")\n"
           "  -q, --quiet      no notices on stderr\n"
           "  -h, --help       this help\n"
@@ -486,5 +511,5 @@ void gpuimg_cli_help(FILE *f)
           "\nExit status: 0 ok, 1 processing failure, 2 usage error, 3 bad input or mask,\n"
           "4 output or report not written, 5 CUDA unavailable or failed.\n"
           "With -o DIR: 0 when every image converted, else the largest failed image's code.\n",
-          GPUIMG_DEFAULT_QUALITY, GPUIMG_DEFAULT_MAX_PIXELS);
+          GPUIMG_DEFAULT_QUALITY, GPUIMG_DEFAULT_PNG_LEVEL, GPUIMG_DEFAULT_MAX_PIXELS);
 }

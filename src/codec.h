@@ -34,18 +34,41 @@ int gpuimg_text_read(const char *path, gpuimg_buf_t *out);
 gpuimg_format_t gpuimg_format_from_name(const char *path);
 const char *gpuimg_format_name(gpuimg_format_t fmt);
 
+/* What an encoder is told besides the pixels. Each codec reads the fields of its formats. */
+typedef struct {
+  int quality;   /* JPEG quality 1..100 */
+  int png_level; /* PNG zlib compression level 0..9 (libpng; stb's level is fixed at 8) */
+} gpuimg_encode_opts_t;
+
+#define GPUIMG_DEFAULT_PNG_LEVEL 1
+
 /* A codec decodes file bytes into pixels and encodes pixels into file bytes.
  * Decoded data is malloc'd: the caller owns it and frees it with gpuimg_image_free().
- * max_pixels bounds width*height before any pixel memory is allocated. */
+ * max_pixels bounds width*height before any pixel memory is allocated. decode is NULL
+ * for an encoder-only codec (stb stays the one decoder). encode appends to out, which the
+ * caller owns and frees with gpuimg_buf_free() (also after a failure). */
 typedef struct {
   const char *name;
   int (*decode)(const uint8_t *bytes, size_t size, const char *what, uint64_t max_pixels,
                 gpuimg_image_t *out);
-  int (*encode)(const gpuimg_image_t *img, gpuimg_format_t fmt, int quality, const char *what,
-                gpuimg_buf_t *out);
+  int (*encode)(const gpuimg_image_t *img, gpuimg_format_t fmt, const gpuimg_encode_opts_t *opts,
+                const char *what, gpuimg_buf_t *out);
 } gpuimg_codec_t;
 
 extern const gpuimg_codec_t gpuimg_codec_stb;
+#ifdef GPUIMG_HAVE_LIBPNG
+/* PNG encoding only, with libpng (codec_png.c). */
+extern const gpuimg_codec_t gpuimg_codec_libpng;
+#endif
+
+/* --codec: which encoder writes PNG output. JPEG, BMP and TGA are always stb's. */
+typedef enum { GPUIMG_CODEC_AUTO, GPUIMG_CODEC_STB, GPUIMG_CODEC_LIBPNG } gpuimg_codec_choice_t;
+
+/* 1 when this build has libpng. */
+int gpuimg_codec_have_libpng(void);
+/* The codec that encodes fmt under choice: libpng for PNG when chosen, or under auto when
+ * built with it; stb otherwise. Never NULL (the command line refuses libpng without it). */
+const gpuimg_codec_t *gpuimg_codec_encoder(gpuimg_codec_choice_t choice, gpuimg_format_t fmt);
 
 /* Atomic output: a temporary file in the destination directory, renamed into place
  * on commit. "-" writes to stdout (refused when stdout is a terminal and binary is set).

@@ -456,8 +456,8 @@ static void stb_write_cb(void *context, void *data, int size)
     sink->failed = 1;
 }
 
-static int stb_encode(const gpuimg_image_t *img, gpuimg_format_t fmt, int quality, const char *what,
-                      gpuimg_buf_t *out)
+static int stb_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
+                      const gpuimg_encode_opts_t *opts, const char *what, gpuimg_buf_t *out)
 {
   stb_sink_t sink = {out, 0};
   int w = img->width, h = img->height, c = img->channels, ok = 0;
@@ -472,7 +472,7 @@ static int stb_encode(const gpuimg_image_t *img, gpuimg_format_t fmt, int qualit
     ok = stbi_write_png_to_func(stb_write_cb, &sink, w, h, c, img->data, w * c);
     break;
   case GPUIMG_FORMAT_JPEG:
-    ok = stbi_write_jpg_to_func(stb_write_cb, &sink, w, h, c, img->data, quality);
+    ok = stbi_write_jpg_to_func(stb_write_cb, &sink, w, h, c, img->data, opts->quality);
     break;
   case GPUIMG_FORMAT_BMP:
     ok = stbi_write_bmp_to_func(stb_write_cb, &sink, w, h, c, img->data);

@@ -23,6 +23,7 @@ static int decode_timed(const gpuimg_cli_t *cli, const uint8_t *bytes, size_t si
   if (!s)
     return -1;
   s->ms[0] = gpuimg_now_ms() - t0;
+  s->codec = gpuimg_codec_stb.name;
   s->bytes = size + gpuimg_image_bytes(img->width, img->height, img->channels);
   return 0;
 }
@@ -156,10 +157,11 @@ int main(int argc, char **argv)
   }
   if (cli.version) {
 #ifdef GPUIMG_HAVE_CUDA
-    printf("gpuimg %s (backends: cpu, cuda)\n", GPUIMG_VERSION);
+    printf("gpuimg %s (backends: cpu, cuda; ", GPUIMG_VERSION);
 #else
-    printf("gpuimg %s (backends: cpu)\n", GPUIMG_VERSION);
+    printf("gpuimg %s (backends: cpu; ", GPUIMG_VERSION);
 #endif
+    printf("png encoders: stb%s)\n", gpuimg_codec_have_libpng() ? ", libpng" : "");
     gpuimg_cli_free(&cli);
     return GPUIMG_EXIT_OK;
   }
@@ -212,12 +214,15 @@ int main(int argc, char **argv)
   if (have_out) {
     double t0 = gpuimg_now_ms();
     const char *what = strcmp(cli.output, "-") ? cli.output : "<stdout>";
-    if (gpuimg_codec_stb.encode(&dst, cli.format, cli.quality, what, &encoded) < 0)
+    const gpuimg_codec_t *codec = gpuimg_codec_encoder(cli.codec, cli.format);
+    gpuimg_encode_opts_t eo = {.quality = cli.quality, .png_level = cli.png_level};
+    if (codec->encode(&dst, cli.format, &eo, what, &encoded) < 0)
       goto fail;
     gpuimg_stage_t *s = gpuimg_run_stage(&run, "encode", -1, 0, 1);
     if (!s)
       goto fail;
     s->ms[0] = gpuimg_now_ms() - t0;
+    s->codec = codec->name;
     s->bytes = gpuimg_image_bytes(dst.width, dst.height, dst.channels) + encoded.size;
     t0 = gpuimg_now_ms();
     if (gpuimg_output_commit(&out, encoded.data, encoded.size) < 0)

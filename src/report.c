@@ -108,6 +108,8 @@ static int add_stage(cJSON *stages, const gpuimg_cli_t *cli, const gpuimg_run_t 
   free(sorted);
 
   add_string(o, "name", s->name);
+  if (s->codec)
+    add_string(o, "codec", s->codec);
   if (s->step >= 0)
     add_number(o, "step", s->step);
   add_string(o, "clock", s->device ? "cuda-event" : "host");

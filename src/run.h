@@ -31,6 +31,8 @@ typedef struct {
   int repeat;
   int warmup; /* unrecorded runs before the repeat timed ones */
   int quality;
+  int png_level;               /* --png-level, 0..9 (libpng encoder) */
+  gpuimg_codec_choice_t codec; /* --codec: the PNG encoder */
   int quiet;
   int explain;
   int block_w, block_h; /* 0: kernel defaults */
@@ -60,10 +62,11 @@ void gpuimg_cli_usage(FILE *f);
 /* One timed stage of the report. */
 #define GPUIMG_MAX_STAGES (GPUIMG_MAX_STEPS * 2 + 8)
 typedef struct {
-  char name[32]; /* read, decode, upload, <op>, download, encode, write, mask */
-  int step;      /* pipeline step index, -1 for I/O stages */
-  int device;    /* 1: CUDA events, 0: host monotonic clock */
-  double *ms;    /* one sample per repetition (malloc'd) */
+  char name[32];     /* read, decode, upload, <op>, download, encode, write, mask */
+  const char *codec; /* decode/encode stages: the codec's name (static), else NULL */
+  int step;          /* pipeline step index, -1 for I/O stages */
+  int device;        /* 1: CUDA events, 0: host monotonic clock */
+  double *ms;        /* one sample per repetition (malloc'd) */
   int nms;
   uint64_t bytes; /* bytes moved (read + written), 0 if not meaningful */
   int pinned;     /* upload/download: host buffer pinned; -1 otherwise */

@@ -3,7 +3,7 @@
 """Runs the gpuimg binary named by $GPUIMG and checks what it does.
 
 Usage: test_cli.py GROUP...   (groups: usage, input, decode, output, clobber, formats,
-                               pixels, pipeline, report; 'all' runs every group)
+                               pixels, pipeline, report, codec; 'all' runs every group)
 
 Environment:
   GPUIMG               the binary under test (required)
@@ -403,7 +403,8 @@ def version():
     want_version = os.environ.get("GPUIMG_VERSION")
     for flag in ("-V", "--version"):
         res = expect_ok(run(flag))
-        m = re.fullmatch(rb"gpuimg (\S+) \(backends: cpu(, cuda)?\)\n", res.out)
+        m = re.fullmatch(rb"gpuimg (\S+) \(backends: cpu(, cuda)?; "
+                         rb"png encoders: stb(, libpng)?\)\n", res.out)
         check(m is not None, "unexpected version line", res)
         if want_version:
             check(m.group(1).decode() == want_version, "version is not %s" % want_version, res)
@@ -1524,6 +1525,130 @@ def report_with_hostile_names():
     # Error messages carry the raw name.
     res = run("gray", b"no\xffpe\n.png")
     expect_error(res, EXIT_INPUT, b"no\xffpe\n.png: No such file or directory")
+
+
+# ---------------------------------------------------------------------------------------------
+# codec: the PNG encoders (--codec, --png-level) and the codec named in the report
+
+def has_libpng():
+    return b"libpng" in run("-V").out
+
+
+NO_LIBPNG = "--codec: not available: this gpuimg was built without libpng"
+
+
+def codec_images():
+    """(name, (w, h, c, pixels)) for every layout at odd sizes: random and smooth pixels."""
+    out = []
+    for c in (1, 2, 3, 4):
+        for w, h in ((1, 1), (1, 9), (9, 1), (33, 17), (13, 7)):
+            px = mi.make_pixels(w, h, c, seed=100 * c + w + h)
+            out.append(("rand-%d-%dx%d.png" % (c, w, h), (w, h, c, px)))
+        # A gradient, so that libpng's filter choice (levels 4..9) goes past 'none' and 'sub'.
+        w, h = 37, 23
+        px = bytes((3 * x + 5 * y + 40 * k) & 255 for y in range(h) for x in range(w)
+                   for k in range(c))
+        out.append(("grad-%d-%dx%d.png" % (c, w, h), (w, h, c, px)))
+    for name, (w, h, c, px) in out:
+        write(name, mi.png_encode_8bit(w, h, c, px))
+    return out
+
+
+def encode_stage(res):
+    return stage(load_report(res.out), "encode")
+
+
+@test("codec")
+def libpng_round_trip_every_layout():
+    if not has_libpng():
+        expect_error(cpu("blur", "-r", "0", "--codec", "libpng", "g8.png", "o.png"),
+                     EXIT_USAGE, NO_LIBPNG)
+        return
+    for name, img in codec_images():
+        res = expect_ok(cpu("blur", "-r", "0", name, "o.png", "--codec", "libpng",
+                            "--report", "-"))
+        check(encode_stage(res)["codec"] == "libpng", "encode codec", res)
+        same_image(png_decode(read("o.png")), img, name + " -> libpng")
+        # stb, the reference decoder, reads libpng's file back to the same pixels.
+        expect_ok(cpu("blur", "-r", "0", "o.png", "back.png", "--codec", "stb"),
+                  stdout_expected=False)
+        same_image(png_decode(read("back.png")), img, name + " -> libpng -> stb")
+    check_no_leftovers()
+
+
+@test("codec")
+def every_png_level_round_trips():
+    if not has_libpng():
+        expect_error(cpu("blur", "-r", "0", "--codec", "libpng", "--png-level", "5", "g8.png",
+                         "o.png"), EXIT_USAGE, NO_LIBPNG)
+        return
+    images = [im for im in codec_images() if "33x17" in im[0] or "grad" in im[0]]
+    for level in range(10):
+        for name, img in images:
+            expect_ok(cpu("blur", "-r", "0", "--codec", "libpng", "--png-level", str(level),
+                          name, "o.png"), stdout_expected=False)
+            same_image(png_decode(read("o.png")), img, "%s at --png-level %d" % (name, level))
+    # The level matters: stored (0) is larger than the best compression (9).
+    sizes = []
+    for level in ("0", "9"):
+        expect_ok(cpu("gray", "--codec", "libpng", "--png-level", level, "sample:", "s.png"),
+                  stdout_expected=False)
+        sizes.append(len(read("s.png")))
+    check(sizes[0] > sizes[1], "--png-level 0 gives %d bytes, 9 gives %d" % tuple(sizes))
+
+
+@test("codec")
+def stb_codec_still_works():
+    for name, img in codec_images():
+        res = expect_ok(cpu("blur", "-r", "0", "--codec", "stb", name, "o.png", "--report", "-"))
+        check(encode_stage(res)["codec"] == "stb", "encode codec", res)
+        same_image(png_decode(read("o.png")), img, name + " -> stb")
+    check_no_leftovers()
+
+
+@test("codec")
+def report_names_the_codec():
+    auto = "libpng" if has_libpng() else "stb"
+    for args, want in ((["--codec", "auto"], auto), ([], auto), (["--codec", "stb"], "stb")):
+        res = expect_ok(cpu("gray", "rgb8.png", "o.png", "--report", "-", *args))
+        rep = load_report(res.out)
+        check(stage(rep, "decode")["codec"] == "stb", "decode codec", res)
+        check(stage(rep, "encode")["codec"] == want, "encode codec is not %s" % want, res)
+        check("codec" not in stage(rep, "gray") and "codec" not in stage(rep, "read")
+              and "codec" not in stage(rep, "write"), "codec on a non-codec stage", res)
+    # JPEG, BMP and TGA are always stb's, whatever --codec says.
+    choice = "libpng" if has_libpng() else "auto"
+    for out in ("o.jpg", "o.bmp", "o.tga"):
+        res = expect_ok(cpu("gray", "rgb8.png", out, "--report", "-", "--codec", choice))
+        check(encode_stage(res)["codec"] == "stb", "%s: encode codec" % out, res)
+    # Batch mode: each image's report line names it too.
+    res = expect_ok(cpu("blur", "-r", "0", "-q", "-o", "batch", "g8.png", "--codec", "stb",
+                        "--report", "-"))
+    lines = [json.loads(line) for line in res.out.decode().splitlines()]
+    enc = [s for s in lines[0]["stages"] if s["name"] == "encode"]
+    check(len(enc) == 1 and enc[0]["codec"] == "stb", "batch encode codec", res)
+    same_image(read_png(path("batch/g8.png")), expected("g8.png"), "batch --codec stb")
+    if has_libpng():
+        res = expect_ok(cpu("blur", "-r", "0", "-q", "-o", "batch2", "rgba8.png", "--codec",
+                            "libpng", "--png-level", "9"))
+        same_image(read_png(path("batch2/rgba8.png")), expected("rgba8.png"),
+                   "batch --codec libpng")
+
+
+@test("codec")
+def bad_codec_options():
+    usage_error(["gray", "--codec", "nvjpeg"],
+                "--codec: invalid value 'nvjpeg' (expected auto, stb or libpng)")
+    usage_error(["gray", "--codec="], "--codec: invalid value '' (expected auto, stb or libpng)")
+    usage_error(["gray", "--codec"], "--codec: missing value")
+    for bad in ("10", "-1", "x", "1.5", ""):
+        usage_error(["gray", "--png-level", bad], _range_msg("--png-level", bad, 0, 9))
+    if not has_libpng():
+        usage_error(["gray", "--codec", "libpng"], NO_LIBPNG)
+    # The limits are accepted.
+    for level in ("0", "9"):
+        expect_ok(cpu("gray", "--png-level", level, "g8.png", "o.png"), stdout_expected=False)
+    check_no_leftovers()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -137,7 +137,8 @@ static void round_trip(const gpuimg_image_t *img, uint32_t h)
 {
   gpuimg_buf_t enc = {0};
   gpuimg_image_t back;
-  must(gpuimg_codec_stb.encode(img, GPUIMG_FORMAT_PNG, 90, "fuzz.png", &enc) == 0,
+  must(gpuimg_codec_stb.encode(img, GPUIMG_FORMAT_PNG, &(gpuimg_encode_opts_t){90, 1}, "fuzz.png",
+                               &enc) == 0,
        "PNG encode failed");
   must(gpuimg_codec_stb.decode(enc.data, enc.size, "fuzz.png", FUZZ_MAX_PIXELS, &back) == 0,
        "our own PNG does not decode");
@@ -150,7 +151,8 @@ static void round_trip(const gpuimg_image_t *img, uint32_t h)
   gpuimg_format_t other = (h >> 30) == 0   ? GPUIMG_FORMAT_JPEG
                           : (h >> 30) == 1 ? GPUIMG_FORMAT_BMP
                                            : GPUIMG_FORMAT_TGA;
-  must(gpuimg_codec_stb.encode(img, other, 1 + (int)((h >> 4) % 100), "fuzz.out", &enc) == 0,
+  must(gpuimg_codec_stb.encode(img, other, &(gpuimg_encode_opts_t){1 + (int)((h >> 4) % 100), 1},
+                               "fuzz.out", &enc) == 0,
        "encode failed");
   if (other == GPUIMG_FORMAT_JPEG) {
     must(gpuimg_codec_stb.decode(enc.data, enc.size, "fuzz.jpg", FUZZ_MAX_PIXELS, &back) == 0,

@@ -1,0 +1,151 @@
+/* codec_png.c: the libpng PNG encoder (--codec libpng), and the choice of encoder per format. */
+#include "codec.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#ifdef GPUIMG_HAVE_LIBPNG
+#include <png.h>
+
+/* Where libpng's callbacks leave what went wrong (libpng's error pointer). */
+typedef struct {
+  gpuimg_buf_t *out;
+  int oom;
+  char reason[160];
+} png_sink_t;
+
+/* libpng errors never return: the message is kept and control goes back to the setjmp in
+ * png_encode(). Returning would let libpng print to stderr before it jumps itself. */
+static void png_error_cb(png_structp png, png_const_charp msg)
+{
+  png_sink_t *sink = png_get_error_ptr(png);
+  if (sink && !sink->reason[0])
+    snprintf(sink->reason, sizeof sink->reason, "%s", msg && msg[0] ? msg : "libpng error");
+  png_longjmp(png, 1);
+}
+
+/* Warnings (none are expected for 8-bit images we describe ourselves) are not errors and
+ * must not reach stderr. */
+static void png_warning_cb(png_structp png, png_const_charp msg)
+{
+  (void)png;
+  (void)msg;
+}
+
+static void png_write_cb(png_structp png, png_bytep data, size_t n)
+{
+  png_sink_t *sink = png_get_io_ptr(png);
+  if (gpuimg_buf_append(sink->out, data, n) < 0) {
+    sink->oom = 1;
+    png_error(png, "out of memory");
+  }
+}
+
+static void png_flush_cb(png_structp png)
+{
+  (void)png;
+}
+
+/* The writing itself, apart from png_encode() so that no local of the function that called
+ * setjmp changes after it (their values after a longjmp would be unspecified). */
+static void png_write_image_rows(png_structp png, png_infop info, const gpuimg_image_t *img,
+                                 int level)
+{
+  static const int color_types[5] = {0, PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA,
+                                     PNG_COLOR_TYPE_RGB, PNG_COLOR_TYPE_RGB_ALPHA};
+  /* libpng refuses sides over 1000000 by default; the decoder allows 2^20. */
+  png_set_user_limits(png, 0x7fffffff, 0x7fffffff);
+  png_set_compression_level(png, level);
+  png_set_filter(png, PNG_FILTER_TYPE_BASE,
+                 level == 0   ? PNG_FILTER_NONE
+                 : level <= 3 ? PNG_FILTER_SUB
+                              : PNG_ALL_FILTERS);
+  png_set_IHDR(png, info, (png_uint_32)img->width, (png_uint_32)img->height, 8,
+               color_types[img->channels], PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_BASE,
+               PNG_FILTER_TYPE_BASE);
+  png_write_info(png, info);
+  size_t stride = (size_t)img->width * (size_t)img->channels;
+  for (int y = 0; y < img->height; y++)
+    png_write_row(png, img->data + (size_t)y * stride);
+  png_write_end(png, info);
+}
+
+/* Encodes img as an 8-bit PNG (1 to 4 channels: gray, gray+alpha, RGB, RGBA) into out.
+ * Filters: none at level 0 (stored data gains nothing from them), Sub at levels 1..3 (one
+ * cheap filter that suits photographs, as fast encoders such as fpng use), and libpng's
+ * per-row choice among all five at 4..9 (smaller files for more time). */
+static int png_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
+                      const gpuimg_encode_opts_t *opts, const char *what, gpuimg_buf_t *out)
+{
+  png_sink_t sink;
+  const int level =
+      opts->png_level >= 0 && opts->png_level <= 9 ? opts->png_level : GPUIMG_DEFAULT_PNG_LEVEL;
+
+  if (fmt != GPUIMG_FORMAT_PNG) {
+    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what, "cannot encode %s with libpng (PNG only)",
+                     gpuimg_format_name(fmt));
+    return -1;
+  }
+  if (img->channels < 1 || img->channels > 4 || img->width < 1 || img->height < 1) {
+    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what,
+                     "cannot encode PNG: unsupported %dx%d image of %d channels", img->width,
+                     img->height, img->channels);
+    return -1;
+  }
+  /* The callbacks change sink after the setjmp; they reach it through the pointer libpng
+   * holds, so it lives in memory (not a register) and keeps its values across the jump. */
+  memset(&sink, 0, sizeof sink);
+  sink.out = out;
+
+  /* Everything libpng allocates hangs off these two and is released by
+   * png_destroy_write_struct(); nothing of ours is allocated after the setjmp (rows are
+   * written straight from img), so a jump out of libpng leaks nothing. */
+  png_structp png =
+      png_create_write_struct(PNG_LIBPNG_VER_STRING, &sink, png_error_cb, png_warning_cb);
+  png_infop info = png ? png_create_info_struct(png) : NULL;
+  if (!info) {
+    png_destroy_write_struct(&png, NULL);
+    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what, "cannot encode PNG: out of memory");
+    return -1;
+  }
+  if (setjmp(png_jmpbuf(png))) {
+    png_destroy_write_struct(&png, &info);
+    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what, "cannot encode PNG: %s",
+                     sink.oom         ? "out of memory"
+                     : sink.reason[0] ? sink.reason
+                                      : "libpng error");
+    return -1;
+  }
+  png_set_write_fn(png, &sink, png_write_cb, png_flush_cb);
+  png_write_image_rows(png, info, img, level);
+  png_destroy_write_struct(&png, &info);
+  return 0;
+}
+
+const gpuimg_codec_t gpuimg_codec_libpng = {
+    .name = "libpng",
+    .decode = NULL,
+    .encode = png_encode,
+};
+#endif
+
+int gpuimg_codec_have_libpng(void)
+{
+#ifdef GPUIMG_HAVE_LIBPNG
+  return 1;
+#else
+  return 0;
+#endif
+}
+
+const gpuimg_codec_t *gpuimg_codec_encoder(gpuimg_codec_choice_t choice, gpuimg_format_t fmt)
+{
+#ifdef GPUIMG_HAVE_LIBPNG
+  if (fmt == GPUIMG_FORMAT_PNG && choice != GPUIMG_CODEC_STB)
+    return &gpuimg_codec_libpng;
+#else
+  (void)choice;
+  (void)fmt;
+#endif
+  return &gpuimg_codec_stb;
+}
