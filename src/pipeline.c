@@ -175,11 +175,9 @@ static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_cli_t *c
       continue;
     b->mask_of[i] = NULL;
     gpuimg_stage_t *ms = gpuimg_run_stage(run, "upload-mask", i, 1, 1);
-    float mask_ms = 0;
     if (!ms || grow_dev(b, &b->d_mask[i], &b->mask_cap[i], px) < 0 ||
-        gpuimg_cuda_upload(ctx, b->d_mask[i], masks[i].data, px, &mask_ms) < 0)
+        gpuimg_cuda_upload(ctx, b->d_mask[i], masks[i].data, px, NULL) < 0)
       return -1;
-    ms->ms[0] = mask_ms; /* pageable: the mask is not staged in pinned memory */
     b->mask_of[i] = masks[i].data;
     ms->bytes = px;
     ms->pinned = 0;
