@@ -144,7 +144,6 @@ static uint64_t fnv1a64(const char *s)
   return h;
 }
 
-
 static int add_string(cJSON *obj, const char *key, const char *value)
 {
   char *clean = gpuimg_utf8_clean(value);

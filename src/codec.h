@@ -30,6 +30,10 @@ int gpuimg_file_read(const char *path, gpuimg_buf_t *out);
 /* The same for a text file (a report, a list of paths): read whole, whatever it holds. */
 int gpuimg_text_read(const char *path, gpuimg_buf_t *out);
 
+/* Whether a and b name the same file: the same inode when both exist, else the same
+ * canonical path (a file about to be created). */
+int gpuimg_same_file(const char *a, const char *b);
+
 /* Output format from a file name's extension; GPUIMG_FORMAT_NONE if not supported. */
 gpuimg_format_t gpuimg_format_from_name(const char *path);
 const char *gpuimg_format_name(gpuimg_format_t fmt);

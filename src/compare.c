@@ -8,7 +8,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #define DEFAULT_THRESHOLD 10.0
 #define MAX_THRESHOLD 1000000.0
@@ -334,18 +333,6 @@ static int add_sample(runs_t *runs, const char *key, double ms, double mad_pct)
   return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median_of(double *v, int n) /* sorts v */
-{
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
-}
-
 /* A key seen in several reports of one file (a batch over images of one size, repeated
  * runs) is the median of their medians; its noise the larger of their mad_pct and the
  * spread of those medians (their MAD, in % of the median). */
@@ -356,10 +343,10 @@ static int summarise(runs_t *runs)
     double *dev = malloc((size_t)e->n * sizeof *dev);
     if (!dev)
       return out_of_memory(runs->name);
-    e->median = median_of(e->ms, e->n);
+    e->median = gpuimg_median(e->ms, e->n);
     for (int k = 0; k < e->n; k++)
       dev[k] = fabs(e->ms[k] - e->median);
-    double spread = e->median > 0 ? 100.0 * median_of(dev, e->n) / e->median : 0.0;
+    double spread = e->median > 0 ? 100.0 * gpuimg_median(dev, e->n) / e->median : 0.0;
     free(dev);
     e->noise_pct = spread > e->max_mad_pct ? spread : e->max_mad_pct;
   }
@@ -1169,9 +1156,7 @@ static void compare_help(FILE *f)
 /* The same existing file (an output must never replace an input). */
 static int same_file(const char *a, const char *b)
 {
-  struct stat sa, sb;
-  return strcmp(a, "-") && strcmp(b, "-") && stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
-         sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  return strcmp(a, "-") && strcmp(b, "-") && gpuimg_same_file(a, b);
 }
 
 int gpuimg_compare_main(int argc, char **argv)

@@ -1,6 +1,7 @@
 /* explain.c: --explain: the CUDA model of each kernel of a run, one plain line each. */
 #include "run.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* n with thousands separators ("3,072"). */
@@ -17,19 +18,16 @@ static const char *grouped(unsigned long long n, char *buf, size_t size)
   return buf;
 }
 
+/* The median of all of a stage's samples (its first one if no memory for a copy). */
 static double median_ms(const gpuimg_stage_t *s)
 {
-  /* The stages' samples are few; a copy and an insertion sort keep it simple. */
-  double v[64];
-  int n = s->nms < 64 ? s->nms : 64;
-  memcpy(v, s->ms, (size_t)n * sizeof *v);
-  for (int i = 1; i < n; i++)
-    for (int k = i; k > 0 && v[k] < v[k - 1]; k--) {
-      double t = v[k];
-      v[k] = v[k - 1];
-      v[k - 1] = t;
-    }
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+  double *v = malloc((size_t)s->nms * sizeof *v);
+  if (!v)
+    return s->ms[0];
+  memcpy(v, s->ms, (size_t)s->nms * sizeof *v);
+  double m = gpuimg_median(v, s->nms);
+  free(v);
+  return m;
 }
 
 void gpuimg_explain(FILE *f, const gpuimg_cli_t *cli, const gpuimg_run_t *run)

@@ -50,6 +50,9 @@ const char *gpuimg_error_message(void); /* "<what>: <reason>" or "<reason>" */
 int gpuimg_error_code(void);
 void gpuimg_error_clear(void);
 
+/* The median of v[0..n-1] (0 for n = 0); sorts v in place. */
+double gpuimg_median(double *v, int n);
+
 /* Monotonic clock in milliseconds. */
 double gpuimg_now_ms(void);
 

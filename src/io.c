@@ -1,5 +1,5 @@
 /* io.c: reading input files, output formats by extension, and atomic output files. */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700
 #include "codec.h"
 
 #include <errno.h>
@@ -122,6 +122,35 @@ int gpuimg_file_read(const char *path, gpuimg_buf_t *out)
 int gpuimg_text_read(const char *path, gpuimg_buf_t *out)
 {
   return read_file(path, 0, out);
+}
+
+/* path's directory made absolute, plus its last component (the file may not exist yet).
+ * Returns a malloc'd string or NULL. */
+static char *canonical_path(const char *path)
+{
+  const char *slash = strrchr(path, '/');
+  char *dir = slash ? strndup(path, (size_t)(slash - path) + 1) : strdup(".");
+  char *real = dir ? realpath(dir, NULL) : NULL;
+  char *out = NULL;
+  const char *base = slash ? slash + 1 : path;
+  if (real && (out = malloc(strlen(real) + strlen(base) + 2)))
+    sprintf(out, "%s/%s", real, base);
+  free(dir);
+  free(real);
+  return out;
+}
+
+/* The same file: same inode when both exist, else the same canonical path. */
+int gpuimg_same_file(const char *a, const char *b)
+{
+  struct stat sa, sb;
+  if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  char *ca = canonical_path(a), *cb = canonical_path(b);
+  int same = ca && cb && strcmp(ca, cb) == 0;
+  free(ca);
+  free(cb);
+  return same;
 }
 
 gpuimg_format_t gpuimg_format_from_name(const char *path)

@@ -89,35 +89,6 @@ static int load_masks(const gpuimg_cli_t *cli, const gpuimg_image_t *src, gpuimg
   return 0;
 }
 
-/* path's directory made absolute, plus its last component (the file may not exist yet).
- * Returns a malloc'd string or NULL. */
-static char *canonical_path(const char *path)
-{
-  const char *slash = strrchr(path, '/');
-  char *dir = slash ? strndup(path, (size_t)(slash - path) + 1) : strdup(".");
-  char *real = dir ? realpath(dir, NULL) : NULL;
-  char *out = NULL;
-  const char *base = slash ? slash + 1 : path;
-  if (real && (out = malloc(strlen(real) + strlen(base) + 2)))
-    sprintf(out, "%s/%s", real, base);
-  free(dir);
-  free(real);
-  return out;
-}
-
-/* The same file: same inode when both exist, else the same canonical path. */
-static int same_file(const char *a, const char *b)
-{
-  struct stat sa, sb;
-  if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
-    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-  char *ca = canonical_path(a), *cb = canonical_path(b);
-  int same = ca && cb && strcmp(ca, cb) == 0;
-  free(ca);
-  free(cb);
-  return same;
-}
-
 int main(int argc, char **argv)
 {
   gpuimg_cli_t cli;
@@ -177,13 +148,13 @@ int main(int argc, char **argv)
   for (int i = 0; i < ninputs; i++) {
     const char *outs[2] = {cli.output, cli.report};
     for (int k = 0; k < 2; k++)
-      if (outs[k] && strcmp(outs[k], "-") && same_file(inputs[i], outs[k])) {
+      if (outs[k] && strcmp(outs[k], "-") && gpuimg_same_file(inputs[i], outs[k])) {
         gpuimg_error_set(GPUIMG_EXIT_OUTPUT, outs[k], "output is the same file as the input");
         goto fail;
       }
   }
   if (cli.output && cli.report && strcmp(cli.output, "-") && strcmp(cli.report, "-") &&
-      same_file(cli.output, cli.report)) {
+      gpuimg_same_file(cli.output, cli.report)) {
     gpuimg_error_set(GPUIMG_EXIT_USAGE, cli.report, "the report and the image are the same file");
     goto fail;
   }

@@ -71,12 +71,6 @@ static void add_number(cJSON *obj, const char *key, double v)
   cJSON_AddNumberToObject(obj, key, isfinite(v) ? v : 0.0);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* v rounded to the given number of decimals (ms to 0.1 us, GB/s to 1 MB/s). */
 static double rnd(double v, int decimals)
 {
@@ -94,16 +88,12 @@ static int add_stage(cJSON *stages, const gpuimg_cli_t *cli, const gpuimg_run_t 
   if (!sorted)
     return -1;
   memcpy(sorted, s->ms, (size_t)s->nms * sizeof *sorted);
-  qsort(sorted, (size_t)s->nms, sizeof *sorted, cmp_double);
-  double median =
-      s->nms % 2 ? sorted[s->nms / 2] : (sorted[s->nms / 2 - 1] + sorted[s->nms / 2]) / 2.0;
+  double median = gpuimg_median(sorted, s->nms);
   double lo = sorted[0], hi = sorted[s->nms - 1];
   /* Noise: the median absolute deviation from the median, in % of the median. */
   for (int i = 0; i < s->nms; i++)
     sorted[i] = fabs(s->ms[i] - median);
-  qsort(sorted, (size_t)s->nms, sizeof *sorted, cmp_double);
-  double mad =
-      s->nms % 2 ? sorted[s->nms / 2] : (sorted[s->nms / 2 - 1] + sorted[s->nms / 2]) / 2.0;
+  double mad = gpuimg_median(sorted, s->nms);
   double mad_pct = median > 0 ? 100.0 * mad / median : 0.0;
   free(sorted);
 

@@ -65,6 +65,20 @@ void gpuimg_image_free(gpuimg_image_t *img)
   memset(img, 0, sizeof *img);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+double gpuimg_median(double *v, int n)
+{
+  if (n <= 0)
+    return 0.0;
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
 double gpuimg_now_ms(void)
 {
   struct timespec ts;
