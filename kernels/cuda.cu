@@ -336,6 +336,11 @@ extern "C" int gpuimg_cuda_copy_bandwidth(gpuimg_cuda_t *ctx, size_t bytes, doub
     gpuimg_error_set(GPUIMG_EXIT_DEVICE, "cuda", "not enough device memory to measure bandwidth");
     goto done;
   }
+  // Defined bytes to copy (compute-sanitizer's initcheck reports a copy of unset memory).
+  if (cudaMemsetAsync(a, 0x5a, bytes, ctx->stream) != cudaSuccess) {
+    gpuimg_cuda_fail(cudaGetLastError(), "cudaMemsetAsync", __FILE__, __LINE__);
+    goto done;
+  }
   for (int i = -2; i < 7; i++) { // two warm-up copies
     float ms;
     if (gpuimg_cuda_timer_start(ctx) < 0)
