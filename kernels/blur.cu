@@ -496,6 +496,196 @@ __global__ void blur_columns_kernel(const T *__restrict__ rows, const uint8_t *_
   }
 }
 
+// Words (4 bytes) of a row each thread of the fused kernel keeps column sums for.
+constexpr int kFusedWords = 2;
+constexpr int kFusedThreads = 256;
+
+// Shared-memory index of span value i: one padding word per 32 makes the row's stride-4
+// accesses (4 bytes per thread) and the scan's stride-8 chunks hit 32 different banks
+// (stride 9: at most 2 threads a bank).
+__device__ __forceinline__ int fused_pad(int i) { return i + (i >> 5); }
+
+// Pixels per thread in the fused kernel's scan, and the span values one block holds.
+template <int C> struct Fused {
+  static constexpr int span_bytes = kFusedWords * 4 * kFusedThreads;
+  static constexpr int chunk_px = (span_bytes / C + kFusedThreads - 1) / kFusedThreads;
+  static constexpr int chunk = chunk_px * C;                 // values per thread in the scan
+  static constexpr int values = chunk * kFusedThreads + 4;   // values in the shared row (+ i0)
+  static constexpr int padded = values + (values >> 5);      // its shared words
+  // Output pixels per block: the span must hold them, the 2r apron and 3 alignment bytes,
+  // and the scan one pixel more (the prefix sum past the last window).
+  static int tile(int r)
+  {
+    int a = (span_bytes - 3) / C, b = chunk_px * kFusedThreads - 1;
+    return ((a < b ? a : b) - 2 * r) & ~3;
+  }
+};
+
+// blur_fused_kernel<C> (fast): one pass, O(1) per pixel for any r it takes. A block of 256
+// threads owns tile output pixels of a run of rows and walks down them. Each thread keeps,
+// for 8 consecutive bytes of the row span (the tile and its r-pixel aprons, read as aligned
+// 4-byte words), V = the sum of the 2r + 1 rows around y, packed two 16-bit sums to a
+// register (exact while (2r + 1) * 255 < 65536): moving down a row subtracts the leaving
+// row and adds the entering one, both loaded a row ahead. The V row goes to shared memory;
+// a block-wide scan (each thread sums a chunk of whole pixels, a warp-shuffle scan and the
+// warps' totals) turns it into per-channel exclusive prefix sums P; an output byte is
+// P[j + (2r+1)C] - P[j], divided by (2r+1)^2 with rounding, and four of them go out as one
+// 4-byte store. Three barriers a row; shared rows alternate so the next row's V can be
+// written while the previous one is still read. Needs 4-byte aligned rows (w * C % 4 == 0).
+// With d_mask (portrait) subject pixels and alpha take the source value.
+template <int C>
+__global__ void __launch_bounds__(kFusedThreads, 4)
+    blur_fused_kernel(const uint8_t *__restrict__ src, const uint8_t *__restrict__ d_mask,
+                      uint8_t *__restrict__ dst, BlurShape s, int tile, int rows_per_block)
+{
+  using F = Fused<C>;
+  __shared__ uint32_t row_smem[2][F::padded];
+  __shared__ uint32_t warp_tot[kFusedThreads / 32][C];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int x0 = blockIdx.x * tile;
+  const int tn = min(tile, s.w - x0);
+  const int y0 = blockIdx.y * rows_per_block, y1 = min(y0 + rows_per_block, s.h);
+  const int last = s.h - 1;
+  const long long row_bytes = (long long)s.w * C;
+  const int b0 = (x0 - s.r) * C;      // row byte of span value 0 (may be < 0: clamped)
+  const int wb = b0 >= 0 ? b0 & ~3 : -((-b0 + 3) & ~3); // aligned word start
+  const int i0 = b0 - wb;             // shared index of span value 0
+  const int nvals = (tn + 2 * s.r) * C;
+  const int nwords = (i0 + nvals + 3) >> 2;
+
+  // Values past the span are never written by the rows: zero them once.
+  for (int i = kFusedWords * 4 * kFusedThreads + tid; i < F::values; i += kFusedThreads) {
+    row_smem[0][fused_pad(i)] = 0;
+    row_smem[1][fused_pad(i)] = 0;
+  }
+
+  // The 4 bytes of word k of this thread in row yy, clamped at the image's sides.
+  auto load_word = [&](int yy, int k) -> uint32_t {
+    int w = tid + k * kFusedThreads;
+    if (w >= nwords)
+      return 0u;
+    const uint8_t *rp = src + (size_t)gpuimg_clampi(yy, 0, last) * (size_t)row_bytes;
+    int b = wb + 4 * w; // rows are under 2^31 bytes here
+    if (b >= 0 && b + 4 <= row_bytes)
+      return __ldg((const uint32_t *)(rp + b));
+    uint32_t v = 0;
+#pragma unroll
+    for (int e = 0; e < 4; e++) {
+      int t = b + e + (s.r + 2) * C; // >= 0: bytes start at most r pixels and 3 bytes left
+      int px = gpuimg_clampi(t / C - (s.r + 2), 0, s.w - 1);
+      v |= (uint32_t)rp[px * C + t % C] << (8 * e);
+    }
+    return v;
+  };
+  // V of word k: even bytes in lo, odd bytes in hi, 16 bits each.
+  uint32_t lo[kFusedWords], hi[kFusedWords];
+#pragma unroll
+  for (int k = 0; k < kFusedWords; k++)
+    lo[k] = hi[k] = 0;
+  for (int yy = y0 - s.r; yy <= y0 + s.r; yy++)
+#pragma unroll
+    for (int k = 0; k < kFusedWords; k++) {
+      uint32_t v = load_word(yy, k);
+      lo[k] += v & 0x00ff00ffu;
+      hi[k] += (v >> 8) & 0x00ff00ffu;
+    }
+
+  const int out_words = (tn * C) >> 2, out_tail = tn * C - out_words * 4;
+  const int span = (2 * s.r + 1) * C;
+  uint32_t nin[kFusedWords], nout[kFusedWords];
+  for (int y = y0, buf = 0; y < y1; y++, buf ^= 1) {
+    if (y + 1 < y1)
+#pragma unroll
+      for (int k = 0; k < kFusedWords; k++) {
+        nin[k] = load_word(y + 1 + s.r, k);
+        nout[k] = load_word(y - s.r, k);
+      }
+    uint32_t *ps = row_smem[buf];
+#pragma unroll
+    for (int k = 0; k < kFusedWords; k++) {
+      int i = 4 * (tid + k * kFusedThreads);
+      ps[fused_pad(i)] = lo[k] & 0xffffu;
+      ps[fused_pad(i + 1)] = hi[k] & 0xffffu;
+      ps[fused_pad(i + 2)] = lo[k] >> 16;
+      ps[fused_pad(i + 3)] = hi[k] >> 16;
+    }
+    __syncthreads();
+
+    // Per-channel exclusive prefix sums over the span, in place.
+    const int c0 = i0 + tid * F::chunk;
+    uint32_t tot[C], val[F::chunk];
+#pragma unroll
+    for (int c = 0; c < C; c++)
+      tot[c] = 0;
+#pragma unroll
+    for (int m = 0; m < F::chunk; m++) {
+      val[m] = ps[fused_pad(c0 + m)];
+      tot[m % C] += val[m];
+    }
+    uint32_t base[C];
+#pragma unroll
+    for (int c = 0; c < C; c++) {
+      uint32_t incl = tot[c];
+#pragma unroll
+      for (int d = 1; d < 32; d <<= 1) {
+        uint32_t t = __shfl_up_sync(0xffffffffu, incl, d);
+        if (lane >= d)
+          incl += t;
+      }
+      base[c] = incl - tot[c];
+      if (lane == 31)
+        warp_tot[warp][c] = incl;
+    }
+    __syncthreads();
+    for (int wp = 0; wp < warp; wp++)
+#pragma unroll
+      for (int c = 0; c < C; c++)
+        base[c] += warp_tot[wp][c];
+#pragma unroll
+    for (int m = 0; m < F::chunk; m++) {
+      ps[fused_pad(c0 + m)] = base[m % C];
+      base[m % C] += val[m];
+    }
+    __syncthreads();
+
+    uint8_t *drow = dst + (size_t)y * (size_t)row_bytes + (size_t)x0 * C;
+    const uint8_t *srow = src + (size_t)y * (size_t)row_bytes + (size_t)x0 * C;
+    const uint8_t *mrow = d_mask ? d_mask + (size_t)y * s.w + x0 : NULL;
+    for (int q = tid; q < out_words + (out_tail ? 1 : 0); q += kFusedThreads) {
+      uint32_t word = 0, keep = 0; // keep: bytes that take the source value
+#pragma unroll
+      for (int e = 0; e < 4; e++) {
+        int j = 4 * q + e;
+        int p = i0 + j;
+        uint32_t o = div_count(ps[fused_pad(p + span)] - ps[fused_pad(p)] + s.half, s);
+        word |= (o & 0xffu) << (8 * e);
+        if (mrow && j < tn * C) {
+          int px = j / C;
+          bool alpha = (C == 2 || C == 4) && j - px * C == C - 1;
+          if (alpha || mrow[px] >= 128)
+            keep |= 0xffu << (8 * e);
+        }
+      }
+      if (q < out_words) {
+        if (keep)
+          word = (word & ~keep) | (*(const uint32_t *)(srow + 4 * q) & keep);
+        *(uint32_t *)(drow + 4 * q) = word;
+      } else {
+        for (int e = 0; e < out_tail; e++)
+          drow[4 * q + e] = (uint8_t)((keep >> (8 * e)) & 0xffu ? srow[4 * q + e]
+                                                                   : (word >> (8 * e)) & 0xffu);
+      }
+    }
+
+    if (y + 1 < y1)
+#pragma unroll
+      for (int k = 0; k < kFusedWords; k++) {
+        lo[k] = lo[k] - (nout[k] & 0x00ff00ffu) + (nin[k] & 0x00ff00ffu);
+        hi[k] = hi[k] - ((nout[k] >> 8) & 0x00ff00ffu) + ((nin[k] >> 8) & 0x00ff00ffu);
+      }
+  }
+}
+
 template <typename K> int allow_shared(K kernel, size_t bytes)
 {
   if (bytes > 48 * 1024)
@@ -527,20 +717,41 @@ int enqueue(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape 
     return ctx->tile == GPUIMG_TILE_FLOAT ? launch_tiled<C, float>(ctx, d_src, d_dst, s, info)
                                           : launch_tiled<C, uchar4>(ctx, d_src, d_dst, s, info);
 
-  // Two designs, both O(1) per pixel in r: the single-pass strip kernel (r <= 64) and
-  // row sums + column walk. GPUIMG_FAST_BLUR=strip|twopass overrides the choice (for
-  // benchmarks); by default the strip kernel serves r <= 16.
+  // Three designs, all O(1) per pixel in r: the single-pass strip kernel (r <= 64), the
+  // fused single-pass kernel (4-byte aligned rows, r <= 127) and row sums + column walk.
+  // By default the strip kernel serves r <= 16 on images that give it enough blocks (it
+  // was the fastest there on the H200), the fused kernel the rest it takes, the two
+  // passes what is left. GPUIMG_FAST_BLUR=strip|fused|twopass overrides the choice (for
+  // benchmarks and tests), falling back to the two passes where the kernel cannot serve.
   const char *impl = getenv("GPUIMG_FAST_BLUR");
-  bool strip = impl && strcmp(impl, "strip") == 0     ? s.r <= 64
-               : impl && strcmp(impl, "twopass") == 0 ? false
-                                                      : s.r <= 16;
-  if (strip && !(impl && strcmp(impl, "strip") == 0)) {
+  bool strip = impl ? strcmp(impl, "strip") == 0 && s.r <= 64 : s.r <= 16;
+  if (strip && !impl) {
     // The strip kernel needs tall runs of rows per warp; a small image then gives too few
-    // blocks to fill the GPU (1024x768 at r = 16: 12 blocks), and the two passes win.
+    // blocks to fill the GPU (1024x768 at r = 16: 12 blocks).
     long long strips = (s.w + kStripWidth - 1) / kStripWidth;
     long long runs = (s.h + 4LL * s.r + 1) / (4LL * s.r + 2);
     if ((strips + 7) / 8 * runs < 2LL * ctx->prop.multiProcessorCount)
       strip = false;
+  }
+  bool fused = !strip && (!impl || strcmp(impl, "fused") == 0) && (long long)s.w * C % 4 == 0 &&
+               (long long)s.w * C < (1LL << 30) && s.r <= 127 && Fused<C>::tile(s.r) >= 64;
+  if (fused) {
+    int tile = Fused<C>::tile(s.r);
+    long long tiles = (s.w + tile - 1) / tile;
+    // Runs of rows long enough to amortise each block's window set-up (2r + 1 row loads,
+    // much cheaper than a row of output), short enough to give every SM several blocks.
+    int rows = 64;
+    while (rows > 16 && tiles * ((s.h + rows - 1) / rows) < 8LL * ctx->prop.multiProcessorCount)
+      rows /= 2;
+    if ((s.h + rows - 1) / rows > 65535)
+      rows = (s.h + 65534) / 65535;
+    dim3 block(kFusedThreads), grid((unsigned)tiles, (unsigned)((s.h + rows - 1) / rows));
+    if (gpuimg_cuda_check_grid(ctx, grid, "blur_fused_kernel") < 0)
+      return -1;
+    blur_fused_kernel<C><<<grid, block, 0, st>>>(d_src, d_mask, d_dst, s, tile, rows);
+    GPUIMG_CUDA_CHECK_LAUNCH("blur_fused_kernel");
+    gpuimg_launch_record(ctx, info, blur_fused_kernel<C>, "blur_fused_kernel", grid, block, 0, 1);
+    return 0;
   }
   if (strip) {
     // Strips of 128 pixels, 8 per block; runs of rows long enough to amortise each

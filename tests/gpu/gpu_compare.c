@@ -1,5 +1,6 @@
 /* gpu_compare.c: every CUDA variant, byte for byte against the CPU reference (suite gpu; 77 = no
  * device). */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,8 +68,9 @@ static int compare(gpuimg_cuda_t *ctx, const gpuimg_op_t *op, const gpuimg_param
   for (size_t i = 0; i < out_bytes; i++)
     if (got.data[i] != ref.data[i]) {
       size_t px = i / (size_t)oc;
-      printf("FAIL %s %s %dx%dx%d: byte %zu (x=%zu y=%zu ch=%zu) gpu %u cpu %u\n", op->name, label,
-             w, h, c, i, px % (size_t)w, px / (size_t)w, i % (size_t)oc, got.data[i], ref.data[i]);
+      printf("FAIL %s %s %dx%dx%d (%s): byte %zu (x=%zu y=%zu ch=%zu) gpu %u cpu %u\n", op->name,
+             label, w, h, c, info.kernel ? info.kernel : "?", i, px % (size_t)w, px / (size_t)w,
+             i % (size_t)oc, got.data[i], ref.data[i]);
       failures++;
       break;
     }
@@ -214,6 +216,44 @@ static int run_bands(gpuimg_cuda_t *ctx)
   return 0;
 }
 
+/* Each design of the fast blur (GPUIMG_FAST_BLUR: the fused single pass, the strip kernel,
+ * the two passes) on multi-block widths, every layout, radii up to the fused kernel's
+ * limit; with quick, one radius set on smaller images (for the sanitizers). */
+static int run_impls(gpuimg_cuda_t *ctx, int quick)
+{
+  static const char *impls[] = {"fused", "strip", "twopass"};
+  static const int radii[] = {1, 3, 16, 33, 64, 127};
+  static const int shapes[][3] = {{1500, 301, 3}, {1001, 77, 4}, {640, 480, 1}, {333, 200, 2},
+                                  {1998, 65, 2}, {700, 120, 3}};
+  int nshapes = quick ? 2 : 6, nradii = quick ? 3 : 6;
+  for (int i = 0; i < nshapes; i++) {
+    int w = shapes[i][0] / (quick ? 3 : 1), h = shapes[i][1], c = shapes[i][2];
+    gpuimg_image_t src, mask;
+    if (gpuimg_image_alloc(&src, w, h, c) < 0 || gpuimg_image_alloc(&mask, w, h, 1) < 0)
+      return -1;
+    fill_random(src.data, gpuimg_image_bytes(w, h, c));
+    fill_random(mask.data, (size_t)w * h);
+    for (int m = 0; m < 3; m++) {
+      setenv("GPUIMG_FAST_BLUR", impls[m], 1);
+      for (int k = 0; k < nradii; k++) {
+        gpuimg_params_t p;
+        char label[96];
+        memset(&p, 0, sizeof p);
+        p.radius = radii[quick ? 2 * k : k];
+        p.variant = GPUIMG_VARIANT_FAST;
+        snprintf(label, sizeof label, "fast %s %dx%dx%d r=%d", impls[m], w, h, c, p.radius);
+        if (compare(ctx, &gpuimg_op_blur, &p, &src, NULL, label) < 0 ||
+            (k % 2 == 0 && compare(ctx, &gpuimg_op_portrait, &p, &src, &mask, label) < 0))
+          return -1;
+      }
+    }
+    unsetenv("GPUIMG_FAST_BLUR");
+    gpuimg_image_free(&src);
+    gpuimg_image_free(&mask);
+  }
+  return 0;
+}
+
 /* Device-counted divergent warps equal the host prediction: checkerboard cells 1, 2, 8,
  * 32 and a portrait mask, with the default block and an odd one. */
 static int run_divergence(gpuimg_cuda_t *ctx)
@@ -304,7 +344,7 @@ int main(int argc, char **argv)
       gpuimg_cuda_set_block(ctx, 0, 0) < 0)
     return 1;
   if ((!quick && run_size(ctx, 4000, 3000, 1) < 0) || run_pipeline(ctx) < 0 ||
-      run_divergence(ctx) < 0 || (!quick && run_bands(ctx) < 0))
+      run_divergence(ctx) < 0 || run_impls(ctx, quick) < 0 || (!quick && run_bands(ctx) < 0))
     return 1;
   if (huge) {
     /* Over 2^31 bytes: 23200 x 23200 x 4 = 2.15 GB. */
