@@ -724,6 +724,9 @@ int enqueue(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape 
   // passes what is left. GPUIMG_FAST_BLUR=strip|fused|twopass overrides the choice (for
   // benchmarks and tests), falling back to the two passes where the kernel cannot serve.
   const char *impl = getenv("GPUIMG_FAST_BLUR");
+  if (impl && strcmp(impl, "strip") != 0 && strcmp(impl, "fused") != 0 &&
+      strcmp(impl, "twopass") != 0)
+    impl = NULL; // any other value: the default choice
   bool strip = impl ? strcmp(impl, "strip") == 0 && s.r <= 64 : s.r <= 16;
   if (strip && !impl) {
     // The strip kernel needs tall runs of rows per warp; a small image then gives too few
