@@ -227,7 +227,7 @@ static int run_impls(gpuimg_cuda_t *ctx, int quick)
                                   {1998, 65, 2}, {700, 120, 3}};
   int nshapes = quick ? 2 : 6, nradii = quick ? 3 : 6;
   for (int i = 0; i < nshapes; i++) {
-    int w = shapes[i][0] / (quick ? 3 : 1), h = shapes[i][1], c = shapes[i][2];
+    int w = shapes[i][0] / (quick ? 3 : 1), h = shapes[i][1] / (quick ? 4 : 1), c = shapes[i][2];
     gpuimg_image_t src, mask;
     if (gpuimg_image_alloc(&src, w, h, c) < 0 || gpuimg_image_alloc(&mask, w, h, 1) < 0)
       return -1;
