@@ -145,8 +145,9 @@ void gpuimg_nvjpeg_destroy(gpuimg_nvjpeg_t *nj);
 /* nvJPEG's version (e.g. 13, 0, 1); zeros when unknown. */
 void gpuimg_nvjpeg_version(int *major, int *minor, int *patch);
 
-/* 1 when the handle has the hardware decoder; else 0, and *why (if why is not NULL) says
- * why not: "not asked for" or the nvJPEG status that refused it. */
+/* 1 when the handle has the hardware decoder, else 0. *why (if why is not NULL) says why
+ * not ("not asked for", or the nvJPEG status that refused it), or notes a limit of the
+ * open decoder ("" for none). */
 int gpuimg_nvjpeg_hardware(const gpuimg_nvjpeg_t *nj, const char **why);
 
 /* The decoder of the last successful decode: "hardware", "cuda", or "none" before any. */

@@ -30,7 +30,7 @@ struct gpuimg_nvjpeg {
   nvjpegJpegState_t hw_state;
   nvjpegJpegStream_t hw_header;
   int hw_format;      // output format hw_state is initialised for; -1 for none
-  const char *hw_why; // why there is no hardware decoder
+  const char *hw_why; // why there is no hardware decoder, or a note on it
   const char *last;   // decoder of the last decode
 };
 
@@ -136,15 +136,19 @@ void hw_close(gpuimg_nvjpeg_t *nj)
 }
 
 // Opens the hardware decoder: strict about bitstream errors if the backend takes the flag,
-// else with the default flags. 0, or -1 with hw_why set (no error recorded: under AUTO its
-// absence is not one).
+// else without; not pipelined (each decode is one image, finished before the next). 0, or
+// -1 with hw_why set (no error recorded: under AUTO its absence is not one).
 int hw_open(gpuimg_nvjpeg_t *nj)
 {
-  nvjpegStatus_t st = nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, NULL, NULL,
-                                     NVJPEG_FLAGS_BITSTREAM_STRICT, &nj->hw_handle);
+  const unsigned strict = NVJPEG_FLAGS_BITSTREAM_STRICT,
+                 no_pipeline = NVJPEG_FLAGS_HW_DECODE_NO_PIPELINE;
+  nvjpegStatus_t st =
+      nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, NULL, NULL, strict | no_pipeline, &nj->hw_handle);
+  const char *note = "";
   if (st != NVJPEG_STATUS_SUCCESS) {
     nj->hw_handle = NULL;
-    st = nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, NULL, NULL, NVJPEG_FLAGS_DEFAULT, &nj->hw_handle);
+    note = "not strict about bitstream errors";
+    st = nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, NULL, NULL, no_pipeline, &nj->hw_handle);
   }
   if (st == NVJPEG_STATUS_SUCCESS)
     st = nvjpegJpegStateCreate(nj->hw_handle, &nj->hw_state);
@@ -156,7 +160,7 @@ int hw_open(gpuimg_nvjpeg_t *nj)
     nj->hw_why = status_name(st);
     return -1;
   }
-  nj->hw_why = "";
+  nj->hw_why = note;
   return 0;
 }
 
@@ -301,8 +305,14 @@ extern "C" int gpuimg_nvjpeg_info(gpuimg_nvjpeg_t *nj, const uint8_t *jpeg, size
     gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "empty file");
     return -1;
   }
-  if (n < 4 || jpeg[0] != 0xff || jpeg[1] != 0xd8 || jpeg[2] != 0xff) {
+  static const uint8_t soi[3] = {0xff, 0xd8, 0xff}; // start of image, then a marker
+  if (memcmp(jpeg, soi, n < 3 ? n : 3) != 0) {
     gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "not a JPEG file (no start-of-image marker)");
+    return -1;
+  }
+  if (n < 4) {
+    gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "cannot decode JPEG: truncated JPEG data (%zu bytes)",
+                     n);
     return -1;
   }
   GPUIMG_NVJPEG_CHECK_DATA(nvjpegGetImageInfo(nj->handle, jpeg, n, &ncomp, &css, widths, heights),
