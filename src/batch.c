@@ -641,13 +641,14 @@ static int convert(batch_t *b, worker_t *wk, item_t *it, gpuimg_run_t *run)
   run->input_bytes = file.size;
   if (!stage_add(run, "read", t1 - t0, file.size))
     goto done;
-  if (gpuimg_codec_stb.decode(file.data, file.size, it->input, cli->max_pixels, &src) < 0)
+  const gpuimg_codec_t *decoder = gpuimg_codec_decoder(cli->codec, file.data, file.size);
+  if (decoder->decode(file.data, file.size, it->input, cli->max_pixels, &src) < 0)
     goto done;
   t0 = gpuimg_now_ms();
   if (!stage_add(run, "decode", t0 - t1,
                  file.size + gpuimg_image_bytes(src.width, src.height, src.channels)))
     goto done;
-  run->stages[run->nstages - 1].codec = gpuimg_codec_stb.name;
+  run->stages[run->nstages - 1].codec = decoder->name;
   gpuimg_buf_free(&file);
   run->in_w = src.width;
   run->in_h = src.height;
@@ -836,8 +837,9 @@ static int load_masks(batch_t *b)
     gpuimg_image_t m;
     if (gpuimg_file_read(path, &buf) < 0)
       return -1;
-    int rc = gpuimg_codec_stb.decode(buf.data, buf.size, strcmp(path, "-") ? path : "<stdin>",
-                                     b->cli.max_pixels, &m);
+    const gpuimg_codec_t *decoder = gpuimg_codec_decoder(b->cli.codec, buf.data, buf.size);
+    int rc = decoder->decode(buf.data, buf.size, strcmp(path, "-") ? path : "<stdin>",
+                             b->cli.max_pixels, &m);
     gpuimg_buf_free(&buf);
     if (rc < 0)
       return -1;

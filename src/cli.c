@@ -242,8 +242,13 @@ static int apply_option(gpuimg_cli_t *cli, gpuimg_step_t *step, const option_t *
       cli->codec = GPUIMG_CODEC_LIBPNG;
     else if (strcmp(arg, "libpng") == 0)
       return usage_error(spelled, "%snot available: this gpuimg was built without libpng", "");
+    else if (strcmp(arg, "libjpeg") == 0 && gpuimg_codec_have_libjpeg())
+      cli->codec = GPUIMG_CODEC_LIBJPEG;
+    else if (strcmp(arg, "libjpeg") == 0)
+      return usage_error(spelled, "%snot available: this gpuimg was built without libjpeg", "");
     else
-      return usage_error(spelled, "invalid value '%s' (expected auto, stb or libpng)", arg);
+      return usage_error(spelled, "invalid value '%s' (expected auto, stb, libpng or libjpeg)",
+                         arg);
     return 0;
   case OPT_PNG_LEVEL:
     if (parse_int(spelled, arg, 0, 9, &v) < 0)
@@ -489,8 +494,9 @@ void gpuimg_cli_help(FILE *f)
           "  --repeat N       run the processing N times; report median/min/max/noise (default 1)\n"
           "  --warmup M       run it M more times first, unrecorded (default 0)\n"
           "  --quality Q      JPEG quality 1..100 (default %d)\n"
-          "  --codec C        PNG encoder: auto (libpng when built with it, else stb), stb\n"
-          "                   or libpng; JPEG, BMP and TGA are always encoded by stb\n"
+          "  --codec C        image libraries: auto (each one built in: libjpeg decodes\n"
+          "                   and encodes JPEG, libpng encodes PNG; stb the rest), stb (stb\n"
+          "                   for everything), libpng or libjpeg (that one, stb the rest)\n"
           "  --png-level N    libpng compression level 0..9 (default %d: fast)\n"
           "  --max-pixels N   refuse larger images (default %" PRIu64 ")\n"
           "  -q, --quiet      no notices on stderr\n"

@@ -49,8 +49,9 @@ typedef struct {
 /* A codec decodes file bytes into pixels and encodes pixels into file bytes.
  * Decoded data is malloc'd: the caller owns it and frees it with gpuimg_image_free().
  * max_pixels bounds width*height before any pixel memory is allocated. decode is NULL
- * for an encoder-only codec (stb stays the one decoder). encode appends to out, which the
- * caller owns and frees with gpuimg_buf_free() (also after a failure). */
+ * for an encoder-only codec (libpng). encode appends to out, which the caller owns and
+ * frees with gpuimg_buf_free() (also after a failure). Both may run on several threads at
+ * once. */
 typedef struct {
   const char *name;
   int (*decode)(const uint8_t *bytes, size_t size, const char *what, uint64_t max_pixels,
@@ -59,19 +60,37 @@ typedef struct {
                 const char *what, gpuimg_buf_t *out);
 } gpuimg_codec_t;
 
+/* PNG and JPEG decoding; PNG, JPEG, BMP and TGA encoding (codec_stb.c). */
 extern const gpuimg_codec_t gpuimg_codec_stb;
 #ifdef GPUIMG_HAVE_LIBPNG
 /* PNG encoding only, with libpng (codec_png.c). */
 extern const gpuimg_codec_t gpuimg_codec_libpng;
 #endif
+#ifdef GPUIMG_HAVE_LIBJPEG
+/* JPEG decoding and encoding with libjpeg(-turbo) (codec_jpeg.c). */
+extern const gpuimg_codec_t gpuimg_codec_libjpeg;
+#endif
 
-/* --codec: which encoder writes PNG output. JPEG, BMP and TGA are always stb's. */
-typedef enum { GPUIMG_CODEC_AUTO, GPUIMG_CODEC_STB, GPUIMG_CODEC_LIBPNG } gpuimg_codec_choice_t;
+/* --codec: auto uses every library this build has (libjpeg for JPEG, libpng for PNG
+ * output); stb uses stb for everything; libpng and libjpeg use that library for its format
+ * and stb for the rest. */
+typedef enum {
+  GPUIMG_CODEC_AUTO,
+  GPUIMG_CODEC_STB,
+  GPUIMG_CODEC_LIBPNG,
+  GPUIMG_CODEC_LIBJPEG
+} gpuimg_codec_choice_t;
 
-/* 1 when this build has libpng. */
+/* 1 when this build has libpng, libjpeg (codec.c). */
 int gpuimg_codec_have_libpng(void);
-/* The codec that encodes fmt under choice: libpng for PNG when chosen, or under auto when
- * built with it; stb otherwise. Never NULL (the command line refuses libpng without it). */
+int gpuimg_codec_have_libjpeg(void);
+/* The codec that decodes these file bytes under choice: libjpeg for a JPEG when chosen (or
+ * under auto) and built in, stb otherwise (stb also reports unsupported formats). */
+const gpuimg_codec_t *gpuimg_codec_decoder(gpuimg_codec_choice_t choice, const uint8_t *bytes,
+                                           size_t size);
+/* The codec that encodes fmt under choice: libpng for PNG and libjpeg for JPEG when chosen
+ * (or under auto) and built in; stb otherwise. Never NULL (the command line refuses a
+ * library the build lacks). */
 const gpuimg_codec_t *gpuimg_codec_encoder(gpuimg_codec_choice_t choice, gpuimg_format_t fmt);
 
 /* Atomic output: a temporary file in the destination directory, renamed into place

@@ -1,4 +1,4 @@
-/* codec_png.c: the libpng PNG encoder (--codec libpng), and the choice of encoder per format. */
+/* codec_png.c: the libpng PNG encoder (--codec libpng). */
 #include "codec.h"
 
 #include <stdio.h>
@@ -128,24 +128,3 @@ const gpuimg_codec_t gpuimg_codec_libpng = {
     .encode = png_encode,
 };
 #endif
-
-int gpuimg_codec_have_libpng(void)
-{
-#ifdef GPUIMG_HAVE_LIBPNG
-  return 1;
-#else
-  return 0;
-#endif
-}
-
-const gpuimg_codec_t *gpuimg_codec_encoder(gpuimg_codec_choice_t choice, gpuimg_format_t fmt)
-{
-#ifdef GPUIMG_HAVE_LIBPNG
-  if (fmt == GPUIMG_FORMAT_PNG && choice != GPUIMG_CODEC_STB)
-    return &gpuimg_codec_libpng;
-#else
-  (void)choice;
-  (void)fmt;
-#endif
-  return &gpuimg_codec_stb;
-}

@@ -17,13 +17,14 @@ static int decode_timed(const gpuimg_cli_t *cli, const uint8_t *bytes, size_t si
                         const char *what, const char *stage, gpuimg_image_t *img, gpuimg_run_t *run)
 {
   double t0 = gpuimg_now_ms();
-  if (gpuimg_codec_stb.decode(bytes, size, what, cli->max_pixels, img) < 0)
+  const gpuimg_codec_t *codec = gpuimg_codec_decoder(cli->codec, bytes, size);
+  if (codec->decode(bytes, size, what, cli->max_pixels, img) < 0)
     return -1;
   gpuimg_stage_t *s = gpuimg_run_stage(run, stage, -1, 0, 1);
   if (!s)
     return -1;
   s->ms[0] = gpuimg_now_ms() - t0;
-  s->codec = gpuimg_codec_stb.name;
+  s->codec = codec->name;
   s->bytes = size + gpuimg_image_bytes(img->width, img->height, img->channels);
   return 0;
 }
@@ -132,7 +133,9 @@ int main(int argc, char **argv)
 #else
     printf("gpuimg %s (backends: cpu; ", GPUIMG_VERSION);
 #endif
-    printf("png encoders: stb%s)\n", gpuimg_codec_have_libpng() ? ", libpng" : "");
+    printf("png encoders: stb%s; jpeg codecs: stb%s)\n",
+           gpuimg_codec_have_libpng() ? ", libpng" : "",
+           gpuimg_codec_have_libjpeg() ? ", libjpeg" : "");
     gpuimg_cli_free(&cli);
     return GPUIMG_EXIT_OK;
   }

@@ -32,7 +32,7 @@ typedef struct {
   int warmup; /* unrecorded runs before the repeat timed ones */
   int quality;
   int png_level;               /* --png-level, 0..9 (libpng encoder) */
-  gpuimg_codec_choice_t codec; /* --codec: the PNG encoder */
+  gpuimg_codec_choice_t codec; /* --codec: the library per format */
   int quiet;
   int explain;
   int block_w, block_h; /* 0: kernel defaults */

@@ -9,6 +9,14 @@ Environment:
   GPUIMG             the binary under test (required)
   GPUIMG_TEST_DIR    where scratch directories go (default: the current directory)
   GPUIMG_REGRESSIONS tests/fuzz/regressions: fuzzer reproducers, replayed by 'regressions'
+  GPUIMG_CODEC       a --codec value for every run (default: none, that is auto). When set,
+                     only the tests of JPEG input run (PNG is decoded by stb whatever it
+                     says); 'stb' in a build without libjpeg exits 77 (the default run
+                     already used stb).
+
+JPEG input goes to the decoder that --codec picks: libjpeg under auto when the build has it
+(gpuimg -V), else stb. Reasons that differ between the two are checked per decoder; the
+files themselves are always written by stb's encoder, so every build tests the same bytes.
 
 Every refusal must be: no signal, the documented exit status (3 for a bad input), stderr
 exactly one line `gpuimg: <file>: <reason>` with a non-empty reason (the exact reason where
@@ -63,21 +71,25 @@ def is_asan_build():
 
 ASAN = False
 WORK = None
+CODEC = os.environ.get("GPUIMG_CODEC") or None
+JPEG_DECODER = "stb"  # the decoder of JPEG input under CODEC: set by main()
 
 
 def limit_memory():
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
 
-def run(args, stdin=None, timeout=TIME_LIMIT):
-    """Runs gpuimg (CPU backend) in WORK; returns (rc, stdout, stderr, seconds)."""
+def run(args, stdin=None, timeout=TIME_LIMIT, codec=None):
+    """Runs gpuimg (CPU backend, --codec CODEC or codec) in WORK; returns (rc, stdout, stderr,
+    seconds)."""
     env = dict(os.environ)
     if ASAN:
         env["ASAN_OPTIONS"] = ":".join(
             o for o in (env.get("ASAN_OPTIONS", ""), "allocator_may_return_null=0",
                         "max_allocation_size_mb=%d" % (MEMORY_LIMIT >> 20)) if o)
-    argv = [GPUIMG, "--backend", "cpu"] + [os.fsencode(a) if isinstance(a, str) else a
-                                          for a in args]
+    codec = codec or CODEC
+    argv = [GPUIMG, "--backend", "cpu"] + (["--codec", codec] if codec else []) + [
+        os.fsencode(a) if isinstance(a, str) else a for a in args]
     t0 = time.monotonic()
     try:
         p = subprocess.run(argv, stdin=stdin if stdin is not None else subprocess.DEVNULL,
@@ -288,7 +300,7 @@ JPEG_CACHE = {}
 
 
 def make_jpeg(w=40, h=24, quality=90, channels=3, name=None):
-    """A baseline JPEG written by gpuimg itself from a smooth image."""
+    """A baseline JPEG written by gpuimg itself (stb's encoder) from a smooth image."""
     key = (w, h, quality, channels)
     if key not in JPEG_CACHE:
         px = bytes(v for y in range(h) for x in range(w)
@@ -298,7 +310,8 @@ def make_jpeg(w=40, h=24, quality=90, channels=3, name=None):
                       lambda x0, y0, dx, dy: [px[y * w * channels:(y + 1) * w * channels]
                                               for y in range(h)]))
         jpg = name or "made-%dx%d-q%d-c%d.jpg" % key
-        rc, so, se, _ = run(["--quality", str(quality), "blur", "-r", "0", "src.png", jpg])
+        rc, so, se, _ = run(["--quality", str(quality), "blur", "-r", "0", "src.png", jpg],
+                            codec="stb")
         check(rc == 0, "gpuimg could not write a JPEG: %r" % se)
         JPEG_CACHE[key] = read(jpg)
     return JPEG_CACHE[key]
@@ -312,13 +325,21 @@ def small_png():
 # Groups
 
 TESTS = {}
+JPEG_TESTS = set()  # the tests of JPEG input: the ones GPUIMG_CODEC changes
 
 
-def test(group):
+def test(group, jpeg=False):
     def register(fn):
         TESTS.setdefault(group, []).append(fn)
+        if jpeg:
+            JPEG_TESTS.add(fn)
         return fn
     return register
+
+
+def by_decoder(stb, libjpeg):
+    """The expected reason for JPEG input under the decoder in use."""
+    return libjpeg if JPEG_DECODER == "libjpeg" else stb
 
 
 @test("truncate")
@@ -338,7 +359,7 @@ def png_truncated_everywhere():
             os.unlink(path(name))
 
 
-@test("truncate")
+@test("truncate", jpeg=True)
 def jpeg_truncated_everywhere():
     """Every length of a baseline JPEG written by gpuimg (and of a 4:4:4 one in steps)."""
     for quality, step in ((90, 1), (95, 5)):
@@ -354,7 +375,7 @@ def jpeg_truncated_everywhere():
             os.unlink(path(name))
 
 
-@test("truncate")
+@test("truncate", jpeg=True)
 def progressive_jpeg_truncated():
     """A progressive 4:2:0 JPEG (eight scans, EOB runs, refinements) cut every 3 bytes."""
     data = make_seeds.jpeg_encode(45, 29, ((2, 2), (1, 1), (1, 1)), progressive=True)
@@ -385,7 +406,7 @@ def png_flipped_header_and_chunk_bytes():
         os.unlink(path(name))
 
 
-@test("corrupt")
+@test("corrupt", jpeg=True)
 def jpeg_flipped_header_and_segment_bytes():
     """Each byte before the scan data (segments SOI..SOS) inverted, then random flips."""
     data = make_jpeg()
@@ -422,7 +443,7 @@ def lying_chunk_lengths():
                       "the end of the file)" % shown)
 
 
-@test("corrupt")
+@test("corrupt", jpeg=True)
 def jpeg_bad_huffman_table():
     """A DHT whose 16 code counts add up to more than 256 (stb 2.27 writes past its table)."""
     data = make_jpeg()
@@ -430,23 +451,26 @@ def jpeg_bad_huffman_table():
     counts = [0] * 14 + [45, 255]
     table = bytes([0x00]) + bytes(counts) + bytes(range(256)) + bytes(44)
     bad = b"\xff\xc4" + struct.pack(">H", 2 + len(table)) + table
+    want = by_decoder("cannot decode JPEG: corrupt image data (a Huffman table with more codes "
+                      "than it holds)", "cannot decode JPEG: bogus Huffman table definition")
     name = write("dht-300.jpg", data[:dht] + bad + data[dht:])
-    refused(name, "cannot decode JPEG: corrupt image data (a Huffman table with more codes "
-                  "than it holds)")
+    refused(name, want)
     # Counts that claim more symbols than the segment holds.
     short = b"\xff\xc4\x00\x15\x00" + bytes([0] * 15 + [200]) + b"\x01\x02"
     name = write("dht-short.jpg", data[:dht] + short + data[dht:])
-    refused(name, "cannot decode JPEG: corrupt image data (a Huffman table with more codes "
-                  "than it holds)")
+    refused(name, want)
 
 
-@test("corrupt")
+@test("corrupt", jpeg=True)
 def jpeg_without_scan():
     """Header segments then EOI: stb would return its uninitialised sample buffers."""
     data = make_jpeg()
     _, sos, _ = segment(data, 0xDA)
     name = write("noscan.jpg", data[:sos] + b"\xff\xd9")
-    refused(name, "cannot decode JPEG: no image data (the image ends before its first scan)")
+    refused(name, by_decoder("cannot decode JPEG: no image data (the image ends before its "
+                             "first scan)",
+                             "cannot decode JPEG: invalid JPEG file structure: missing SOS "
+                             "marker"))
 
 
 @test("limits")
@@ -472,14 +496,17 @@ def huge_declared_png():
             % DEFAULT_MAX_PIXELS)
 
 
-@test("limits")
+@test("limits", jpeg=True)
 def huge_declared_jpeg():
     data = make_jpeg()
     name = write("huge.jpg", jpeg_with_size(data, 65535, 65535))
     refused(name, "image is 65535x65535, over the limit of %d pixels (see --max-pixels)"
             % DEFAULT_MAX_PIXELS)
-    refused(name, "cannot decode JPEG: too little image data for 65535x65535 pixels "
-                  "(corrupt or truncated)", extra=("--max-pixels", str(1 << 40)))
+    # Within a raised limit: stb finds too little data, libjpeg a side past its 65500.
+    refused(name, by_decoder("cannot decode JPEG: too little image data for 65535x65535 pixels "
+                             "(corrupt or truncated)",
+                             "cannot decode JPEG: image is 65535x65535, over the largest side "
+                             "of 65500 pixels"), extra=("--max-pixels", str(1 << 40)))
     # Within the limit but far beyond what a few hundred bytes can code (each 8x8 block
     # takes at least one bit): refused before stb allocates its planes.
     name = write("big.jpg", jpeg_with_size(data, 16384, 16384))
@@ -487,6 +514,54 @@ def huge_declared_jpeg():
                   "(corrupt or truncated)")
     name = write("zero.jpg", jpeg_with_size(data, 0, 24))
     refused(name, "cannot decode JPEG: zero width or height")
+
+
+def scan_segments(data):
+    """[(offset, end)] of every SOS segment with its entropy-coded data."""
+    out, pos = [], 0
+    while True:
+        pos = data.find(b"\xff\xda", pos)
+        if pos < 0:
+            return out
+        end = pos + 2 + struct.unpack(">H", data[pos + 2:pos + 4])[0]
+        while not (data[end] == 0xFF and data[end + 1] not in (0, 0xFF) and
+                   not 0xD0 <= data[end + 1] <= 0xD7):
+            end += 1
+        out.append((pos, end))
+        pos = end
+
+
+@test("limits", jpeg=True)
+def jpeg_many_scans():
+    """A progressive JPEG whose AC scan (first pass, Ah = 0: a valid repeat) comes 600 times:
+    libjpeg passes over the image once per scan, so a small file could cost minutes. libjpeg
+    stops after 500; stb decodes it or refuses it cleanly."""
+    data = make_seeds.jpeg_encode(64, 48, progressive=True)
+    scans = scan_segments(data)
+    (a, b), = [(a, b) for a, b in scans if data[a + 7:a + 10] == b"\x01\x05\x00"]
+    name = write("scans-600.jpg", data[:b] + data[a:b] * 599 + data[b:])
+    if JPEG_DECODER == "libjpeg":
+        refused(name, "cannot decode JPEG: more than 500 scans (corrupt or hostile file)")
+        name = write("scans-500.jpg", data[:b] + data[a:b] * (500 - len(scans)) + data[b:])
+        check(decoded(name)[:3] == (64, 48, 1), "500 scans")
+    else:
+        refused_or_decoded(name)
+
+
+@test("limits", jpeg=True)
+def jpeg_coefficient_memory():
+    """A progressive image keeps every block's coefficients (128 bytes per block): libjpeg's
+    memory is capped at 4 bytes per pixel of --max-pixels plus 64 MiB for its own state, and
+    coefficients past 4 bytes per pixel are refused before they are allocated."""
+    name = write("prog-444.jpg", make_seeds.jpeg_encode(45, 29, ((1, 1),) * 3, progressive=True))
+    if JPEG_DECODER == "libjpeg":
+        refused(name, "cannot decode JPEG: a 45x29 multi-scan image needs 9216 bytes of "
+                      "coefficients, over the limit of 5220 (4 bytes per pixel of --max-pixels)",
+                extra=("--max-pixels", str(45 * 29)))
+        check(decoded(name, extra=("--max-pixels", str(45 * 29 * 2)))[:3] == (45, 29, 3),
+              "progressive 4:4:4 within the limit")
+    else:  # stb's own state alone is over 4 bytes per pixel of such a small limit
+        check(decoded(name)[:3] == (45, 29, 3), "progressive 4:4:4")
 
 
 @test("limits")
@@ -545,7 +620,7 @@ def decompression_bombs():
                   "holds)", max_seconds=20)
 
 
-@test("formats")
+@test("formats", jpeg=True)
 def other_formats_named_png():
     c = mi.corpus()
     write("rgb8.png", c["rgb8.png"][0])
@@ -656,7 +731,7 @@ def devices_and_fifos_written_in_place():
 
 # Fuzzer reproducers: each must be refused with exit 3 and its recorded reason, or, when
 # expect.txt has no line for it (a new finding), with any one-line reason.
-@test("regressions")
+@test("regressions", jpeg=True)
 def fuzz_reproducers():
     src = os.environ.get("GPUIMG_REGRESSIONS", "")
     check(os.path.isdir(src), "set GPUIMG_REGRESSIONS to tests/fuzz/regressions")
@@ -667,18 +742,21 @@ def fuzz_reproducers():
                 name, reason = line.rstrip("\n").split(" ", 1)
                 expect[name] = reason
     names = sorted(n for n in os.listdir(src) if n != "expect.txt")
-    missing = sorted(set(expect) - set(names))
+    missing = sorted(set(n.split("@")[0] for n in expect) - set(names))
     check(not missing, "expect.txt names missing files: %r" % missing)
     failures = []
     for n in names:
         shutil.copyfile(os.path.join(src, n), path(n))
+        # FILE@libjpeg is the reason when libjpeg decodes the file (a JPEG under auto).
+        is_jpeg = read(n)[:3] == b"\xff\xd8\xff"
+        key = n + "@libjpeg" if is_jpeg and JPEG_DECODER == "libjpeg" else n
         try:
-            refused(n, expect.get(n), ops=("gray", "then", "blur", "-r", "3", "then",
-                                           "checkerboard"))
+            refused(n, expect.get(key), ops=("gray", "then", "blur", "-r", "3", "then",
+                                             "checkerboard"))
         except Failure as e:
             failures.append("%s: %s" % (n, e))
     check(not failures, "\n".join(failures))
-    print("  (%d reproducers, %d with a recorded reason)" % (len(names), len(expect)))
+    print("  (%d reproducers, %d recorded reasons)" % (len(names), len(expect)))
 
 
 @test("legit")
@@ -723,7 +801,7 @@ def big_pngs_still_decode():
     check(decoded("bits1-small.png") == (61, 37, 1, want), "1-bit interlaced pixels")
 
 
-@test("legit")
+@test("legit", jpeg=True)
 def big_jpegs_still_decode():
     """Baseline JPEGs written by gpuimg, and progressive ones (whose decode also holds 16-bit
     coefficients for every block), beyond the allocation floor."""
@@ -739,7 +817,7 @@ def big_jpegs_still_decode():
         check(got[:3] == (w, h, channels), "progressive %dx%d decoded as %r" % (w, h, got[:3]))
 
 
-@test("legit")
+@test("legit", jpeg=True)
 def seed_jpegs_decode():
     """The fuzzer's JPEG seeds (progressive, restart markers, 4 components, 4:1:1)."""
     for name, (w, h, sampling, prog, rst) in make_seeds.SEEDS.items():
@@ -754,18 +832,28 @@ def seed_jpegs_decode():
 def setup_workdir(group):
     global WORK
     base = os.environ.get("GPUIMG_TEST_DIR", os.getcwd())
-    WORK = os.path.join(os.path.abspath(base), "hostile-" + group)
+    # hostile-GROUP, or hostile-CODEC-GROUP: meson runs both at once.
+    WORK = os.path.join(os.path.abspath(base),
+                        "hostile-" + (CODEC + "-" if CODEC else "") + group)
     if os.path.isdir(WORK):
         shutil.rmtree(WORK)
     os.makedirs(WORK)
 
 
 def main(argv):
-    global ASAN
+    global ASAN, JPEG_DECODER
     if not GPUIMG or not os.access(GPUIMG, os.X_OK):
         sys.stderr.write("hostile.py: set GPUIMG to the gpuimg binary\n")
         return 2
     ASAN = is_asan_build()
+    version = subprocess.run([GPUIMG, "-V"], stdout=subprocess.PIPE).stdout
+    has_libjpeg = b"libjpeg" in version
+    if CODEC == "stb" and not has_libjpeg:
+        print("skipped: this gpuimg has no libjpeg, so the default run already used stb")
+        return 77
+    JPEG_DECODER = "libjpeg" if has_libjpeg and CODEC in (None, "auto", "libjpeg") else "stb"
+    print("JPEG input decoded by %s%s" % (JPEG_DECODER,
+                                          " (--codec %s)" % CODEC if CODEC else ""))
     groups = argv[1:] or ["all"]
     if groups == ["all"]:
         groups = list(TESTS)
@@ -777,6 +865,8 @@ def main(argv):
     for group in groups:
         setup_workdir(group)
         for fn in TESTS[group]:
+            if CODEC and fn not in JPEG_TESTS:
+                continue
             t0 = time.monotonic()
             try:
                 fn()

@@ -1,5 +1,5 @@
-/* fuzz_decode.c: libFuzzer harness: untrusted bytes through the stb codec, then every CPU
- * operation. */
+/* fuzz_decode.c: libFuzzer harness: untrusted bytes through the stb codec (and libjpeg's, where
+ * built with it), then every CPU operation. */
 #include "codec.h"
 #include "ops.h"
 
@@ -163,18 +163,63 @@ static void round_trip(const gpuimg_image_t *img, uint32_t h)
   gpuimg_buf_free(&enc);
 }
 
+/* A refusal must be a clean one: exit code 3 and `fuzz: <reason>` on one line. */
+static void check_refusal(void)
+{
+  const char *msg = gpuimg_error_message();
+  must(gpuimg_error_code() == GPUIMG_EXIT_INPUT, "a decode failure without exit code 3");
+  must(strncmp(msg, "fuzz: ", 6) == 0 && strlen(msg) > 6 + 5 && !strchr(msg, '\n'),
+       "a decode failure without a one-line reason");
+}
+
+#ifdef GPUIMG_HAVE_LIBJPEG
+/* libjpeg's decoder on the same bytes when they start like a JPEG: a clean refusal or an image
+ * within the limits; on small images, libjpeg's encoder must write a JPEG both decoders read
+ * back at the same size. */
+static void check_libjpeg(const uint8_t *data, size_t size, uint32_t h)
+{
+  gpuimg_image_t img, back;
+  gpuimg_buf_t enc = {0};
+  if (size < 3 || data[0] != 0xff || data[1] != 0xd8 || data[2] != 0xff)
+    return;
+  gpuimg_error_clear();
+  if (gpuimg_codec_libjpeg.decode(data, size, "fuzz", FUZZ_MAX_PIXELS, &img) < 0) {
+    check_refusal();
+    return;
+  }
+  must(img.width >= 1 && img.height >= 1 && (img.channels == 1 || img.channels == 3) && img.data,
+       "libjpeg returned an impossible image");
+  must((uint64_t)img.width * (uint64_t)img.height <= FUZZ_MAX_PIXELS,
+       "libjpeg returned an image over the pixel limit");
+  if ((uint64_t)img.width * (uint64_t)img.height * (uint64_t)img.channels <= FUZZ_REF_WORK) {
+    gpuimg_encode_opts_t opts = {1 + (int)((h >> 7) % 100), 1};
+    must(gpuimg_codec_libjpeg.encode(&img, GPUIMG_FORMAT_JPEG, &opts, "fuzz.jpg", &enc) == 0,
+         "libjpeg encode failed");
+    for (int k = 0; k < 2; k++) {
+      const gpuimg_codec_t *dec = k ? &gpuimg_codec_libjpeg : &gpuimg_codec_stb;
+      must(dec->decode(enc.data, enc.size, "fuzz.jpg", FUZZ_MAX_PIXELS, &back) == 0,
+           "libjpeg's own JPEG does not decode");
+      must(back.width == img.width && back.height == img.height && back.channels == img.channels,
+           "libjpeg's JPEG changed the size or layout");
+      gpuimg_image_free(&back);
+    }
+    gpuimg_buf_free(&enc);
+  }
+  gpuimg_image_free(&img);
+}
+#endif
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
   gpuimg_image_t img;
+#ifdef GPUIMG_HAVE_LIBJPEG
+  check_libjpeg(data, size, fnv1a(data, size));
+#endif
   gpuimg_error_clear();
   if (gpuimg_codec_stb.decode(data, size, "fuzz", FUZZ_MAX_PIXELS, &img) < 0) {
-    /* A refusal must be a clean one: exit code 3 and `fuzz: <reason>` on one line. */
-    const char *msg = gpuimg_error_message();
-    must(gpuimg_error_code() == GPUIMG_EXIT_INPUT, "a decode failure without exit code 3");
-    must(strncmp(msg, "fuzz: ", 6) == 0 && strlen(msg) > 6 + 5 && !strchr(msg, '\n'),
-         "a decode failure without a one-line reason");
+    check_refusal();
     return 0;
   }
   must(img.width >= 1 && img.height >= 1 && img.channels >= 1 && img.channels <= 4 && img.data,

@@ -1,0 +1,424 @@
+/* codec_jpeg.c: the libjpeg(-turbo) JPEG codec (--codec libjpeg): hardened decoding and encoding.
+ */
+#include "codec.h"
+
+#ifdef GPUIMG_HAVE_LIBJPEG
+#include <ctype.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jpeglib.h>
+#include <jerror.h>
+
+/* A progressive file may split its data into any number of scans, and libjpeg passes over
+ * the whole coefficient buffer for each: a few KiB of scan headers could cost minutes.
+ * Real encoders write at most a few dozen (libjpeg-turbo's TurboJPEG refuses over 500 too). */
+#define JPEG_MAX_SCANS 500
+/* libjpeg's memory beyond the whole-image coefficient buffers: row buffers, tables and
+ * its own state (a 65500-pixel-wide image needs a few MiB). */
+#define JPEG_MEM_FLOOR ((uint64_t)64 << 20)
+/* Encoded bytes are handed to the output buffer in chunks of this size. */
+#define JPEG_DEST_CHUNK 16384
+
+/* Everything libjpeg's callbacks need, reached from cinfo->err (pub comes first). Lives in the
+ * decode or encode call's frame; nothing is global, so threads decode at once. */
+typedef struct {
+  struct jpeg_error_mgr pub;
+  struct jpeg_progress_mgr progress;
+  jmp_buf jump;
+  int exit_code;             /* the exit status of the failure: 3 (input), 4 (output) or 1 */
+  int msg_code;              /* libjpeg's message code of the failure, or -1 for one of ours */
+  char msg[JMSG_LENGTH_MAX]; /* libjpeg's message, as a reason (msg_code >= 0) */
+  char reason[256];          /* the whole reason (msg_code -1) */
+  uint64_t mem_limit;        /* cinfo->mem->max_memory_to_use, for the message */
+  uint8_t *pixels;           /* the decoded image while it is being filled (owned here) */
+} jpeg_ctx_t;
+
+/* libjpeg's message as a reason: its first letter lowered when the second is lower case
+ * ("Premature end of JPEG file" -> "premature end...", "JPEG datastream..." kept), and
+ * anything but printable ASCII replaced, so that the reason stays on one line. */
+static void jpeg_reason_from_libjpeg(j_common_ptr cinfo, char *reason, size_t cap)
+{
+  char msg[JMSG_LENGTH_MAX];
+  msg[0] = '\0';
+  (*cinfo->err->format_message)(cinfo, msg);
+  msg[sizeof msg - 1] = '\0';
+  for (char *p = msg; *p; p++)
+    if (*p < 0x20 || *p > 0x7e)
+      *p = '?';
+  if (isupper((unsigned char)msg[0]) && islower((unsigned char)msg[1]))
+    msg[0] = (char)tolower((unsigned char)msg[0]);
+  snprintf(reason, cap, "%s", msg[0] ? msg : "libjpeg error");
+}
+
+/* Errors never return to libjpeg: the message is kept and control goes back to the setjmp of
+ * the decode or encode call, which destroys the libjpeg object (all of its memory). */
+static void jpeg_error_exit_cb(j_common_ptr cinfo)
+{
+  jpeg_ctx_t *ctx = (jpeg_ctx_t *)cinfo->err;
+  ctx->msg_code = cinfo->err->msg_code;
+  jpeg_reason_from_libjpeg(cinfo, ctx->msg, sizeof ctx->msg);
+  longjmp(ctx->jump, 1);
+}
+
+/* Nothing reaches stderr. Trace messages (level >= 0) are dropped. A warning (level -1) while
+ * decoding means damaged data that libjpeg would paper over (a truncated file gets a fake end
+ * marker and gray blocks, a bad Huffman code zeros): it fails the decode, as stb fails on bad
+ * input. Harmless ones are let through: junk bytes between segments (stb skips them too), an
+ * unknown JFIF revision or Adobe transform code. */
+static void jpeg_emit_message_cb(j_common_ptr cinfo, int msg_level)
+{
+  if (msg_level >= 0 || !cinfo->is_decompressor)
+    return;
+  switch (cinfo->err->msg_code) {
+  case JWRN_EXTRANEOUS_DATA:
+  case JWRN_JFIF_MAJOR:
+  case JWRN_ADOBE_XFORM:
+    return;
+  default:
+    jpeg_error_exit_cb(cinfo);
+  }
+}
+
+static void jpeg_output_message_cb(j_common_ptr cinfo)
+{
+  (void)cinfo;
+}
+
+/* Called between each chunk of input libjpeg consumes: stops a file with too many scans. */
+static void jpeg_progress_cb(j_common_ptr cinfo)
+{
+  if (!cinfo->is_decompressor)
+    return;
+  j_decompress_ptr d = (j_decompress_ptr)cinfo;
+  if (d->input_scan_number > JPEG_MAX_SCANS) {
+    jpeg_ctx_t *ctx = (jpeg_ctx_t *)cinfo->err;
+    ctx->msg_code = -1;
+    snprintf(ctx->reason, sizeof ctx->reason,
+             "cannot decode JPEG: more than %d scans (corrupt or hostile file)", JPEG_MAX_SCANS);
+    longjmp(ctx->jump, 1);
+  }
+}
+
+static void jpeg_ctx_init(jpeg_ctx_t *ctx, int exit_code)
+{
+  memset(ctx, 0, sizeof *ctx);
+  jpeg_std_error(&ctx->pub);
+  ctx->pub.error_exit = jpeg_error_exit_cb;
+  ctx->pub.emit_message = jpeg_emit_message_cb;
+  ctx->pub.output_message = jpeg_output_message_cb;
+  ctx->progress.progress_monitor = jpeg_progress_cb;
+  ctx->exit_code = exit_code;
+  ctx->msg_code = -1;
+}
+
+/* Fails the decode with a reason of ours: the same path as a libjpeg error. */
+_Noreturn static void jpeg_fail(jpeg_ctx_t *ctx, int exit_code, const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+_Noreturn static void jpeg_fail(jpeg_ctx_t *ctx, int exit_code, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(ctx->reason, sizeof ctx->reason, fmt, ap);
+  va_end(ap);
+  ctx->exit_code = exit_code;
+  ctx->msg_code = -1;
+  longjmp(ctx->jump, 1);
+}
+
+static uint64_t round_up(uint64_t v, uint64_t m)
+{
+  return (v + m - 1) / m * m;
+}
+
+/* stb's CMYK rule (Adobe files store inverted CMYK): colour = C * K / 255, rounded. */
+static uint8_t blinn_8x8(unsigned x, unsigned y)
+{
+  unsigned t = x * y + 128;
+  return (uint8_t)((t + (t >> 8)) >> 8);
+}
+
+/* The decode itself, apart from jpeg_decode() so that no local of the function that called
+ * setjmp changes after it. Fills ctx->pixels; every failure longjmps. */
+static void jpeg_decode_run(jpeg_ctx_t *ctx, struct jpeg_decompress_struct *cinfo,
+                            const uint8_t *bytes, size_t size, uint64_t max_pixels)
+{
+  jpeg_mem_src(cinfo, bytes, (unsigned long)size);
+  jpeg_read_header(cinfo, TRUE);
+
+  uint64_t w = cinfo->image_width, h = cinfo->image_height;
+  if (w * h > max_pixels)
+    jpeg_fail(ctx, GPUIMG_EXIT_INPUT,
+              "image is %llux%llu, over the limit of %llu pixels (see "
+              "--max-pixels)",
+              (unsigned long long)w, (unsigned long long)h, (unsigned long long)max_pixels);
+  int nc = cinfo->num_components;
+  if (nc != 1 && nc != 3 && nc != 4)
+    jpeg_fail(ctx, GPUIMG_EXIT_INPUT,
+              "cannot decode JPEG: %d colour components (1, 3 and 4 are supported)", nc);
+  /* Every 8x8 block takes at least one bit (its DC code): fewer bytes than that cannot
+   * hold the image, and nothing is allocated for it. Multi-scan files (progressive ones)
+   * keep every block's coefficients: 128 bytes per block, padded to whole MCUs. */
+  uint64_t blocks = 0, coef = 0;
+  for (int i = 0; i < nc; i++) {
+    const jpeg_component_info *c = &cinfo->comp_info[i];
+    blocks += (uint64_t)c->width_in_blocks * c->height_in_blocks;
+    coef += round_up(c->width_in_blocks, (uint64_t)c->h_samp_factor) *
+            round_up(c->height_in_blocks, (uint64_t)c->v_samp_factor) * sizeof(JBLOCK);
+  }
+  if ((uint64_t)size * 8 < blocks)
+    jpeg_fail(ctx, GPUIMG_EXIT_INPUT,
+              "cannot decode JPEG: too little image data for %llux%llu pixels (corrupt or "
+              "truncated)",
+              (unsigned long long)w, (unsigned long long)h);
+  /* libjpeg's memory: 4 bytes per pixel of --max-pixels (the bound of every stb buffer) plus
+   * its own state. Only a multi-scan file needs more than rows; refused here with the
+   * numbers, and libjpeg refuses anything past the cap itself (it has no backing store). */
+  uint64_t limit =
+      max_pixels > (UINT64_MAX - JPEG_MEM_FLOOR) / 4 ? UINT64_MAX : 4 * max_pixels + JPEG_MEM_FLOOR;
+  if (limit > (uint64_t)LONG_MAX)
+    limit = (uint64_t)LONG_MAX;
+  ctx->mem_limit = limit;
+  cinfo->mem->max_memory_to_use = (long)limit;
+  if (jpeg_has_multiple_scans(cinfo) && coef > limit - JPEG_MEM_FLOOR)
+    jpeg_fail(ctx, GPUIMG_EXIT_INPUT,
+              "cannot decode JPEG: a %llux%llu multi-scan image needs %llu bytes of "
+              "coefficients, over the limit of %llu (4 bytes per pixel of --max-pixels)",
+              (unsigned long long)w, (unsigned long long)h, (unsigned long long)coef,
+              (unsigned long long)(limit - JPEG_MEM_FLOOR));
+
+  /* Gray stays one channel; YCbCr and RGB become RGB. Four components become RGB as stb
+   * makes them: with Adobe's marker saying CMYK or YCCK (which libjpeg turns into CMYK),
+   * colour = C * K / 255 (Adobe stores CMYK inverted); without it, or with another
+   * transform, YCbCr whose fourth component is ignored (read as YCCK: C = 255 - R). */
+  int out_c = nc == 1 ? 1 : 3;
+  int cmyk_by_k =
+      cinfo->saw_Adobe_marker && (cinfo->Adobe_transform == 0 || cinfo->Adobe_transform == 2);
+  if (nc == 4 && !cmyk_by_k)
+    cinfo->jpeg_color_space = JCS_YCCK;
+  cinfo->out_color_space = nc == 1 ? JCS_GRAYSCALE : nc == 3 ? JCS_RGB : JCS_CMYK;
+  cinfo->progress = &ctx->progress;
+  /* A multi-scan file is read whole here: its damage is found before the pixels exist. */
+  jpeg_start_decompress(cinfo);
+  if (cinfo->output_width != w || cinfo->output_height != h ||
+      cinfo->output_components != (nc == 1   ? 1
+                                   : nc == 3 ? 3
+                                             : 4))
+    jpeg_fail(ctx, GPUIMG_EXIT_INPUT, "cannot decode JPEG: unexpected output layout");
+
+  size_t stride = (size_t)w * (size_t)out_c;
+  ctx->pixels = malloc(stride * (size_t)h);
+  if (!ctx->pixels)
+    jpeg_fail(ctx, GPUIMG_EXIT_FAILURE, "cannot decode JPEG: out of memory");
+  JSAMPARRAY cmyk = NULL;
+  if (nc == 4)
+    cmyk = (*cinfo->mem->alloc_sarray)((j_common_ptr)cinfo, JPOOL_IMAGE, (JDIMENSION)(w * 4), 1);
+  while (cinfo->output_scanline < cinfo->output_height) {
+    uint8_t *row = ctx->pixels + (size_t)cinfo->output_scanline * stride;
+    if (!cmyk) {
+      JSAMPROW rows[1] = {row};
+      jpeg_read_scanlines(cinfo, rows, 1);
+      continue;
+    }
+    jpeg_read_scanlines(cinfo, cmyk, 1);
+    const JSAMPLE *s = cmyk[0];
+    for (uint64_t x = 0; x < w; x++, s += 4, row += 3) {
+      for (int k = 0; k < 3; k++)
+        row[k] = cmyk_by_k ? blinn_8x8(s[k], s[3]) : (uint8_t)(255 - s[k]);
+    }
+  }
+  /* Reads on to the end marker: a file cut after its last scan fails here. */
+  jpeg_finish_decompress(cinfo);
+}
+
+/* Decodes a JPEG into 8-bit gray (1 channel) or RGB (3 channels). Size checks come from the
+ * header, before anything of the image's size is allocated. Every refusal is exit status 3
+ * with "cannot decode JPEG: <reason>" (libjpeg's message, first letter lowered), or the
+ * --max-pixels message; a real shortage of memory is exit status 1. */
+static int jpeg_decode(const uint8_t *bytes, size_t size, const char *what, uint64_t max_pixels,
+                       gpuimg_image_t *out)
+{
+  jpeg_ctx_t ctx;
+  struct jpeg_decompress_struct cinfo;
+
+  memset(out, 0, sizeof *out);
+  if (size == 0) {
+    gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "empty file");
+    return -1;
+  }
+  if (size < 3 || bytes[0] != 0xff || bytes[1] != 0xd8 || bytes[2] != 0xff) {
+    gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "unsupported format (not JPEG)");
+    return -1;
+  }
+  if (size > (size_t)GPUIMG_MAX_FILE_BYTES) {
+    gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "file too large");
+    return -1;
+  }
+  jpeg_ctx_init(&ctx, GPUIMG_EXIT_INPUT);
+  memset(&cinfo, 0, sizeof cinfo);
+  cinfo.err = &ctx.pub;
+  if (setjmp(ctx.jump)) {
+    /* The header's size is kept in cinfo when libjpeg refuses it: say what a user can act
+     * on first (--max-pixels), then why libjpeg cannot. */
+    uint64_t w = cinfo.image_width, h = cinfo.image_height;
+    int code = ctx.exit_code;
+    if (ctx.msg_code == JERR_EMPTY_IMAGE && (w == 0 || h == 0))
+      snprintf(ctx.reason, sizeof ctx.reason, "cannot decode JPEG: zero width or height");
+    else if (ctx.msg_code == JERR_IMAGE_TOO_BIG && w * h > max_pixels)
+      snprintf(ctx.reason, sizeof ctx.reason,
+               "image is %llux%llu, over the limit of %llu pixels (see --max-pixels)",
+               (unsigned long long)w, (unsigned long long)h, (unsigned long long)max_pixels);
+    else if (ctx.msg_code == JERR_IMAGE_TOO_BIG)
+      snprintf(ctx.reason, sizeof ctx.reason,
+               "cannot decode JPEG: image is %llux%llu, over the largest side of %ld pixels",
+               (unsigned long long)w, (unsigned long long)h, (long)JPEG_MAX_DIMENSION);
+    else if (ctx.msg_code == JERR_NO_BACKING_STORE)
+      snprintf(ctx.reason, sizeof ctx.reason,
+               "cannot decode JPEG: needs more than %llu bytes of decoder memory (4 bytes per "
+               "pixel of --max-pixels)",
+               (unsigned long long)ctx.mem_limit);
+    else if (ctx.msg_code == JERR_OUT_OF_MEMORY) {
+      code = GPUIMG_EXIT_FAILURE;
+      snprintf(ctx.reason, sizeof ctx.reason, "cannot decode JPEG: out of memory");
+    } else if (ctx.msg_code >= 0)
+      snprintf(ctx.reason, sizeof ctx.reason, "cannot decode JPEG: %s", ctx.msg);
+    jpeg_destroy_decompress(&cinfo);
+    free(ctx.pixels);
+    gpuimg_error_set(code, what, "%s", ctx.reason);
+    return -1;
+  }
+  jpeg_create_decompress(&cinfo);
+  /* jpeg_create_decompress() reads JPEGMEM from the environment: the cap is set after it. */
+  jpeg_decode_run(&ctx, &cinfo, bytes, size, max_pixels);
+  out->width = (int)cinfo.output_width;
+  out->height = (int)cinfo.output_height;
+  out->channels = cinfo.output_components == 1 ? 1 : 3;
+  out->data = ctx.pixels;
+  jpeg_destroy_decompress(&cinfo);
+  return 0;
+}
+
+/* A destination manager that appends to a gpuimg_buf_t, a chunk at a time. */
+typedef struct {
+  struct jpeg_destination_mgr pub;
+  gpuimg_buf_t *out;
+  JOCTET chunk[JPEG_DEST_CHUNK];
+} jpeg_dest_t;
+
+static void jpeg_dest_init_cb(j_compress_ptr cinfo)
+{
+  jpeg_dest_t *dest = (jpeg_dest_t *)cinfo->dest;
+  dest->pub.next_output_byte = dest->chunk;
+  dest->pub.free_in_buffer = sizeof dest->chunk;
+}
+
+static boolean jpeg_dest_empty_cb(j_compress_ptr cinfo)
+{
+  jpeg_dest_t *dest = (jpeg_dest_t *)cinfo->dest;
+  if (gpuimg_buf_append(dest->out, dest->chunk, sizeof dest->chunk) < 0)
+    ERREXIT1(cinfo, JERR_OUT_OF_MEMORY, 0);
+  dest->pub.next_output_byte = dest->chunk;
+  dest->pub.free_in_buffer = sizeof dest->chunk;
+  return TRUE;
+}
+
+static void jpeg_dest_term_cb(j_compress_ptr cinfo)
+{
+  jpeg_dest_t *dest = (jpeg_dest_t *)cinfo->dest;
+  if (gpuimg_buf_append(dest->out, dest->chunk, sizeof dest->chunk - dest->pub.free_in_buffer) < 0)
+    ERREXIT1(cinfo, JERR_OUT_OF_MEMORY, 0);
+}
+
+/* The encode itself, apart from jpeg_encode() (see jpeg_decode_run()). */
+static void jpeg_encode_run(struct jpeg_compress_struct *cinfo, jpeg_dest_t *dest,
+                            const gpuimg_image_t *img, int quality)
+{
+  const int c = img->channels;
+  /* Gray (and gray+alpha) become a one-component gray JPEG, RGB (and RGBA) a YCbCr one;
+   * alpha is dropped, as stb's writer drops it. */
+  const int in_c = c <= 2 ? 1 : 3;
+  cinfo->dest = &dest->pub;
+  dest->pub.init_destination = jpeg_dest_init_cb;
+  dest->pub.empty_output_buffer = jpeg_dest_empty_cb;
+  dest->pub.term_destination = jpeg_dest_term_cb;
+  cinfo->image_width = (JDIMENSION)img->width;
+  cinfo->image_height = (JDIMENSION)img->height;
+  cinfo->input_components = in_c;
+  cinfo->in_color_space = in_c == 1 ? JCS_GRAYSCALE : JCS_RGB;
+  jpeg_set_defaults(cinfo);
+  jpeg_set_quality(cinfo, quality, TRUE);
+  jpeg_start_compress(cinfo, TRUE);
+  JSAMPARRAY tmp = NULL;
+  if (c != in_c)
+    tmp = (*cinfo->mem->alloc_sarray)((j_common_ptr)cinfo, JPOOL_IMAGE,
+                                      (JDIMENSION)img->width * (JDIMENSION)in_c, 1);
+  const size_t stride = (size_t)img->width * (size_t)c;
+  while (cinfo->next_scanline < cinfo->image_height) {
+    const uint8_t *src = img->data + (size_t)cinfo->next_scanline * stride;
+    JSAMPROW row[1];
+    if (tmp) {
+      JSAMPLE *d = tmp[0];
+      for (int x = 0; x < img->width; x++, src += c)
+        for (int k = 0; k < in_c; k++)
+          *d++ = src[k];
+      row[0] = tmp[0];
+    } else {
+      row[0] = (JSAMPROW)(uintptr_t)src; /* libjpeg only reads input rows */
+    }
+    jpeg_write_scanlines(cinfo, row, 1);
+  }
+  jpeg_finish_compress(cinfo);
+}
+
+/* Encodes img (1 to 4 channels) as a baseline JPEG with libjpeg's defaults (4:2:0 chroma for
+ * colour, standard Huffman tables) at opts->quality, appending it to out. */
+static int jpeg_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
+                       const gpuimg_encode_opts_t *opts, const char *what, gpuimg_buf_t *out)
+{
+  jpeg_ctx_t ctx;
+  jpeg_dest_t dest;
+  struct jpeg_compress_struct cinfo;
+  const int quality = opts->quality < 1 ? 1 : opts->quality > 100 ? 100 : opts->quality;
+
+  if (fmt != GPUIMG_FORMAT_JPEG) {
+    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what, "cannot encode %s with libjpeg (JPEG only)",
+                     gpuimg_format_name(fmt));
+    return -1;
+  }
+  if (img->channels < 1 || img->channels > 4 || img->width < 1 || img->height < 1) {
+    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what,
+                     "cannot encode JPEG: unsupported %dx%d image of %d channels", img->width,
+                     img->height, img->channels);
+    return -1;
+  }
+  jpeg_ctx_init(&ctx, GPUIMG_EXIT_OUTPUT);
+  memset(&cinfo, 0, sizeof cinfo);
+  memset(&dest, 0, sizeof dest);
+  dest.out = out;
+  cinfo.err = &ctx.pub;
+  if (setjmp(ctx.jump)) {
+    jpeg_destroy_compress(&cinfo);
+    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what, "cannot encode JPEG: %s",
+                     ctx.msg_code == JERR_OUT_OF_MEMORY ? "out of memory" : ctx.msg);
+    return -1;
+  }
+  jpeg_create_compress(&cinfo);
+  jpeg_encode_run(&cinfo, &dest, img, quality);
+  jpeg_destroy_compress(&cinfo);
+  return 0;
+}
+
+const gpuimg_codec_t gpuimg_codec_libjpeg = {
+    .name = "libjpeg",
+    .decode = jpeg_decode,
+    .encode = jpeg_encode,
+};
+#endif
