@@ -740,15 +740,16 @@ int enqueue(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape 
 
   // Three designs, all O(1) per pixel in r: the single-pass strip kernel (r <= 64), the
   // fused single-pass kernel (4-byte aligned rows, r <= 127) and row sums + column walk.
-  // By default the strip kernel serves r <= 16 on images that give it enough blocks (it
-  // was the fastest there on the H200), the fused kernel the rest it takes, the two
+  // By default the strip kernel serves blur (not portrait) with r <= 16 on images that give
+  // it enough blocks (it was the fastest there on the H200), the fused kernel the rest it
+  // takes (portrait at 8K r = 16: 0.55 ms against the strip kernel's 0.82), the two
   // passes what is left. GPUIMG_FAST_BLUR=strip|fused|twopass overrides the choice (for
   // benchmarks and tests), falling back to the two passes where the kernel cannot serve.
   const char *impl = getenv("GPUIMG_FAST_BLUR");
   if (impl && strcmp(impl, "strip") != 0 && strcmp(impl, "fused") != 0 &&
       strcmp(impl, "twopass") != 0)
     impl = NULL; // any other value: the default choice
-  bool strip = impl ? strcmp(impl, "strip") == 0 && s.r <= 64 : s.r <= 16;
+  bool strip = impl ? strcmp(impl, "strip") == 0 && s.r <= 64 : s.r <= 16 && !d_mask;
   if (strip && !impl) {
     // The strip kernel needs tall runs of rows per warp; a small image then gives too few
     // blocks to fill the GPU (1024x768 at r = 16: 12 blocks).
