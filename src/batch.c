@@ -775,6 +775,7 @@ static void *worker_main(void *arg)
 
   gpuimg_pipeline_destroy(wk->pipe);
   wk->pipe = NULL;
+  gpuimg_codec_thread_end();
   if (wk->run)
     gpuimg_run_free(wk->run);
   free(wk->run);

@@ -246,9 +246,13 @@ static int apply_option(gpuimg_cli_t *cli, gpuimg_step_t *step, const option_t *
       cli->codec = GPUIMG_CODEC_LIBJPEG;
     else if (strcmp(arg, "libjpeg") == 0)
       return usage_error(spelled, "%snot available: this gpuimg was built without libjpeg", "");
+    else if (strcmp(arg, "nvjpeg") == 0 && gpuimg_codec_have_nvjpeg())
+      cli->codec = GPUIMG_CODEC_NVJPEG;
+    else if (strcmp(arg, "nvjpeg") == 0)
+      return usage_error(spelled, "%snot available: this gpuimg was built without nvJPEG", "");
     else
-      return usage_error(spelled, "invalid value '%s' (expected auto, stb, libpng or libjpeg)",
-                         arg);
+      return usage_error(spelled,
+                         "invalid value '%s' (expected auto, stb, libpng, libjpeg or nvjpeg)", arg);
     return 0;
   case OPT_PNG_LEVEL:
     if (parse_int(spelled, arg, 0, 9, &v) < 0)
@@ -496,7 +500,8 @@ void gpuimg_cli_help(FILE *f)
           "  --quality Q      JPEG quality 1..100 (default %d)\n"
           "  --codec C        image libraries: auto (each one built in: libjpeg decodes\n"
           "                   and encodes JPEG, libpng encodes PNG; stb the rest), stb (stb\n"
-          "                   for everything), libpng or libjpeg (that one, stb the rest)\n"
+          "                   for everything), libpng or libjpeg (that one, stb the rest),\n"
+          "                   nvjpeg (JPEG on the GPU with nvJPEG, auto's choice the rest)\n"
           "  --png-level N    libpng compression level 0..9 (default %d: fast)\n"
           "  --max-pixels N   refuse larger images (default %" PRIu64 ")\n"
           "  -q, --quiet      no notices on stderr\n"

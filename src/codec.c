@@ -19,9 +19,25 @@ int gpuimg_codec_have_libjpeg(void)
 #endif
 }
 
+int gpuimg_codec_have_nvjpeg(void)
+{
+#ifdef GPUIMG_HAVE_NVJPEG
+  return 1;
+#else
+  return 0;
+#endif
+}
+
 const gpuimg_codec_t *gpuimg_codec_decoder(gpuimg_codec_choice_t choice, const uint8_t *bytes,
                                            size_t size)
 {
+#ifdef GPUIMG_HAVE_NVJPEG
+  if (choice == GPUIMG_CODEC_NVJPEG) {
+    if (size >= 3 && bytes[0] == 0xff && bytes[1] == 0xd8 && bytes[2] == 0xff)
+      return &gpuimg_codec_nvjpeg;
+    choice = GPUIMG_CODEC_AUTO;
+  }
+#endif
 #ifdef GPUIMG_HAVE_LIBJPEG
   /* The JPEG signature, as stb recognises it: anything else (PNG, or a file stb refuses
    * with its own message) goes to stb. */
@@ -38,6 +54,13 @@ const gpuimg_codec_t *gpuimg_codec_decoder(gpuimg_codec_choice_t choice, const u
 
 const gpuimg_codec_t *gpuimg_codec_encoder(gpuimg_codec_choice_t choice, gpuimg_format_t fmt)
 {
+#ifdef GPUIMG_HAVE_NVJPEG
+  if (choice == GPUIMG_CODEC_NVJPEG) {
+    if (fmt == GPUIMG_FORMAT_JPEG)
+      return &gpuimg_codec_nvjpeg;
+    choice = GPUIMG_CODEC_AUTO;
+  }
+#endif
 #ifdef GPUIMG_HAVE_LIBPNG
   if (fmt == GPUIMG_FORMAT_PNG && (choice == GPUIMG_CODEC_AUTO || choice == GPUIMG_CODEC_LIBPNG))
     return &gpuimg_codec_libpng;

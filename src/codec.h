@@ -71,19 +71,29 @@ extern const gpuimg_codec_t gpuimg_codec_libpng;
 extern const gpuimg_codec_t gpuimg_codec_libjpeg;
 #endif
 
-/* --codec: auto uses every library this build has (libjpeg for JPEG, libpng for PNG
+#ifdef GPUIMG_HAVE_NVJPEG
+/* JPEG decoding and encoding on the GPU with nvJPEG (codec_nvjpeg.c). */
+extern const gpuimg_codec_t gpuimg_codec_nvjpeg;
+#endif
+/* Frees what a codec keeps for the calling thread (nvJPEG's context, handle and device
+ * buffer); a thread that used --codec nvjpeg calls it before it ends. No-op otherwise. */
+void gpuimg_codec_thread_end(void);
+
+/* --codec: auto uses every host library this build has (libjpeg for JPEG, libpng for PNG
  * output); stb uses stb for everything; libpng and libjpeg use that library for its format
- * and stb for the rest. */
+ * and stb for the rest; nvjpeg uses nvJPEG for JPEG and otherwise what auto uses. */
 typedef enum {
   GPUIMG_CODEC_AUTO,
   GPUIMG_CODEC_STB,
   GPUIMG_CODEC_LIBPNG,
-  GPUIMG_CODEC_LIBJPEG
+  GPUIMG_CODEC_LIBJPEG,
+  GPUIMG_CODEC_NVJPEG
 } gpuimg_codec_choice_t;
 
-/* 1 when this build has libpng, libjpeg (codec.c). */
+/* 1 when this build has libpng, libjpeg, nvJPEG (codec.c). */
 int gpuimg_codec_have_libpng(void);
 int gpuimg_codec_have_libjpeg(void);
+int gpuimg_codec_have_nvjpeg(void);
 /* The codec that decodes these file bytes under choice: libjpeg for a JPEG when chosen (or
  * under auto) and built in, stb otherwise (stb also reports unsupported formats). */
 const gpuimg_codec_t *gpuimg_codec_decoder(gpuimg_codec_choice_t choice, const uint8_t *bytes,

@@ -6,6 +6,7 @@
 
 #ifdef GPUIMG_HAVE_LIBPNG
 #include <png.h>
+#include <zlib.h>
 
 /* Where libpng's callbacks leave what went wrong (libpng's error pointer). */
 typedef struct {
@@ -56,6 +57,12 @@ static void png_write_image_rows(png_structp png, png_infop info, const gpuimg_i
   /* libpng refuses sides over 1000000 by default; the decoder allows 2^20. */
   png_set_user_limits(png, 0x7fffffff, 0x7fffffff);
   png_set_compression_level(png, level);
+  /* Levels 1..3: zlib's run-length strategy (matches at distance 1 only), about twice as
+   * fast as the default on photographs for a file a few percent larger; OpenCV's PNG
+   * writer defaults to it too. */
+  if (level >= 1 && level <= 3)
+    png_set_compression_strategy(png, Z_RLE);
+  png_set_compression_buffer_size(png, 1 << 16);
   png_set_filter(png, PNG_FILTER_TYPE_BASE,
                  level == 0   ? PNG_FILTER_NONE
                  : level <= 3 ? PNG_FILTER_SUB

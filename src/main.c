@@ -133,9 +133,10 @@ int main(int argc, char **argv)
 #else
     printf("gpuimg %s (backends: cpu; ", GPUIMG_VERSION);
 #endif
-    printf("png encoders: stb%s; jpeg codecs: stb%s)\n",
+    printf("png encoders: stb%s; jpeg codecs: stb%s%s)\n",
            gpuimg_codec_have_libpng() ? ", libpng" : "",
-           gpuimg_codec_have_libjpeg() ? ", libjpeg" : "");
+           gpuimg_codec_have_libjpeg() ? ", libjpeg" : "",
+           gpuimg_codec_have_nvjpeg() ? ", nvjpeg" : "");
     gpuimg_cli_free(&cli);
     return GPUIMG_EXIT_OK;
   }
@@ -242,5 +243,6 @@ done:
     gpuimg_image_free(&masks[i]);
   gpuimg_run_free(&run);
   gpuimg_cli_free(&cli);
+  gpuimg_codec_thread_end();
   return status;
 }

@@ -151,4 +151,46 @@ else
   echo "FAIL batch-devices: --devices all / 0,0"
   fail=1
 fi
+# --codec nvjpeg, where the build has nvJPEG: JPEG decode and encode on the GPU.
+if "$GPUIMG" -V | grep -q nvjpeg; then
+  nj=$tmp/nvjpeg
+  mkdir -p "$nj/in"
+  for r in 1 2 3; do
+    "$GPUIMG" blur -r $r sample: "$nj/in/s$r.jpg" --codec stb -q || { echo "FAIL nvjpeg: making inputs"; fail=1; }
+  done
+  if "$GPUIMG" blur -r 4 "$nj/in/s1.jpg" "$nj/nv.png" --codec nvjpeg --backend cuda -q &&
+    "$GPUIMG" blur -r 4 "$nj/in/s1.jpg" "$nj/stb.png" --codec stb --backend cuda -q &&
+    "$GPUIMG" blur -r 4 "$nj/in/s1.jpg" "$nj/nv.jpg" --codec nvjpeg --backend cuda -q &&
+    "$GPUIMG" gray "$nj/nv.jpg" "$nj/nv-back.png" --codec stb -q &&
+    "$GPUIMG" gray sample: "$nj/gray.jpg" --codec nvjpeg -q &&
+    python3 - "$nj" <<'PY'
+import sys
+import cv2
+import numpy as np
+d = sys.argv[1]
+a = cv2.imread(d + "/nv.png", cv2.IMREAD_UNCHANGED).astype(int)
+b = cv2.imread(d + "/stb.png", cv2.IMREAD_UNCHANGED).astype(int)
+diff = np.abs(a - b)
+print("nvjpeg decode vs stb after blur -r 4: max %d mean %.3f" % (diff.max(), diff.mean()))
+g = cv2.imread(d + "/gray.jpg", cv2.IMREAD_UNCHANGED)
+assert g is not None and g.ndim == 2, "nvJPEG's gray output is not a 1-channel JPEG"
+assert diff.max() <= 64 and diff.mean() <= 2.0, "nvJPEG decode too far from stb's"
+PY
+  then
+    echo "ok   nvjpeg-cli"
+  else
+    echo "FAIL nvjpeg-cli"
+    fail=1
+  fi
+  head -c 3000 "$nj/in/s1.jpg" >"$nj/cut.jpg"
+  "$GPUIMG" gray "$nj/cut.jpg" "$nj/cut.png" --codec nvjpeg -q 2>"$nj/err"
+  rc=$?
+  if [ $rc -eq 3 ] && grep -q "cut.jpg" "$nj/err" && [ ! -e "$nj/cut.png" ]; then
+    echo "ok   nvjpeg-truncated"
+  else
+    echo "FAIL nvjpeg-truncated: exit $rc: $(cat "$nj/err")"
+    fail=1
+  fi
+  BATCH_IN="$nj/in/*.jpg" batch nvjpeg blur -r 8 --codec nvjpeg --format jpg
+fi
 exit $fail
