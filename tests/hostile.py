@@ -37,31 +37,25 @@ import shutil
 import struct
 import subprocess
 import sys
-import time
 import zlib
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz"))
+import gpuimg_testlib as testlib  # noqa: E402
+from gpuimg_testlib import (  # noqa: E402
+    COLOUR_TYPE_OF_CHANNELS, EXIT_INPUT, EXIT_OK, GPUIMG, GRAY, PALETTE, PNG_SIGNATURE,
+    RGB, RGBA, Failure, Rng, bytes_rows, check, describe, leftovers, pack_row, path,
+    png_chunk, png_chunks, png_decode, png_encode, png_encode_8bit, png_header_only, png_raw,
+    png_with_idat, read, test, write)
 import make_images as mi  # noqa: E402
 import make_seeds  # noqa: E402  (progressive and restart JPEGs)
 
-GPUIMG = os.environ.get("GPUIMG", "")
-EXIT_OK, EXIT_INPUT = 0, 3
 MEMORY_LIMIT = 1536 << 20  # bytes of address space for a plain build
 TIME_LIMIT = 60            # seconds per run, a hang fails
 EXISTING = b"existing output, must survive\n"
 UNSUPPORTED = "unsupported format (not PNG or JPEG)"
 DEFAULT_MAX_PIXELS = 1 << 28
-
-
-class Failure(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Failure(msg)
 
 
 def is_asan_build():
@@ -70,9 +64,8 @@ def is_asan_build():
 
 
 ASAN = False
-WORK = None
 CODEC = os.environ.get("GPUIMG_CODEC") or None
-JPEG_DECODER = "stb"  # the decoder of JPEG input under CODEC: set by main()
+JPEG_DECODER = "stb"  # the decoder of JPEG input under CODEC: set by prepare()
 
 
 def limit_memory():
@@ -80,49 +73,18 @@ def limit_memory():
 
 
 def run(args, stdin=None, timeout=TIME_LIMIT, codec=None):
-    """Runs gpuimg (CPU backend, --codec CODEC or codec) in WORK; returns (rc, stdout, stderr,
-    seconds)."""
+    """Runs gpuimg (CPU backend, --codec CODEC or codec) in the scratch directory; returns
+    (rc, stdout, stderr, seconds)."""
     env = dict(os.environ)
     if ASAN:
         env["ASAN_OPTIONS"] = ":".join(
             o for o in (env.get("ASAN_OPTIONS", ""), "allocator_may_return_null=0",
                         "max_allocation_size_mb=%d" % (MEMORY_LIMIT >> 20)) if o)
     codec = codec or CODEC
-    argv = [GPUIMG, "--backend", "cpu"] + (["--codec", codec] if codec else []) + [
-        os.fsencode(a) if isinstance(a, str) else a for a in args]
-    t0 = time.monotonic()
-    try:
-        p = subprocess.run(argv, stdin=stdin if stdin is not None else subprocess.DEVNULL,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=WORK,
-                           timeout=timeout, env=env,
-                           preexec_fn=None if ASAN else limit_memory)
-    except subprocess.TimeoutExpired:
-        raise Failure("gpuimg %s: still running after %d s" % (" ".join(map(str, args)), timeout))
-    return p.returncode, p.stdout, p.stderr, time.monotonic() - t0
-
-
-def path(name):
-    return os.path.join(WORK, name)
-
-
-def write(name, data):
-    with open(path(name), "wb") as f:
-        f.write(data)
-    return name
-
-
-def read(name):
-    with open(path(name), "rb") as f:
-        return f.read()
-
-
-def leftovers():
-    return sorted(n for n in os.listdir(WORK) if re.fullmatch(r"\..+\.[A-Za-z0-9]{6}", n))
-
-
-def describe(args, rc, out, err):
-    return "gpuimg %s\n  exit %d\n  stdout %r\n  stderr %r" % (
-        " ".join(repr(a) for a in args), rc, out[:200], err[:600])
+    argv = ["--backend", "cpu"] + (["--codec", codec] if codec else []) + list(args)
+    res = testlib.run(*argv, stdin=stdin if stdin is not None else subprocess.DEVNULL,
+                      timeout=timeout, env=env, preexec_fn=None if ASAN else limit_memory)
+    return res.rc, res.out, res.err, res.seconds
 
 
 def refused(name, reason=None, ops=("gray",), extra=(), stdin=None, shown=None,
@@ -174,7 +136,7 @@ def decoded(name, ops=("blur", "-r", "0"), extra=()):
     what = describe(args, rc, so, se)
     check(rc == EXIT_OK and se == b"" and so == b"", "expected success\n" + what)
     check(not leftovers(), "temporary files left: %r\n%s" % (leftovers(), what))
-    return png_read(read("out.png"))
+    return png_decode(read("out.png"))
 
 
 def refused_or_decoded(name):
@@ -190,7 +152,7 @@ def refused_or_decoded(name):
     check(not leftovers(), "temporary files left: %r\n%s" % (leftovers(), what))
     if rc == EXIT_OK:
         check(se == b"", "expected an empty stderr\n" + what)
-        check(read("keep.png")[:8] == mi.PNG_SIGNATURE, "no PNG written\n" + what)
+        check(read("keep.png")[:8] == PNG_SIGNATURE, "no PNG written\n" + what)
         return "ok"
     prefix = b"gpuimg: " + os.fsencode(name) + b": "
     check(se.startswith(prefix) and se.endswith(b"\n") and se.count(b"\n") == 1,
@@ -201,78 +163,7 @@ def refused_or_decoded(name):
 
 
 # ---------------------------------------------------------------------------------------------
-# Files: PNG and JPEG structure
-
-def png_read(data):
-    """(w, h, channels, pixels) of an 8-bit non-interlaced PNG (what gpuimg writes)."""
-    check(data[:8] == mi.PNG_SIGNATURE, "output is not a PNG")
-    pos, idat, hdr = 8, [], None
-    while pos + 8 <= len(data):
-        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        if kind == b"IHDR":
-            hdr = struct.unpack(">IIBBBBB", data[pos + 8:pos + 21])
-        elif kind == b"IDAT":
-            idat.append(data[pos + 8:pos + 8 + n])
-        pos += 12 + n
-    w, h, depth, ctype = hdr[:4]
-    check(depth == 8, "output PNG has %d-bit samples" % depth)
-    c = mi.SAMPLES[ctype]
-    raw, stride = zlib.decompress(b"".join(idat)), w * c
-    out, prev = bytearray(), bytearray(stride)
-    for y in range(h):
-        f, row = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-        for x in range(stride):
-            a = row[x - c] if x >= c else 0
-            b, d = prev[x], prev[x - c] if x >= c else 0
-            row[x] = (row[x] + (0, a, b, (a + b) >> 1, mi._paeth(a, b, d))[f]) & 255
-        out += row
-        prev = row
-    return w, h, c, bytes(out)
-
-
-def chunks(data):
-    """[(offset, length, type)] of a PNG's chunks."""
-    out, pos = [], 8
-    while pos + 8 <= len(data):
-        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        out.append((pos, n, kind))
-        pos += 12 + n
-    return out
-
-
-def png_raw(w, h, ctype, depth, rows, interlace=False, trns=None, palette=None, split=0):
-    """A PNG from unfiltered scanlines (filter 0): fast enough for megapixel images.
-
-    rows(x0, y0, dx, dy) returns the packed rows of that sub-image (the whole image is
-    (0, 0, 1, 1)); interlaced images take the seven Adam7 passes."""
-    passes = mi.ADAM7 if interlace else [(0, 0, 1, 1)]
-    raw = b"".join(b"\0" + r for p in passes for r in rows(*p))
-    z = zlib.compress(raw, 6)
-    out = [mi.PNG_SIGNATURE,
-           mi._chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, depth, ctype, 0, 0, int(interlace)))]
-    if palette:
-        out.append(mi._chunk(b"PLTE", palette))
-    if trns:
-        out.append(mi._chunk(b"tRNS", trns))
-    step = split or len(z)
-    out += [mi._chunk(b"IDAT", z[i:i + step]) for i in range(0, len(z), step)]
-    out.append(mi._chunk(b"IEND", b""))
-    return b"".join(out)
-
-
-def bytes_rows(w, h, bpp, pixel):
-    """rows() for png_raw over byte-aligned pixels: pixel(x, y) -> bytes of bpp."""
-    def rows(x0, y0, dx, dy):
-        return [b"".join(pixel(x, y) for x in range(x0, w, dx)) for y in range(y0, h, dy)
-                if x0 < w]
-    return rows
-
-
-def png_with_idat(w, h, ctype, depth, idat, interlace=0):
-    return (mi.PNG_SIGNATURE +
-            mi._chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, depth, ctype, 0, 0, interlace)) +
-            mi._chunk(b"IDAT", idat) + mi._chunk(b"IEND", b""))
-
+# Files: JPEG structure (PNG: gpuimg_testlib)
 
 def jpeg_segments(data):
     """[(marker, offset, length)] of a JPEG's segments before its first scan, and the SOS."""
@@ -305,8 +196,8 @@ def make_jpeg(w=40, h=24, quality=90, channels=3, name=None):
     if key not in JPEG_CACHE:
         px = bytes(v for y in range(h) for x in range(w)
                    for v in (x * 6 & 255, y * 10 & 255, (128 + x - y) & 255, 200)[:channels])
-        write("src.png", mi.png_encode_8bit(w, h, channels, px) if w * h <= 4096 else
-              png_raw(w, h, mi.COLOUR_TYPE_OF_CHANNELS[channels], 8,
+        write("src.png", png_encode_8bit(w, h, channels, px) if w * h <= 4096 else
+              png_raw(w, h, COLOUR_TYPE_OF_CHANNELS[channels], 8,
                       lambda x0, y0, dx, dy: [px[y * w * channels:(y + 1) * w * channels]
                                               for y in range(h)]))
         jpg = name or "made-%dx%d-q%d-c%d.jpg" % key
@@ -324,18 +215,7 @@ def small_png():
 # ---------------------------------------------------------------------------------------------
 # Groups
 
-TESTS = {}
-JPEG_TESTS = set()  # the tests of JPEG input: the ones GPUIMG_CODEC changes
-
-
-def test(group, jpeg=False):
-    def register(fn):
-        TESTS.setdefault(group, []).append(fn)
-        if jpeg:
-            JPEG_TESTS.add(fn)
-        return fn
-    return register
-
+# @test(group, jpeg=True) marks the tests of JPEG input: the ones GPUIMG_CODEC changes.
 
 def by_decoder(stb, libjpeg):
     """The expected reason for JPEG input under the decoder in use."""
@@ -390,9 +270,9 @@ def png_flipped_header_and_chunk_bytes():
     """Each byte of the signature, IHDR, PLTE, tRNS and the IDAT header, inverted; then
     random flips anywhere (fixed seed)."""
     data = mi.corpus()["pal-trns.png"][0]
-    idat = next(off for off, _, kind in chunks(data) if kind == b"IDAT")
+    idat = next(off for off, _, kind in png_chunks(data) if kind == b"IDAT")
     positions = list(range(0, idat + 12))
-    rng = mi.Rng(6)
+    rng = Rng(6)
     variants = [("flip-%d.png" % i, data[:i] + bytes([data[i] ^ 0xFF]) + data[i + 1:])
                 for i in positions]
     for k in range(150):
@@ -411,7 +291,7 @@ def jpeg_flipped_header_and_segment_bytes():
     """Each byte before the scan data (segments SOI..SOS) inverted, then random flips."""
     data = make_jpeg()
     _, sos, n = segment(data, 0xDA)
-    rng = mi.Rng(7)
+    rng = Rng(7)
     variants = [("flip-%d.jpg" % i, data[:i] + bytes([data[i] ^ 0xFF]) + data[i + 1:])
                 for i in range(0, sos + 2 + n)]
     for k in range(150):
@@ -428,7 +308,7 @@ def jpeg_flipped_header_and_segment_bytes():
 @test("corrupt")
 def lying_chunk_lengths():
     data = small_png()
-    (ioff, ilen, _), = [c for c in chunks(data) if c[2] == b"IDAT"]
+    (ioff, ilen, _), = [c for c in png_chunks(data) if c[2] == b"IDAT"]
     past = "cannot decode PNG: corrupt or truncated image data (the IDAT chunk runs past the " \
            "end of the file)"
     for claim in (ilen + 13, ilen + 1000, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF):
@@ -475,7 +355,7 @@ def jpeg_without_scan():
 
 @test("limits")
 def huge_declared_png():
-    name = write("huge.png", mi.png_header_only(100000, 100000))
+    name = write("huge.png", png_header_only(100000, 100000))
     refused(name, "image is 100000x100000, over the limit of %d pixels (see --max-pixels)"
             % DEFAULT_MAX_PIXELS)
     # With the limit raised the header is still checked against the data: a few bytes of
@@ -483,14 +363,14 @@ def huge_declared_png():
     refused(name, "cannot decode PNG: too little image data for 100000x100000 pixels "
                   "(corrupt or truncated)", extra=("--max-pixels", str(10 ** 10)))
     # Sides past 2^20 (stb's STBI_MAX_DIMENSIONS), and zero.
-    name = write("wide.png", mi.png_header_only((1 << 20) + 1, 1, mi.GRAY))
+    name = write("wide.png", png_header_only((1 << 20) + 1, 1, GRAY))
     refused(name, "cannot decode PNG: image is 1048577x1, over the largest side of 1048576 "
                   "pixels")
-    name = write("zero.png", mi.png_header_only(0, 7))
+    name = write("zero.png", png_header_only(0, 7))
     refused(name, "cannot decode PNG: zero width or height")
     # Apple's CgBI chunk before IHDR does not hide the size.
-    cgbi = mi.PNG_SIGNATURE + mi._chunk(b"CgBI", b"\x50\x00\x20\x06") + \
-        mi.png_header_only(100000, 100000)[8:]
+    cgbi = PNG_SIGNATURE + png_chunk(b"CgBI", b"\x50\x00\x20\x06") + \
+        png_header_only(100000, 100000)[8:]
     name = write("cgbi.png", cgbi)
     refused(name, "image is 100000x100000, over the limit of %d pixels (see --max-pixels)"
             % DEFAULT_MAX_PIXELS)
@@ -568,23 +448,23 @@ def jpeg_coefficient_memory():
 def sixteen_bit_limits():
     # The 23171x23171 16-bit gray PNG that overflows stb's 16-to-8-bit conversion: refused by
     # the pixel limit from its header alone...
-    name = write("g16-huge.png", mi.png_header_only(23171, 23171, mi.GRAY, 16))
+    name = write("g16-huge.png", png_header_only(23171, 23171, GRAY, 16))
     refused(name, "image is 23171x23171, over the limit of %d pixels (see --max-pixels)"
             % DEFAULT_MAX_PIXELS)
     # ...and, with the limit raised and enough data to pass the size check, with a tRNS
     # chunk (which adds alpha), by the 16-bit rule: its 2^31 bytes of 16-bit samples pass
     # stb's int arithmetic.
-    junk = mi.Rng(16).bytes(1 << 12) * 300  # 1.2 MB: 1032 x that covers 23171^2 x 2 bytes
-    g16 = png_with_idat(23171, 23171, mi.GRAY, 16, junk)
-    name = write("g16-trns.png", g16[:33] + mi._chunk(b"tRNS", b"\0\0") + g16[33:])
+    junk = Rng(16).bytes(1 << 12) * 300  # 1.2 MB: 1032 x that covers 23171^2 x 2 bytes
+    g16 = png_with_idat(23171, 23171, GRAY, 16, junk)
+    name = write("g16-trns.png", g16[:33] + png_chunk(b"tRNS", b"\0\0") + g16[33:])
     refused(name, "cannot decode PNG: 16-bit image of 23171x23171 pixels too large to convert "
                   "to 8 bits", extra=("--max-pixels", str(1 << 30)))
     # Without tRNS it is decoded (1 GiB of 16-bit samples): here the junk data is refused.
     name = write("g16-junk.png", g16)
     refused(name, re.compile(r"cannot decode PNG: .{6,}"), extra=("--max-pixels", str(1 << 30)))
     # Within the default limit: 16384^2 RGBA at 16 bits is 2 GiB of samples.
-    junk = mi.Rng(17).bytes(1 << 12) * 520  # 2.1 MB
-    name = write("rgba16-2g.png", png_with_idat(16384, 16384, mi.RGBA, 16, junk))
+    junk = Rng(17).bytes(1 << 12) * 520  # 2.1 MB
+    name = write("rgba16-2g.png", png_with_idat(16384, 16384, RGBA, 16, junk))
     refused(name, "cannot decode PNG: 16-bit image of 16384x16384 pixels too large to convert "
                   "to 8 bits")
 
@@ -594,12 +474,12 @@ def buffers_within_four_bytes_per_pixel():
     """No single decode buffer may pass 4 bytes per pixel of --max-pixels: an interlaced
     RGBA image at the pixel limit needs twice that (stb inflates into a buffer sized for the
     non-interlaced data, then doubles it), a 16-bit RGB one 6 bytes per pixel."""
-    junk = mi.Rng(18).bytes(1 << 12) * 300  # 1.2 MB
-    name = write("rgba-interlaced.png", png_with_idat(16384, 16384, mi.RGBA, 8, junk,
+    junk = Rng(18).bytes(1 << 12) * 300  # 1.2 MB
+    name = write("rgba-interlaced.png", png_with_idat(16384, 16384, RGBA, 8, junk,
                                                       interlace=1))
     refused(name, "cannot decode PNG: a 16384x16384 image needs a buffer of up to 2147581952 "
                   "bytes, over the limit of 1074855936 (4 bytes per pixel of --max-pixels)")
-    name = write("rgb16.png", png_with_idat(3000, 2000, mi.RGB, 16, junk[:100000]))
+    name = write("rgb16.png", png_with_idat(3000, 2000, RGB, 16, junk[:100000]))
     refused(name, "cannot decode PNG: a 3000x2000 image needs a buffer of up to 36067536 "
                   "bytes, over the limit of 25114112 (4 bytes per pixel of --max-pixels)",
             extra=("--max-pixels", str(6000000)))
@@ -612,10 +492,10 @@ def decompression_bombs():
     """Small files whose data inflates far past what their header needs: stb would grow its
     buffer to 2 GiB; the decoder's allocation limit stops it at the image's own size."""
     bomb = zlib.compress(bytes(64 << 20), 9)  # 64 MiB of zeros in about 64 KiB
-    name = write("bomb-1x1.png", png_with_idat(1, 1, mi.RGB, 8, bomb))
+    name = write("bomb-1x1.png", png_with_idat(1, 1, RGB, 8, bomb))
     refused(name, "cannot decode PNG: corrupt image data (more data than a 1x1 image holds)",
             max_seconds=20)
-    name = write("bomb-interlaced.png", png_with_idat(300, 200, mi.RGBA, 8, bomb, interlace=1))
+    name = write("bomb-interlaced.png", png_with_idat(300, 200, RGBA, 8, bomb, interlace=1))
     refused(name, "cannot decode PNG: corrupt image data (more data than a 300x200 image "
                   "holds)", max_seconds=20)
 
@@ -648,7 +528,7 @@ def sixteen_bit_pngs_become_8_bits():
     # 16-bit RGBA, interlaced, with every sample's low byte different from its high byte.
     w, h = 9, 5
     samples = [(i * 7919 + 13) & 0xFFFF for i in range(w * h * 4)]
-    name = write("rgba16-i.png", mi.png_encode(w, h, mi.RGBA, samples, bit_depth=16,
+    name = write("rgba16-i.png", png_encode(w, h, RGBA, samples, bit_depth=16,
                                                interlace=True))
     got = decoded(name)
     check(got == (w, h, 4, bytes(s >> 8 for s in samples)), "16-bit interlaced RGBA")
@@ -674,7 +554,7 @@ def endless_devices():
 def size_cap():
     """A file over the 1 GiB cap is refused from its size (a sparse file: nothing is read);
     a stream that starts like a PNG is read only up to the cap."""
-    name = write("sparse.png", mi.PNG_SIGNATURE)
+    name = write("sparse.png", PNG_SIGNATURE)
     os.truncate(path(name), (1 << 30) + 1)
     refused(name, "file too large (over 1073741824 bytes)", max_seconds=5)
     os.unlink(path(name))
@@ -717,7 +597,7 @@ def devices_and_fifos_written_in_place():
     reader.join(20)
     check(rc == 0 and se == b"", "writing to a FIFO: exit %d, %r" % (rc, se))
     check(stat.S_ISFIFO(os.stat(path("pipe.png")).st_mode), "the FIFO was replaced")
-    check(got and png_read(got[0]) == c["rgb8.png"][1], "the FIFO did not carry the image")
+    check(got and png_decode(got[0]) == c["rgb8.png"][1], "the FIFO did not carry the image")
     check(not leftovers(), "temporary files left: %r" % leftovers())
     if os.geteuid() != 0:
         print("  (device part skipped: mknod needs root)")
@@ -766,22 +646,22 @@ def big_pngs_still_decode():
     w, h = 420, 380
     rgba16 = lambda x, y: struct.pack(">HHHH", x * 150, y * 170, (x ^ y) * 64, (x * y) & 0xFFFF)
     cases = [
-        ("rgba16-interlaced.png", png_raw(w, h, mi.RGBA, 16, bytes_rows(w, h, 8, rgba16),
+        ("rgba16-interlaced.png", png_raw(w, h, RGBA, 16, bytes_rows(w, h, 8, rgba16),
                                           interlace=True), (w, h, 4)),
-        ("rgb16-trns.png", png_raw(w, h, mi.RGB, 16,
+        ("rgb16-trns.png", png_raw(w, h, RGB, 16,
                                    bytes_rows(w, h, 6, lambda x, y: rgba16(x, y)[:6]),
                                    trns=b"\0\0\0\0\0\0"), (w, h, 4)),
-        ("gray-1500x1000.png", png_raw(1500, 1000, mi.GRAY, 8,
+        ("gray-1500x1000.png", png_raw(1500, 1000, GRAY, 8,
                                        lambda x0, y0, dx, dy: [bytes((x * y) & 255 for x in
                                                                      range(1500))
                                                                for y in range(1000)]),
          (1500, 1000, 1)),
-        ("gray-split.png", png_raw(1500, 800, mi.GRAY, 8,
+        ("gray-split.png", png_raw(1500, 800, GRAY, 8,
                                    lambda x0, y0, dx, dy: [bytes(((x + y) * 3) & 255 for x in
                                                                  range(1500))
                                                            for y in range(800)], split=997),
          (1500, 800, 1)),
-        ("pal4-trns.png", png_raw(1200, 1000, mi.PALETTE, 4,
+        ("pal4-trns.png", png_raw(1200, 1000, PALETTE, 4,
                                   lambda x0, y0, dx, dy: [bytes(((x % 16) << 4) | (y % 16)
                                                                 for x in range(600))
                                                           for y in range(1000)],
@@ -794,8 +674,8 @@ def big_pngs_still_decode():
         check(got[:3] == shape, "%s decoded as %r, expected %r" % (name, got[:3], shape))
         os.unlink(path(name))
     # Exact pixels for one: the 1-bit interlaced image (Adam7 and bit unpacking).
-    write("bits1-small.png", png_raw(61, 37, mi.GRAY, 1, lambda x0, y0, dx, dy: [
-        mi._pack_row([(x * y) % 3 == 0 for x in range(x0, 61, dx)], 1)
+    write("bits1-small.png", png_raw(61, 37, GRAY, 1, lambda x0, y0, dx, dy: [
+        pack_row([(x * y) % 3 == 0 for x in range(x0, 61, dx)], 1)
         for y in range(y0, 37, dy)], interlace=True))
     want = bytes(255 if (x * y) % 3 == 0 else 0 for y in range(37) for x in range(61))
     check(decoded("bits1-small.png") == (61, 37, 1, want), "1-bit interlaced pixels")
@@ -829,55 +709,21 @@ def seed_jpegs_decode():
 
 # ---------------------------------------------------------------------------------------------
 
-def setup_workdir(group):
-    global WORK
-    base = os.environ.get("GPUIMG_TEST_DIR", os.getcwd())
-    # hostile-GROUP, or hostile-CODEC-GROUP: meson runs both at once.
-    WORK = os.path.join(os.path.abspath(base),
-                        "hostile-" + (CODEC + "-" if CODEC else "") + group)
-    if os.path.isdir(WORK):
-        shutil.rmtree(WORK)
-    os.makedirs(WORK)
-
-
-def main(argv):
+def prepare():
+    """Sets ASAN and JPEG_DECODER; exits 77 when GPUIMG_CODEC=stb repeats the default run."""
     global ASAN, JPEG_DECODER
-    if not GPUIMG or not os.access(GPUIMG, os.X_OK):
-        sys.stderr.write("hostile.py: set GPUIMG to the gpuimg binary\n")
-        return 2
     ASAN = is_asan_build()
-    version = subprocess.run([GPUIMG, "-V"], stdout=subprocess.PIPE).stdout
-    has_libjpeg = b"libjpeg" in version
+    has_libjpeg = testlib.built_with("libjpeg")
     if CODEC == "stb" and not has_libjpeg:
         print("skipped: this gpuimg has no libjpeg, so the default run already used stb")
         return 77
     JPEG_DECODER = "libjpeg" if has_libjpeg and CODEC in (None, "auto", "libjpeg") else "stb"
     print("JPEG input decoded by %s%s" % (JPEG_DECODER,
                                           " (--codec %s)" % CODEC if CODEC else ""))
-    groups = argv[1:] or ["all"]
-    if groups == ["all"]:
-        groups = list(TESTS)
-    unknown = [g for g in groups if g not in TESTS]
-    if unknown:
-        sys.stderr.write("hostile.py: unknown group(s) %s (have %s)\n" % (unknown, list(TESTS)))
-        return 2
-    failed = []
-    for group in groups:
-        setup_workdir(group)
-        for fn in TESTS[group]:
-            if CODEC and fn not in JPEG_TESTS:
-                continue
-            t0 = time.monotonic()
-            try:
-                fn()
-                print("ok   %s/%s (%.1f s)" % (group, fn.__name__, time.monotonic() - t0))
-            except Failure as e:
-                failed.append("%s/%s" % (group, fn.__name__))
-                print("FAIL %s/%s: %s" % (group, fn.__name__, e))
-            sys.stdout.flush()
-    print("%d failed" % len(failed) if failed else "all passed")
-    return 1 if failed else 0
+    return None
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    # hostile-GROUP, or hostile-CODEC-GROUP: meson runs both at once.
+    sys.exit(testlib.main(sys.argv, "hostile-" + (CODEC + "-" if CODEC else ""), prepare,
+                          wanted=lambda fn: not CODEC or testlib.TAGS[fn].get("jpeg")))

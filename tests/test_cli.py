@@ -15,7 +15,7 @@ Environment:
 Expected failures check the exact exit status and the exact stderr text, read from
 src/ (the format is `gpuimg: <what>: <reason>`, plus the two usage lines after a usage
 error). Pixels are checked against the rules of SEMANTICS.md computed here in Python,
-from PNGs decoded by the small reader below. Each test that exposes a known bug in
+from PNGs decoded by the small reader of gpuimg_testlib.py. Each test that exposes a known bug in
 src/ was fixed; those tests stay as regression tests. stb is the reference JPEG decoder:
 a test that checks exact pixels decoded from a JPEG pins --codec stb (libjpeg, which auto
 picks when built in, decodes a few pixels differently: the 'jpeg' group bounds by how much).
@@ -28,79 +28,22 @@ import math
 import os
 import pty
 import re
-import shutil
 import stat
 import struct
 import subprocess
 import signal
 import sys
 import time
-import zlib
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gpuimg_testlib as testlib  # noqa: E402
+from gpuimg_testlib import (  # noqa: E402
+    EXIT_DEVICE, EXIT_INPUT, EXIT_OUTPUT, EXIT_USAGE, GPUIMG, GRAY, PNG_SIGNATURE, USAGE,
+    Failure, Rng, Skip, built_with, check, cpu, expect_error, expect_ok, leftovers,
+    make_pixels, path, png_chunk, png_decode, png_encode_8bit, png_header_only, read, run,
+    test, write)
 import make_images as mi  # noqa: E402
-
-GPUIMG = os.environ.get("GPUIMG", "")
-USAGE = (b"Usage: gpuimg OP [OPTIONS] [then OP [OPTIONS]]... [INPUT [OUTPUT]]\n"
-         b"Try 'gpuimg --help' for more information.\n")
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INPUT, EXIT_OUTPUT, EXIT_DEVICE = 0, 1, 2, 3, 4, 5
-
-
-# ---------------------------------------------------------------------------------------------
-# Running the tool
-
-class Result:
-    def __init__(self, args, rc, out, err):
-        self.args, self.rc, self.out, self.err = args, rc, out, err
-
-    def describe(self):
-        return "gpuimg %s\n  exit %d\n  stdout %r\n  stderr %r" % (
-            " ".join(repr(a) for a in self.args), self.rc, self.out[:300], self.err[:600])
-
-
-def run(*args, stdin=b"", stdout=None, cwd=None, timeout=60, preexec_fn=None):
-    """Runs gpuimg with args (str or bytes); stdin bytes; returns a Result."""
-    argv = [GPUIMG] + [os.fsencode(a) if isinstance(a, str) else a for a in args]
-    p = subprocess.run(argv, input=stdin, stdout=stdout if stdout is not None else subprocess.PIPE,
-                       stderr=subprocess.PIPE, cwd=cwd or WORK, timeout=timeout,
-                       preexec_fn=preexec_fn)
-    return Result(args, p.returncode, p.stdout or b"", p.stderr)
-
-
-def cpu(*args, **kw):
-    """Runs gpuimg on the CPU backend (the cpu suite checks the CPU reference)."""
-    return run("--backend", "cpu", *args, **kw)
-
-
-class Failure(Exception):
-    pass
-
-
-class Skip(Exception):
-    """A test that does not apply to this build (its message says why)."""
-
-
-def check(cond, msg, res=None):
-    if not cond:
-        raise Failure(msg + ("\n" + res.describe() if res is not None else ""))
-
-
-def expect_ok(res, stdout_expected=True):
-    check(res.rc == EXIT_OK, "expected exit 0", res)
-    check(res.err == b"", "expected an empty stderr", res)
-    if not stdout_expected:
-        check(res.out == b"", "expected an empty stdout", res)
-    return res
-
-
-def expect_error(res, code, message):
-    """Exit code and exact stderr `gpuimg: message` (plus usage lines for exit 2); stdout empty."""
-    msg = message if isinstance(message, bytes) else os.fsencode(message)
-    want = b"gpuimg: " + msg + b"\n" + (USAGE if code == EXIT_USAGE else b"")
-    check(res.rc == code, "expected exit %d" % code, res)
-    check(res.err == want, "expected stderr %r" % want, res)
-    check(res.out == b"", "expected an empty stdout", res)
 
 
 def usage_error(args, message):
@@ -108,66 +51,7 @@ def usage_error(args, message):
 
 
 # ---------------------------------------------------------------------------------------------
-# A small PNG reader (8-bit, non-interlaced: what stb_image_write produces), and BMP/TGA readers
-
-def png_decode(data):
-    """(width, height, channels, pixels) of an 8-bit non-interlaced PNG; checks CRCs."""
-    check(data[:8] == mi.PNG_SIGNATURE, "not a PNG signature: %r" % data[:8])
-    pos, idat, ihdr, ended = 8, [], None, False
-    while pos + 12 <= len(data):
-        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        payload = data[pos + 8:pos + 8 + n]
-        crc = struct.unpack(">I", data[pos + 8 + n:pos + 12 + n])[0]
-        check(zlib.crc32(kind + payload) & 0xFFFFFFFF == crc, "bad CRC in %r chunk" % kind)
-        if kind == b"IHDR":
-            ihdr = struct.unpack(">IIBBBBB", payload)
-        elif kind == b"IDAT":
-            idat.append(payload)
-        elif kind == b"IEND":
-            ended = True
-            break
-        pos += 12 + n
-    check(ihdr is not None and ended, "PNG without IHDR or IEND")
-    w, h, depth, ctype, _, _, interlace = ihdr
-    check(depth == 8 and interlace == 0 and ctype in (0, 2, 4, 6),
-          "unexpected PNG format: depth %d colour type %d interlace %d" % (depth, ctype, interlace))
-    c = mi.SAMPLES[ctype]
-    raw = zlib.decompress(b"".join(idat))
-    stride = w * c
-    check(len(raw) == h * (stride + 1),
-          "PNG data has %d bytes, expected %d" % (len(raw), h * (stride + 1)))
-    out = bytearray()
-    prev = bytearray(stride)
-    for y in range(h):
-        ftype = raw[y * (stride + 1)]
-        row = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-        if ftype == 0:
-            pass
-        elif ftype == 1:
-            for k in range(c):
-                row[k::c] = bytes(itertools.accumulate(row[k::c], lambda a, b: (a + b) & 255))
-        elif ftype == 2:
-            row = bytearray(map(lambda a, b: (a + b) & 255, row, prev))
-        elif ftype == 3:
-            for x in range(stride):
-                a = row[x - c] if x >= c else 0
-                row[x] = (row[x] + ((a + prev[x]) >> 1)) & 255
-        elif ftype == 4:
-            for x in range(stride):
-                if x >= c:
-                    a, b, cc = row[x - c], prev[x], prev[x - c]
-                    p = a + b - cc
-                    pa, pb, pc = abs(p - a), abs(p - b), abs(p - cc)
-                    pred = a if (pa <= pb and pa <= pc) else (b if pb <= pc else cc)
-                else:
-                    pred = prev[x]
-                row[x] = (row[x] + pred) & 255
-        else:
-            raise Failure("PNG filter type %d in row %d" % (ftype, y))
-        out += row
-        prev = row
-    return w, h, c, bytes(out)
-
+# BMP/TGA readers (png_decode: gpuimg_testlib)
 
 def bmp_decode(data):
     """(w, h, channels, pixels) of an uncompressed 24/32-bit BMP as gpuimg's stb writer makes."""
@@ -316,46 +200,11 @@ def same_image(got, want, what):
 # ---------------------------------------------------------------------------------------------
 # Scratch directory and corpus
 
-WORK = None
 CORPUS = mi.corpus()
-
-
-def setup_workdir(group):
-    global WORK
-    base = os.environ.get("GPUIMG_TEST_DIR", os.getcwd())
-    WORK = os.path.join(os.path.abspath(base), "cli-" + group)
-    if os.path.isdir(WORK):
-        for root, dirs, _ in os.walk(WORK):  # a previous run may have left a read-only dir
-            for d in dirs:
-                os.chmod(os.path.join(root, d), 0o755)
-        shutil.rmtree(WORK)
-    os.makedirs(WORK)
-    mi.write_corpus(WORK)
-
-
-def path(name):
-    return os.path.join(WORK, name)
-
-
-def write(name, data):
-    with open(path(name), "wb") as f:
-        f.write(data)
-    return name
-
-
-def read(name):
-    with open(path(name), "rb") as f:
-        return f.read()
 
 
 def expected(name):
     return CORPUS[name][1]
-
-
-def leftovers(directory=None):
-    """Temporary output files (.<name>.XXXXXX) left in a directory."""
-    d = directory or WORK
-    return sorted(n for n in os.listdir(d) if re.fullmatch(r"\..+\.[A-Za-z0-9]{6}", n))
 
 
 def check_no_leftovers(directory=None, res=None):
@@ -363,24 +212,8 @@ def check_no_leftovers(directory=None, res=None):
     check(not left, "temporary files left behind: %r" % left, res)
 
 
-TESTS = {}
-
-
-KNOWN_BUGS = {}
-
-
-def test(group, known_bug=None):
-    """Registers a test; known_bug names the src/ defect it exposes (see the final report)."""
-    def register(fn):
-        TESTS.setdefault(group, []).append(fn)
-        if known_bug:
-            KNOWN_BUGS[fn] = known_bug
-        return fn
-    return register
-
-
 def is_cuda_build():
-    return b"cuda" in run("-V").out
+    return built_with("cuda")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -690,12 +523,12 @@ def pixel_limit():
                  "rgb8.png: image is 13x7, over the limit of 90 pixels (see --max-pixels)")
     expect_ok(cpu("--max-pixels", "91", "gray", "rgb8.png"), stdout_expected=False)
     # Only the header is read: a 17000x17000 gray claim fails at once, before any allocation.
-    write("huge.png", mi.png_header_only(17000, 17000, mi.GRAY))
+    write("huge.png", png_header_only(17000, 17000, GRAY))
     expect_error(run("gray", "huge.png", "out.png"), EXIT_INPUT,
                  "huge.png: image is 17000x17000, over the limit of 268435456 pixels "
                  "(see --max-pixels)")
     # The limit applies to masks too (checked before the size comparison).
-    write("mask-14x7.png", mi.png_encode_8bit(14, 7, 1, mi.make_pixels(14, 7, 1, 5)))
+    write("mask-14x7.png", png_encode_8bit(14, 7, 1, make_pixels(14, 7, 1, 5)))
     expect_error(run("--max-pixels", "91", "portrait", "--mask", "mask-14x7.png", "rgb8.png"),
                  EXIT_INPUT, "mask-14x7.png: image is 14x7, over the limit of 91 pixels "
                  "(see --max-pixels)")
@@ -704,8 +537,8 @@ def pixel_limit():
 
 @test("input")
 def mask_size_mismatch():
-    write("mask-9x1.png", mi.png_encode_8bit(9, 1, 1, mi.make_pixels(9, 1, 1, 3)))
-    write("mask-7x13.png", mi.png_encode_8bit(7, 13, 1, mi.make_pixels(7, 13, 1, 3)))
+    write("mask-9x1.png", png_encode_8bit(9, 1, 1, make_pixels(9, 1, 1, 3)))
+    write("mask-7x13.png", png_encode_8bit(7, 13, 1, make_pixels(7, 13, 1, 3)))
     write("keep.png", b"existing output")
     expect_error(run("portrait", "--mask", "mask-9x1.png", "rgb8.png", "keep.png"), EXIT_INPUT,
                  "mask-9x1.png: mask is 9x1 but the image is 13x7")
@@ -754,7 +587,7 @@ def corrupt_png():
     check_reason(decode_failure(res, "bad-zlib.png", "PNG"), "PNG", res)
     # An unknown critical chunk: stb names it.
     good = CORPUS["rgb8.png"][0]
-    write("chunk.png", good[:33] + mi._chunk(b"ABCD", b"1234") + good[33:])
+    write("chunk.png", good[:33] + png_chunk(b"ABCD", b"1234") + good[33:])
     res = run("gray", "chunk.png")
     check(decode_failure(res, "chunk.png", "PNG") == "ABCD PNG chunk not known",
           "unexpected reason", res)
@@ -767,8 +600,8 @@ def impossible_headers():
     # A 0-pixel image, and images past stb's own size limits (2^30 bytes, 2^20 per side):
     # stb_info's reason ("0-pixel image", "too large") is replaced by "unknown image type".
     failures = []
-    for name, data in (("zero.png", mi.png_header_only(0, 5)),
-                       ("wide.png", mi.png_header_only((1 << 20) + 1, 1, mi.GRAY))):
+    for name, data in (("zero.png", png_header_only(0, 5)),
+                       ("wide.png", png_header_only((1 << 20) + 1, 1, GRAY))):
         write(name, data)
         res = run("gray", name)
         try:
@@ -776,7 +609,7 @@ def impossible_headers():
         except Failure as e:
             failures.append(str(e))
     # 20000x20000 RGB is over --max-pixels (2^28): that is the message the user needs.
-    write("huge.png", mi.png_header_only(20000, 20000))
+    write("huge.png", png_header_only(20000, 20000))
     try:
         expect_error(run("gray", "huge.png"), EXIT_INPUT,
                      "huge.png: image is 20000x20000, over the limit of 268435456 pixels "
@@ -813,7 +646,7 @@ def make_jpeg():
     """A small baseline JPEG, written by gpuimg itself from a smooth RGB image."""
     w, h = 40, 24
     px = bytes(v for y in range(h) for x in range(w) for v in (x * 6, y * 10, 128 + (x - y)))
-    write("smooth.png", mi.png_encode_8bit(w, h, 3, px))
+    write("smooth.png", png_encode_8bit(w, h, 3, px))
     expect_ok(cpu("blur", "-r", "0", "smooth.png", "smooth.jpg"), stdout_expected=False)
     return (w, h, 3, px), read("smooth.jpg")
 
@@ -918,7 +751,7 @@ def output_same_as_input():
 def failing_commands(out):
     """(args, exit code, message, stdin) of failures at every stage, all writing to out."""
     os.makedirs(path("adir"), exist_ok=True)
-    write("mask-9x1.png", mi.png_encode_8bit(9, 1, 1, mi.make_pixels(9, 1, 1, 3)))
+    write("mask-9x1.png", png_encode_8bit(9, 1, 1, make_pixels(9, 1, 1, 3)))
     write("trunc.png", CORPUS["rgb8.png"][0][:60])
     return [
         (["blur", "-r", "2048", "rgb8.png", out], EXIT_USAGE,
@@ -1026,7 +859,7 @@ def signals_remove_temporary_files():
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         argv = [GPUIMG, "--backend", "cpu", "--repeat", "100000", "blur", "-r", "64", "sample:",
                 "sig.png", "--report", "sig.json"]
-        p = subprocess.Popen(argv, cwd=WORK, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        p = subprocess.Popen(argv, cwd=path(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE)
         try:
             deadline = time.monotonic() + 30
@@ -1107,7 +940,7 @@ def report_never_replaces_the_image():
 @test("clobber")
 def output_never_overwrites_the_mask():
     w, h, _, _ = expected("rgb8.png")
-    mask = mi.png_encode_8bit(w, h, 1, mi.make_pixels(w, h, 1, 8))
+    mask = png_encode_8bit(w, h, 1, make_pixels(w, h, 1, 8))
     write("m.png", mask)
     res = run("portrait", "--mask", "m.png", "rgb8.png", "m.png")
     check(read("m.png") == mask, "the mask was overwritten by the output", res)
@@ -1126,7 +959,7 @@ def output_signatures():
         data = read(name)
         ext = name.rsplit(".", 1)[1].lower()
         if ext == "png":
-            check(data[:8] == mi.PNG_SIGNATURE, "%s: no PNG signature" % name)
+            check(data[:8] == PNG_SIGNATURE, "%s: no PNG signature" % name)
             same_image(png_decode(data), img, name)
         elif ext in ("jpg", "jpeg"):
             check(data[:3] == b"\xff\xd8\xff" and data[-2:] == b"\xff\xd9",
@@ -1191,9 +1024,9 @@ def stdin_and_stdout():
     res = expect_ok(cpu("blur", "-r", "0", "-", "-", stdin=jpg))
     check(png_decode(res.out)[:3] == (40, 24, 3), "JPEG via stdin")
     # Without OUTPUT nothing is written at all.
-    before = sorted(os.listdir(WORK))
+    before = sorted(os.listdir(path()))
     expect_ok(cpu("blur", "-r", "1", "rgb8.png"), stdout_expected=False)
-    check(sorted(os.listdir(WORK)) == before, "files appeared without an OUTPUT")
+    check(sorted(os.listdir(path())) == before, "files appeared without an OUTPUT")
 
 
 @test("formats")
@@ -1258,9 +1091,9 @@ def portrait_each_layout():
         w, h, c, _ = expected(name)
         for mc in (1, 2, 3):
             # Values straddle the 127/128 boundary: every mask byte is one of them.
-            rng = mi.Rng(w * 31 + h + mc)
+            rng = Rng(w * 31 + h + mc)
             mpx = bytes((0, 127, 128, 255, 1, 200)[rng.next() % 6] for _ in range(w * h * mc))
-            write("mask.png", mi.png_encode_8bit(w, h, mc, mpx))
+            write("mask.png", png_encode_8bit(w, h, mc, mpx))
             for r in (0, 2, 16):
                 expect_ok(cpu("portrait", "--mask", "mask.png", "-r", str(r), name, "out.png"),
                           stdout_expected=False)
@@ -1270,7 +1103,7 @@ def portrait_each_layout():
     # The default radius is 16.
     w, h, c, _ = expected("rgb-33x17.png")
     mpx = bytes(255 if 8 <= x < 20 else 0 for y in range(h) for x in range(w))
-    write("mask.png", mi.png_encode_8bit(w, h, 1, mpx))
+    write("mask.png", png_encode_8bit(w, h, 1, mpx))
     expect_ok(cpu("portrait", "--mask", "mask.png", "rgb-33x17.png", "out.png"))
     same_image(read_png(path("out.png")), ref_portrait(expected("rgb-33x17.png"), (w, h, 1, mpx)),
                "portrait (default radius)")
@@ -1337,8 +1170,8 @@ def gray_then_blur_equals_two_runs():
 def long_pipeline():
     name = "rgba8.png"
     w, h, _, _ = expected(name)
-    mpx = mi.make_pixels(w, h, 1, 77)
-    write("m.png", mi.png_encode_8bit(w, h, 1, mpx))
+    mpx = make_pixels(w, h, 1, 77)
+    write("m.png", png_encode_8bit(w, h, 1, mpx))
     expect_ok(cpu("checkerboard", "--cell", "2", "--amount", "90", "then", "gray", "then", "blur",
                   "-r", "2", "then", "portrait", "--mask", "m.png", "-r", "1", "then", "blur",
                   "-r", "0", name, "out.png"), stdout_expected=False)
@@ -1349,7 +1182,7 @@ def long_pipeline():
     same_image(read_png(path("out.png")), want, "checkerboard/gray/blur/portrait pipeline")
     # Two portrait steps with two masks.
     mpx2 = bytes(255 - v for v in mpx)
-    write("m2.png", mi.png_encode_8bit(w, h, 1, mpx2))
+    write("m2.png", png_encode_8bit(w, h, 1, mpx2))
     expect_ok(cpu("portrait", "--mask", "m.png", "-r", "1", "then", "portrait", "--mask", "m2.png",
                   "-r", "3", name, "out2.png"))
     want = ref_portrait(ref_portrait(expected(name), (w, h, 1, mpx), 1), (w, h, 1, mpx2), 3)
@@ -1504,7 +1337,7 @@ def report_to_file():
     check(load_report(read("r2.json"))["output"]["format"] == "jpeg", "format")
     # Mask stages.
     w, h, _, _ = expected("rgb8.png")
-    write("m.png", mi.png_encode_8bit(w, h, 1, mi.make_pixels(w, h, 1, 9)))
+    write("m.png", png_encode_8bit(w, h, 1, make_pixels(w, h, 1, 9)))
     res = expect_ok(cpu("portrait", "--mask", "m.png", "-r", "3", "rgb8.png", "--report", "-"))
     rep = load_report(res.out)
     names = [s["name"] for s in rep["stages"]]
@@ -1518,11 +1351,11 @@ def report_with_hostile_names():
     weird = b'bad\xff"name\n.png'
     weird_out = b'out\\\x01\xc3\x28\t".png'
     weird_mask = b"mask\xe2\x82.png"
-    with open(os.path.join(os.fsencode(WORK), weird), "wb") as f:
+    with open(path(weird), "wb") as f:
         f.write(CORPUS["rgb8.png"][0])
     w, h, _, _ = expected("rgb8.png")
-    with open(os.path.join(os.fsencode(WORK), weird_mask), "wb") as f:
-        f.write(mi.png_encode_8bit(w, h, 1, mi.make_pixels(w, h, 1, 4)))
+    with open(path(weird_mask), "wb") as f:
+        f.write(png_encode_8bit(w, h, 1, make_pixels(w, h, 1, 4)))
     res = expect_ok(cpu("blur", weird, weird_out, "--report", "-"))
     rep = load_report(res.out)
     check(rep["input"]["name"] == 'bad\ufffd"name\n.png', "input name %r" % rep["input"]["name"])
@@ -1541,11 +1374,11 @@ def report_with_hostile_names():
 # codec: the PNG encoders (--codec, --png-level) and the codec named in the report
 
 def has_libpng():
-    return b"libpng" in run("-V").out
+    return built_with("libpng")
 
 
 def has_libjpeg():
-    return b"libjpeg" in run("-V").out
+    return built_with("libjpeg")
 
 
 NO_LIBPNG = "--codec: not available: this gpuimg was built without libpng"
@@ -1572,7 +1405,7 @@ def codec_images():
     out = []
     for c in (1, 2, 3, 4):
         for w, h in ((1, 1), (1, 9), (9, 1), (33, 17), (13, 7)):
-            px = mi.make_pixels(w, h, c, seed=100 * c + w + h)
+            px = make_pixels(w, h, c, seed=100 * c + w + h)
             out.append(("rand-%d-%dx%d.png" % (c, w, h), (w, h, c, px)))
         # A gradient, so that libpng's filter choice (levels 4..9) goes past 'none' and 'sub'.
         w, h = 37, 23
@@ -1580,7 +1413,7 @@ def codec_images():
                    for k in range(c))
         out.append(("grad-%d-%dx%d.png" % (c, w, h), (w, h, c, px)))
     for name, (w, h, c, px) in out:
-        write(name, mi.png_encode_8bit(w, h, c, px))
+        write(name, png_encode_8bit(w, h, c, px))
     return out
 
 
@@ -1676,7 +1509,7 @@ def report_names_the_codec():
 
 @test("codec")
 def bad_codec_options():
-    if b"nvjpeg" not in run("-V").out:
+    if not built_with("nvjpeg"):
         usage_error(["gray", "--codec", "nvjpeg"],
                     "--codec: not available: this gpuimg was built without nvJPEG")
     usage_error(["gray", "--codec="], BAD_CODEC % "")
@@ -1837,7 +1670,7 @@ def libjpeg_layouts():
                   "%s -> libjpeg -> %s: %r" % (name, dec, got[:3]))
         if c in (2, 4):  # the same image without its alpha gives the same file
             opaque = bytes(v for i in range(0, len(px), c) for v in px[i:i + c - 1])
-            write("noalpha.png", mi.png_encode_8bit(w, h, c - 1, opaque))
+            write("noalpha.png", png_encode_8bit(w, h, c - 1, opaque))
             expect_ok(cpu("blur", "-r", "0", "--codec", "libjpeg", "noalpha.png", "na.jpg"),
                       stdout_expected=False)
             check(read("na.jpg") == read("o.jpg"), "%s: alpha changed the JPEG" % name)
@@ -1882,7 +1715,7 @@ def libjpeg_refusals():
                              "(see --max-pixels)")
     expect_ok(cpu("gray", "--codec", "libjpeg", "--max-pixels", "960", "smooth.jpg", "o.png"))
     # Encoding: JPEG sides stop at 65500 pixels.
-    write("wide.png", mi.png_encode_8bit(65501, 1, 1, bytes(65501)))
+    write("wide.png", png_encode_8bit(65501, 1, 1, bytes(65501)))
     expect_error(cpu("blur", "-r", "0", "--codec", "libjpeg", "wide.png", "wide.jpg"),
                  EXIT_OUTPUT, "wide.jpg: cannot encode JPEG: maximum supported image dimension "
                               "is 65500 pixels")
@@ -1899,7 +1732,7 @@ def libjpeg_bytes_do_not_depend_on_jobs():
     for k, (w, h) in enumerate(((64, 48), (33, 17), (200, 120), (1, 1), (97, 61), (40, 24))):
         px = bytes((x * (3 + k) + y * 7 + ch * 50) & 255 for y in range(h) for x in range(w)
                    for ch in range(3))
-        write("src%d.png" % k, mi.png_encode_8bit(w, h, 3, px))
+        write("src%d.png" % k, png_encode_8bit(w, h, 3, px))
         expect_ok(cpu("blur", "-r", "0", "--codec", "stb", "src%d.png" % k, "in%d.jpg" % k))
         names.append("in%d.jpg" % k)
     outs = []
@@ -1929,40 +1762,5 @@ def libjpeg_not_built():
 
 # ---------------------------------------------------------------------------------------------
 
-def main(argv):
-    if not GPUIMG or not os.access(GPUIMG, os.X_OK):
-        sys.stderr.write("test_cli.py: set GPUIMG to the gpuimg binary\n")
-        return 2
-    groups = argv[1:] or ["all"]
-    if groups == ["all"]:
-        groups = list(TESTS)
-    unknown = [g for g in groups if g not in TESTS]
-    if unknown:
-        sys.stderr.write("test_cli.py: unknown group(s) %s (have %s)\n" % (unknown, list(TESTS)))
-        return 2
-    failed, skipped, total = [], 0, 0
-    for group in groups:
-        setup_workdir(group)
-        for fn in TESTS[group]:
-            total += 1
-            try:
-                fn()
-                print("ok   %s/%s" % (group, fn.__name__))
-            except Skip as e:
-                skipped += 1
-                print("skip %s/%s: %s" % (group, fn.__name__, e))
-            except Failure as e:
-                failed.append("%s/%s" % (group, fn.__name__))
-                bug = KNOWN_BUGS.get(fn)
-                print("FAIL %s/%s%s: %s" % (group, fn.__name__,
-                                            " (KNOWN BUG in %s)" % bug if bug else "", e))
-            sys.stdout.flush()
-    if not failed and skipped == total:
-        print("all skipped")
-        return 77
-    print("%d failed" % len(failed) if failed else "all passed")
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(testlib.main(sys.argv, "cli-", populate=lambda: mi.write_corpus(path())))

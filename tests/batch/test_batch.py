@@ -30,51 +30,15 @@ import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import make_images as mi  # noqa: E402
+import gpuimg_testlib as testlib  # noqa: E402
+from gpuimg_testlib import (  # noqa: E402
+    EXIT_DEVICE, EXIT_INPUT, EXIT_OK, EXIT_OUTPUT, EXIT_USAGE, GPUIMG, PNG_SIGNATURE, USAGE,
+    Failure, Skip, check, expect_error, path, random_png, read, test)
+from gpuimg_testlib import cpu as run  # noqa: E402  (batch mode on the CPU backend)
 
-GPUIMG = os.environ.get("GPUIMG", "")
-USAGE = (b"Usage: gpuimg OP [OPTIONS] [then OP [OPTIONS]]... [INPUT [OUTPUT]]\n"
-         b"Try 'gpuimg --help' for more information.\n")
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INPUT, EXIT_OUTPUT, EXIT_DEVICE = 0, 1, 2, 3, 4, 5
-SKIP = 77
 SUMMARY = re.compile(rb"^gpuimg: (\d+) converted, (\d+) failed, (\d+) skipped \(shard\) "
                      rb"in \d+\.\d\d s \(\d+\.\d images/s\)$")
-PNG, JPEG, BMP, TGA = b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"BM", None
-WORK = "."
-
-
-class Failure(Exception):
-    pass
-
-
-class Skip(Exception):
-    pass
-
-
-def check(cond, msg, res=None):
-    if not cond:
-        raise Failure(msg + ("\n" + res.describe() if res is not None else ""))
-
-
-class Result:
-    def __init__(self, args, rc, out, err):
-        self.args, self.rc, self.out, self.err = args, rc, out, err
-
-    def lines(self):
-        return self.err.splitlines()
-
-    def describe(self):
-        return "gpuimg %s\n  exit %d\n  stdout %r\n  stderr %r" % (
-            " ".join(repr(a) for a in self.args), self.rc, self.out[:300], self.err[:1500])
-
-
-def run(*args, stdin=b"", cwd=None, timeout=60):
-    """Runs gpuimg --backend cpu with args (str or bytes); returns a Result."""
-    argv = [GPUIMG, "--backend", "cpu"] + [os.fsencode(a) if isinstance(a, str) else a
-                                           for a in args]
-    p = subprocess.run(argv, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       cwd=cwd or WORK, timeout=timeout)
-    return Result(args, p.returncode, p.stdout, p.stderr)
+PNG, JPEG, BMP, TGA = PNG_SIGNATURE, b"\xff\xd8\xff", b"BM", None
 
 
 def summary(res):
@@ -86,11 +50,7 @@ def summary(res):
 
 
 def expect_usage(args, message):
-    res = run(*args)
-    want = b"gpuimg: " + os.fsencode(message) + b"\n" + USAGE
-    check(res.rc == EXIT_USAGE, "expected exit 2", res)
-    check(res.err == want, "expected stderr %r" % want, res)
-    check(res.out == b"", "expected an empty stdout", res)
+    expect_error(run(*args), EXIT_USAGE, message)
 
 
 def fnv1a64(data):
@@ -105,9 +65,9 @@ def files_of(directory):
     """{name: bytes} of the regular files in directory (names as bytes)."""
     out = {}
     for name in os.listdir(os.fsencode(directory)):
-        path = os.path.join(os.fsencode(directory), name)
-        if os.path.isfile(path):
-            with open(path, "rb") as f:
+        full = os.path.join(os.fsencode(directory), name)
+        if os.path.isfile(full):
+            with open(full, "rb") as f:
                 out[name] = f.read()
     return out
 
@@ -116,47 +76,45 @@ def temporaries(directory):
     return [n for n in os.listdir(directory) if n.startswith(".")]
 
 
-def write_png(path, w, h, c, seed):
-    with open(path, "wb") as f:
-        f.write(mi.png_encode_8bit(w, h, c, mi.make_pixels(w, h, c, seed)))
+def write_png(full_path, w, h, c, seed):
+    with open(full_path, "wb") as f:
+        f.write(random_png(w, h, c, seed))
 
 
 def make_inputs(directory, n, seed=0):
-    """n small PNGs of assorted sizes and layouts in WORK/directory; returns their paths
-    (relative to WORK, where gpuimg runs) in order."""
-    os.makedirs(os.path.join(WORK, directory), exist_ok=True)
+    """n small PNGs of assorted sizes and layouts in path(directory); returns their paths
+    (relative to path(), where gpuimg runs) in order."""
+    os.makedirs(path(directory), exist_ok=True)
     paths = []
     for i in range(n):
         w, h, c = 17 + (i * 7) % 40, 9 + (i * 5) % 30, 1 + i % 4
-        path = os.path.join(directory, "%s%02d.png" % (os.path.basename(directory), i))
-        write_png(os.path.join(WORK, path), w, h, c, seed + i)
-        paths.append(path)
+        name = os.path.join(directory, "%s%02d.png" % (os.path.basename(directory), i))
+        write_png(path(name), w, h, c, seed + i)
+        paths.append(name)
     return paths
 
 
 def make_samples(directory, n):
     """n copies of the built-in 1024x768 sample as PNGs: slow enough to watch or interrupt."""
-    os.makedirs(os.path.join(WORK, directory), exist_ok=True)
+    os.makedirs(path(directory), exist_ok=True)
     first = os.path.join(directory, "s0.png")
     res = run("blur", "-r", "0", "-q", "sample:", first)
     check(res.rc == 0, "writing the sample", res)
     paths = [first]
     for i in range(1, n):
         paths.append(os.path.join(directory, "s%d.png" % i))
-        shutil.copyfile(os.path.join(WORK, first), os.path.join(WORK, paths[-1]))
+        shutil.copyfile(path(first), path(paths[-1]))
     return paths
 
 
 def fresh(name):
-    path = os.path.join(WORK, name)
-    shutil.rmtree(path, ignore_errors=True)
+    shutil.rmtree(path(name), ignore_errors=True)
     return name
 
 
-def read_report(path):
+def read_report(name):
     """The report's objects, each line parsed on its own from strict UTF-8."""
-    with open(os.path.join(WORK, path), "rb") as f:
-        data = f.read()
+    data = read(name)
     check(data.endswith(b"\n"), "the report does not end with a newline")
     objs = []
     for i, line in enumerate(data.split(b"\n")[:-1]):
@@ -167,16 +125,6 @@ def read_report(path):
     return objs
 
 
-TESTS = {}
-
-
-def test(group):
-    def register(fn):
-        TESTS.setdefault(group, []).append(fn)
-        return fn
-    return register
-
-
 # ---------------------------------------------------------------------------------------------
 # failures: keep going, the exit status, the report
 
@@ -185,11 +133,10 @@ def corrupt_file_among_61():
     inputs = make_inputs("in61", 60)
     # A name that is not UTF-8 must still give a strict UTF-8 report.
     odd = os.path.join(b"in61", b"caf\xe9.png")
-    os.rename(os.path.join(os.fsencode(WORK), os.fsencode(inputs[7])),
-              os.path.join(os.fsencode(WORK), odd))
+    os.rename(path(os.fsencode(inputs[7])), path(odd))
     inputs[7] = odd
-    with open(os.path.join(WORK, "in61", "broken.png"), "wb") as f:
-        f.write(mi.PNG_SIGNATURE + b"\x00\x00\x00\x0dIHDR" + b"\x00" * 5)
+    with open(path("in61", "broken.png"), "wb") as f:
+        f.write(PNG_SIGNATURE + b"\x00\x00\x00\x0dIHDR" + b"\x00" * 5)
     inputs.insert(30, os.path.join("in61", "broken.png"))
     res = run("gray", "-j", "4", "-o", fresh("out61"), "--report", "r61.jsonl", *inputs)
     check(res.rc == EXIT_INPUT, "expected exit 3 (an input failed)", res)
@@ -198,7 +145,7 @@ def corrupt_file_among_61():
     check(lines[0].startswith(b"gpuimg: in61/broken.png: cannot decode PNG: "),
           "the failure line names the bad file", res)
     check(summary(res) == (60, 1, 0), "expected 60 converted, 1 failed", res)
-    out = files_of(os.path.join(WORK, "out61"))
+    out = files_of(path("out61"))
     check(len(out) == 60 and b"broken.png" not in out and b"caf\xe9.png" in out,
           "expected the 60 good outputs, got %r" % sorted(out), res)
     for data in out.values():
@@ -243,7 +190,7 @@ def corrupt_file_among_61():
               s["stage_totals_ms"]["encode"], total))
     check(s["device_busy_ms"] == 0 and s["device_hidden_pct"] == 0,
           "no device time on the CPU: %r" % s)
-    check(not temporaries(os.path.join(WORK, "out61")), "temporary files left behind")
+    check(not temporaries(path("out61")), "temporary files left behind")
 
 
 @test("failures")
@@ -251,8 +198,8 @@ def exit_status_is_the_largest_code():
     inputs = make_inputs("inx", 3, seed=100)
     fresh("outx")
     # input 1 is missing (3); input 2's output exists (4): the status is 4.
-    os.makedirs(os.path.join(WORK, "outx"))
-    write_png(os.path.join(WORK, "outx", "inx02.png"), 3, 3, 3, 1)
+    os.makedirs(path("outx"))
+    write_png(path("outx", "inx02.png"), 3, 3, 3, 1)
     res = run("gray", "-j", "2", "-o", "outx", inputs[0], "inx/missing.png", inputs[2])
     check(res.rc == EXIT_OUTPUT, "expected exit 4", res)
     lines = sorted(res.lines()[:-1])
@@ -273,22 +220,22 @@ def exit_status_is_the_largest_code():
 @test("failures")
 def masks_must_match_each_image():
     fresh("inm")
-    os.makedirs(os.path.join(WORK, "inm"))
-    write_png(os.path.join(WORK, "inm", "a.png"), 20, 10, 3, 1)
-    write_png(os.path.join(WORK, "inm", "b.png"), 21, 10, 3, 2)
-    write_png(os.path.join(WORK, "inm", "c.png"), 20, 10, 4, 3)
-    write_png(os.path.join(WORK, "mask.png"), 20, 10, 1, 4)
+    os.makedirs(path("inm"))
+    write_png(path("inm", "a.png"), 20, 10, 3, 1)
+    write_png(path("inm", "b.png"), 21, 10, 3, 2)
+    write_png(path("inm", "c.png"), 20, 10, 4, 3)
+    write_png(path("mask.png"), 20, 10, 1, 4)
     res = run("portrait", "-r", "2", "--mask", "mask.png", "-o", fresh("outm"),
               "inm/a.png", "inm/b.png", "inm/c.png")
     check(res.rc == EXIT_INPUT, "expected exit 3", res)
     check(res.lines()[0] == b"gpuimg: inm/b.png: mask mask.png is 20x10 but the image is 21x10",
           "the mismatch line", res)
-    check(sorted(files_of(os.path.join(WORK, "outm"))) == [b"a.png", b"c.png"], "outputs", res)
+    check(sorted(files_of(path("outm"))) == [b"a.png", b"c.png"], "outputs", res)
     # The same pixels as the one-image path.
     one = run("portrait", "-r", "2", "--mask", "mask.png", "inm/c.png", "one.png")
     check(one.rc == 0, "one-image run", one)
-    with open(os.path.join(WORK, "one.png"), "rb") as f:
-        check(f.read() == files_of(os.path.join(WORK, "outm"))[b"c.png"],
+    with open(path("one.png"), "rb") as f:
+        check(f.read() == files_of(path("outm"))[b"c.png"],
               "batch and one-image outputs differ")
     # An unreadable mask stops the batch before any work.
     res = run("portrait", "--mask", "nomask.png", "-o", fresh("outn"), "inm/a.png")
@@ -309,14 +256,14 @@ def jobs_do_not_change_bytes():
             out = fresh("outd%d-%s" % (k, jobs))
             res = run(*ops, "-q", "-j", jobs, "-o", out, "--format", "png", *inputs)
             check(res.rc == 0 and res.err == b"", "batch run", res)
-            got.append(files_of(os.path.join(WORK, out)))
+            got.append(files_of(path(out)))
         check(len(got[0]) == 24 and got[0] == got[1] == got[2],
               "outputs differ between --jobs 1, 4 and 7 (%s)" % " ".join(ops))
         # ... and from the one-image path.
         for p in inputs[:3]:
             res = run(*ops, "-q", p, "single.png")
             check(res.rc == 0, "one-image run", res)
-            with open(os.path.join(WORK, "single.png"), "rb") as f:
+            with open(path("single.png"), "rb") as f:
                 check(f.read() == got[0][os.fsencode(os.path.basename(p))],
                       "batch output of %s differs from the one-image output" % p)
 
@@ -326,7 +273,7 @@ def batch_reports_feed_compare():
     inputs = make_inputs("inrep", 4, seed=150)
     res = run("gray", "-q", "-o", fresh("outrep"), "--report", "rep.jsonl", *inputs)
     check(res.rc == 0, "batch run", res)
-    p = subprocess.run([GPUIMG, "compare", "rep.jsonl", "rep.jsonl"], cwd=WORK,
+    p = subprocess.run([GPUIMG, "compare", "rep.jsonl", "rep.jsonl"], cwd=path(),
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     check(p.returncode == 0 and b"4 reports, cpu" in p.stdout and b"no regression" in p.stdout,
           "gpuimg compare on a batch report: exit %d %r %r" % (p.returncode, p.stdout, p.stderr))
@@ -342,9 +289,9 @@ def mixed_sizes_decode_concurrently():
     # as "corrupt image data"). 8 sample-sized images, one larger, some tiny ones.
     inputs = make_samples("inmix", 8)
     for w, h, c in ((1500, 999, 3), (1, 1, 3), (37, 1, 1), (33, 17, 2)):
-        path = os.path.join("inmix", "odd-%dx%dx%d.png" % (w, h, c))
-        write_png(os.path.join(WORK, path), w, h, c, w + h + c)
-        inputs.insert(0 if w > 1000 else len(inputs), path)  # the large one first
+        name = os.path.join("inmix", "odd-%dx%dx%d.png" % (w, h, c))
+        write_png(path(name), w, h, c, w + h + c)
+        inputs.insert(0 if w > 1000 else len(inputs), name)  # the large one first
     for attempt in range(3):
         res = run("gray", "-j", "4", "--format", "bmp", "-o", fresh("outmix"), *inputs)
         check(res.rc == 0 and summary(res) == (12, 0, 0),
@@ -362,12 +309,12 @@ def mixed_sizes_decode_concurrently():
 @test("names")
 def output_names_and_formats():
     fresh("inf")
-    os.makedirs(os.path.join(WORK, "inf"))
-    write_png(os.path.join(WORK, "inf", "p.png"), 30, 20, 3, 1)
-    write_png(os.path.join(WORK, "inf", "noext"), 30, 20, 3, 2)
-    write_png(os.path.join(WORK, "inf", "odd.dat"), 30, 20, 3, 3)
-    write_png(os.path.join(WORK, "inf", ".hidden"), 30, 20, 3, 4)
-    write_png(os.path.join(WORK, "inf", "two.dots.png"), 30, 20, 3, 5)
+    os.makedirs(path("inf"))
+    write_png(path("inf", "p.png"), 30, 20, 3, 1)
+    write_png(path("inf", "noext"), 30, 20, 3, 2)
+    write_png(path("inf", "odd.dat"), 30, 20, 3, 3)
+    write_png(path("inf", ".hidden"), 30, 20, 3, 4)
+    write_png(path("inf", "two.dots.png"), 30, 20, 3, 5)
     check(run("blur", "-r", "0", "inf/p.png", "inf/j.jpeg").rc == 0, "making a JPEG")
     check(run("blur", "-r", "0", "inf/p.png", "inf/u.JPG").rc == 0, "making a JPEG")
     ins = ["inf/p.png", "inf/noext", "inf/odd.dat", "inf/.hidden", "inf/two.dots.png",
@@ -375,7 +322,7 @@ def output_names_and_formats():
     # The input's own format: its extension kept as spelled; unknown -> .png.
     res = run("gray", "-q", "-o", fresh("out-own"), *ins)
     check(res.rc == 0, "own formats", res)
-    out = files_of(os.path.join(WORK, "out-own"))
+    out = files_of(path("out-own"))
     want = {b"p.png": PNG, b"noext.png": PNG, b"odd.png": PNG, b".hidden.png": PNG,
             b"two.dots.png": PNG, b"j.jpeg": JPEG, b"u.JPG": JPEG}
     check(set(out) == set(want), "names %r" % sorted(out))
@@ -386,7 +333,7 @@ def output_names_and_formats():
                             ("png", PNG, b".png")):
         res = run("gray", "-q", "--format", fmt, "-o", fresh("out-" + fmt), *ins)
         check(res.rc == 0, "--format " + fmt, res)
-        out = files_of(os.path.join(WORK, "out-" + fmt))
+        out = files_of(path("out-" + fmt))
         check(sorted(out) == sorted([b"p", b"noext", b"odd", b".hidden", b"two.dots", b"j",
                                      b"u"][i] + ext for i in range(7)),
               "--format %s names %r" % (fmt, sorted(out)))
@@ -402,33 +349,33 @@ def existing_outputs_and_force():
     inputs = make_inputs("ine", 3, seed=300)
     res = run("gray", "-q", "-o", fresh("oute"), *inputs)
     check(res.rc == 0, "first run", res)
-    before = files_of(os.path.join(WORK, "oute"))
+    before = files_of(path("oute"))
     res = run("gray", "-o", "oute", *inputs)
     check(res.rc == EXIT_OUTPUT, "expected exit 4", res)
     check(sorted(res.lines()[:-1]) == [b"gpuimg: oute/ine%02d.png: exists (use --force to replace "
                                        b"it)" % i for i in range(3)], "exists lines", res)
     check(summary(res) == (0, 3, 0), "counts", res)
-    check(files_of(os.path.join(WORK, "oute")) == before, "outputs changed without --force")
+    check(files_of(path("oute")) == before, "outputs changed without --force")
     res = run("blur", "-r", "1", "-q", "--force", "-o", "oute", *inputs)
     check(res.rc == 0, "--force", res)
-    after = files_of(os.path.join(WORK, "oute"))
+    after = files_of(path("oute"))
     check(set(after) == set(before) and all(after[k] != before[k] for k in after),
           "--force did not replace the outputs")
-    check(not temporaries(os.path.join(WORK, "oute")), "temporary files left behind")
+    check(not temporaries(path("oute")), "temporary files left behind")
 
 
 @test("names")
 def inputs_are_never_overwritten():
     inputs = make_inputs("inr", 2, seed=400)
-    before = files_of(os.path.join(WORK, "inr"))
+    before = files_of(path("inr"))
     for extra in ([], ["--force"]):
         res = run("gray", *extra, "-o", "inr", *inputs)
         check(res.rc == EXIT_OUTPUT, "expected exit 4 %r" % extra, res)
         check(res.lines()[:-1] == [b"gpuimg: inr/inr%02d.png: is an input file (refusing to "
                                    b"overwrite it)" % i for i in range(2)], "refusal lines", res)
-        check(files_of(os.path.join(WORK, "inr")) == before, "an input changed")
+        check(files_of(path("inr")) == before, "an input changed")
     # The same directory spelled another way, and through a symbolic link to it.
-    os.symlink("inr", os.path.join(WORK, "inr-link"))
+    os.symlink("inr", path("inr-link"))
     for d in ("./inr/", "inr-link"):
         res = run("gray", "--force", "-o", d, inputs[0])
         check(res.rc == EXIT_OUTPUT and b"is an input file (refusing to overwrite it)" in res.err,
@@ -438,21 +385,20 @@ def inputs_are_never_overwritten():
     check(res.rc == 0, "bmp beside the inputs", res)
     # A hard link and a symbolic link in DIR to an input: same file, refused with --force.
     fresh("outl")
-    os.makedirs(os.path.join(WORK, "outl"))
-    os.link(os.path.join(WORK, inputs[0]), os.path.join(WORK, "outl", "inr00.png"))
-    os.symlink(os.path.abspath(os.path.join(WORK, inputs[1])),
-               os.path.join(WORK, "outl", "inr01.png"))
+    os.makedirs(path("outl"))
+    os.link(path(inputs[0]), path("outl", "inr00.png"))
+    os.symlink(os.path.abspath(path(inputs[1])), path("outl", "inr01.png"))
     res = run("gray", "--force", "-o", "outl", *inputs)
     check(res.rc == EXIT_OUTPUT, "links to inputs", res)
     check(res.lines()[:-1] == [b"gpuimg: outl/inr00.png: is an input file (refusing to overwrite "
                                b"it)", b"gpuimg: outl/inr01.png: is an input file (refusing to "
                                b"overwrite it)"], "link refusal lines", res)
-    now = files_of(os.path.join(WORK, "inr"))
+    now = files_of(path("inr"))
     check(all(now[k] == v for k, v in before.items()), "an input changed")
     # An input list that names an output of the same batch: the writer is refused.
     fresh("outw")
-    os.makedirs(os.path.join(WORK, "outw"))
-    write_png(os.path.join(WORK, "outw", "inr00.png"), 5, 5, 3, 9)
+    os.makedirs(path("outw"))
+    write_png(path("outw", "inr00.png"), 5, 5, 3, 9)
     res = run("gray", "-o", "outw", "outw/inr00.png", inputs[0])
     check(res.rc == EXIT_OUTPUT, "an input in DIR", res)
     check(res.lines()[:-1] == [
@@ -465,8 +411,8 @@ def inputs_are_never_overwritten():
 def duplicate_output_names():
     fresh("dup")
     for d in ("a", "b", "c"):
-        os.makedirs(os.path.join(WORK, "dup", d))
-        write_png(os.path.join(WORK, "dup", d, "x.png"), 10, 10, 3, ord(d))
+        os.makedirs(path("dup", d))
+        write_png(path("dup", d, "x.png"), 10, 10, 3, ord(d))
     for jobs in ("1", "3"):
         res = run("gray", "-j", jobs, "--format", "png", "-o", fresh("outdup"),
                   "dup/a/x.png", "dup/b/x.png", "dup/c/x.png", "dup/a/x.png")
@@ -477,10 +423,10 @@ def duplicate_output_names():
             b"gpuimg: dup/a/x.png: output outdup/x.png is already the output of dup/a/x.png"],
             "duplicate lines", res)
         check(summary(res) == (1, 3, 0), "counts", res)
-        with open(os.path.join(WORK, "outdup", "x.png"), "rb") as f:
+        with open(path("outdup", "x.png"), "rb") as f:
             got = f.read()
         res = run("gray", "-q", "dup/a/x.png", "ref.png")
-        with open(os.path.join(WORK, "ref.png"), "rb") as f:
+        with open(path("ref.png"), "rb") as f:
             check(got == f.read(), "the first input does not own the name")
 
 
@@ -488,7 +434,7 @@ def duplicate_output_names():
 def output_directory():
     inputs = make_inputs("ino", 1, seed=500)
     res = run("gray", "-q", "-o", fresh("newdir"), *inputs)
-    check(res.rc == 0 and os.path.isfile(os.path.join(WORK, "newdir", "ino00.png")),
+    check(res.rc == 0 and os.path.isfile(path("newdir", "ino00.png")),
           "a missing DIR is created", res)
     res = run("gray", "-o", "nodir/sub", *inputs)
     check(res.rc == EXIT_OUTPUT and res.err == b"gpuimg: nodir/sub: cannot create directory: "
@@ -511,7 +457,7 @@ def output_directory():
 def from_file_and_stdin():
     inputs = make_inputs("inl", 6, seed=600)
     listing = ("\n" + inputs[1] + "\r\n\n" + inputs[2] + "\n" + inputs[3]).encode()
-    with open(os.path.join(WORK, "list.txt"), "wb") as f:
+    with open(path("list.txt"), "wb") as f:
         f.write(listing)
     res = run("gray", "-o", fresh("outl1"), "--report", "l1.jsonl", "--from", "list.txt",
               inputs[0])
@@ -520,7 +466,7 @@ def from_file_and_stdin():
     check(names == inputs[:4], "arguments first, then the list in order: %r" % names)
     res = run("gray", "-q", "-o", fresh("outl2"), "--from", "-", stdin=listing)
     check(res.rc == 0, "--from -", res)
-    check(sorted(files_of(os.path.join(WORK, "outl2"))) ==
+    check(sorted(files_of(path("outl2"))) ==
           [os.fsencode(os.path.basename(p)) for p in inputs[1:4]], "outputs of --from -")
     res = run("gray", "-o", fresh("outl3"), "--from", "nolist.txt")
     check(res.rc == EXIT_INPUT and res.err == b"gpuimg: nolist.txt: No such file or directory\n",
@@ -541,15 +487,15 @@ def shard_of(path, n):
 
 def make_shard_inputs():
     inputs = make_inputs("ins", 40, seed=700)
-    with open(os.path.join(WORK, "shard-list.txt"), "w") as f:
+    with open(path("shard-list.txt"), "w") as f:
         f.write("\n".join(inputs) + "\n")
     res = run("blur", "-r", "1", "-q", "-o", fresh("out-all"), "--from", "shard-list.txt")
     check(res.rc == 0, "the unsharded run", res)
-    return inputs, files_of(os.path.join(WORK, "out-all"))
+    return inputs, files_of(path("out-all"))
 
 
 def check_union(inputs, everything, dirs):
-    parts = [files_of(os.path.join(WORK, d)) for d in dirs]
+    parts = [files_of(path(d)) for d in dirs]
     union = {}
     for k, part in enumerate(parts):
         for name, data in part.items():
@@ -584,7 +530,7 @@ def shards_partition_the_inputs():
     # 1/1 is everything.
     res = run("blur", "-r", "1", "-q", "--shard", "1/1", "-o", fresh("out-one"),
               "--from", "shard-list.txt")
-    check(res.rc == 0 and files_of(os.path.join(WORK, "out-one")) == everything, "--shard 1/1",
+    check(res.rc == 0 and files_of(path("out-one")) == everything, "--shard 1/1",
           res)
 
 
@@ -593,8 +539,8 @@ def duplicates_fail_in_every_shard():
     # a/x.png and b/x.png: whichever shards they land in, only the first is written.
     fresh("sdup")
     for d in "ab":
-        os.makedirs(os.path.join(WORK, "sdup", d))
-        write_png(os.path.join(WORK, "sdup", d, "x.png"), 8, 8, 3, ord(d))
+        os.makedirs(path("sdup", d))
+        write_png(path("sdup", d, "x.png"), 8, 8, 3, ord(d))
     written = []
     out = fresh("out-sdup")
     for k in (1, 2, 3):
@@ -603,8 +549,8 @@ def duplicates_fail_in_every_shard():
         if shard_of("sdup/b/x.png", 3) == k:
             check(res.rc == EXIT_OUTPUT, "the later duplicate fails in its shard", res)
     res = run("gray", "-q", "sdup/a/x.png", "ref.png")
-    with open(os.path.join(WORK, "ref.png"), "rb") as f, \
-            open(os.path.join(WORK, out, "x.png"), "rb") as g:
+    with open(path("ref.png"), "rb") as f, \
+            open(path(out, "x.png"), "rb") as g:
         check(f.read() == g.read(), "x.png is not the first input's output")
 
 
@@ -621,17 +567,17 @@ def gnu_parallel_runs_the_shards():
     cmd = "%s --backend cpu blur -r 1 -q --shard {}/3 -o %s --from shard-list.txt" % (
         shlex.quote(GPUIMG), out)
     p = subprocess.run([par, "--will-cite", "--halt", "now,fail=1", "-j", "3", cmd, ":::",
-                        "1", "2", "3"], cwd=WORK, stdout=subprocess.PIPE,
+                        "1", "2", "3"], cwd=path(), stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, timeout=120)
     check(p.returncode == 0, "parallel failed: %r %r" % (p.stdout, p.stderr))
-    check(files_of(os.path.join(WORK, out)) == everything,
+    check(files_of(path(out)) == everything,
           "the shards written by parallel differ from the unsharded run")
     # Each shard in its own directory too: disjoint, and the union is the whole.
     cmd = "%s --backend cpu blur -r 1 -q --shard {}/3 -o out-par{} --from shard-list.txt" % (
         shlex.quote(GPUIMG))
     for k in (1, 2, 3):
         fresh("out-par%d" % k)
-    p = subprocess.run([par, "--will-cite", "-j", "3", cmd, ":::", "1", "2", "3"], cwd=WORK,
+    p = subprocess.run([par, "--will-cite", "-j", "3", cmd, ":::", "1", "2", "3"], cwd=path(),
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
     check(p.returncode == 0, "parallel failed: %r %r" % (p.stdout, p.stderr))
     check_union(inputs, everything, ["out-par1", "out-par2", "out-par3"])
@@ -667,20 +613,20 @@ def usage_errors():
         expect_usage(["gray", "--devices", bad, "-o", "o", "inu/inu00.png"],
                      "--devices: invalid value '%s' (expected all, or device numbers like 0,1)"
                      % bad)
-    check(not os.path.exists(os.path.join(WORK, "o")), "a usage error created DIR")
+    check(not os.path.exists(path("o")), "a usage error created DIR")
 
 
 @test("usage")
 def cuda_backend_without_a_device():
     make_inputs("inc", 1, seed=900)
     argv = [GPUIMG, "gray", "--backend", "cuda", "-o", fresh("outc"), "inc/inc00.png"]
-    p = subprocess.run(argv, cwd=WORK, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p = subprocess.run(argv, cwd=path(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if p.returncode == 0:
         raise Skip("a CUDA device is present (the gpu suite covers this)")
     check(p.returncode == EXIT_DEVICE, "expected exit 5: %r" % p.stderr)
     check(p.stderr in (b"gpuimg: this gpuimg was built without CUDA\n",) or
           p.stderr.startswith(b"gpuimg: no usable CUDA device: "), "message %r" % p.stderr)
-    check(not os.path.exists(os.path.join(WORK, "outc", "inc00.png")), "an output was written")
+    check(not os.path.exists(path("outc", "inc00.png")), "an output was written")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -698,7 +644,7 @@ def progress_only_on_a_terminal():
         return
     try:
         argv = [GPUIMG, "--backend", "cpu", "blur", "-r", "4", "-j", "2", "-o", fresh("outp2")]
-        p = subprocess.Popen(argv + inputs, cwd=WORK, stdin=subprocess.DEVNULL,
+        p = subprocess.Popen(argv + inputs, cwd=path(), stdin=subprocess.DEVNULL,
                              stdout=subprocess.PIPE, stderr=slave)
         os.close(slave)
         slave = None
@@ -731,7 +677,7 @@ def progress_only_on_a_terminal():
     master, slave = pty.openpty()
     try:
         p = subprocess.run([GPUIMG, "--backend", "cpu", "gray", "-q", "-o", fresh("outp3")] +
-                           inputs, cwd=WORK, stdout=subprocess.PIPE, stderr=slave)
+                           inputs, cwd=path(), stdout=subprocess.PIPE, stderr=slave)
         os.close(slave)
         slave = None
         os.set_blocking(master, False)
@@ -754,66 +700,22 @@ def signals_remove_temporary_files():
         out = fresh("outsig")
         argv = [GPUIMG, "--backend", "cpu", "blur", "-r", "4", "-j", "2", "-o", out,
                 "--report", "sig.jsonl"] + inputs
-        p = subprocess.Popen(argv, cwd=WORK, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        p = subprocess.Popen(argv, cwd=path(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE)
         deadline = time.monotonic() + 20
         while p.poll() is None and time.monotonic() < deadline and \
-                not any(n.startswith(".sig.jsonl.") for n in os.listdir(WORK)):
+                not any(n.startswith(".sig.jsonl.") for n in os.listdir(path())):
             time.sleep(0.005)
         time.sleep(0.2)
         check(p.poll() is None, "gpuimg ended before the signal (exit %r)" % p.returncode)
         p.send_signal(sig)
         p.communicate(timeout=30)
         check(p.returncode == -sig, "expected death by signal %d, got %r" % (sig, p.returncode))
-        left = temporaries(os.path.join(WORK, out)) + \
-            [n for n in os.listdir(WORK) if n.startswith(".sig.jsonl.")]
+        left = temporaries(path(out)) + \
+            [n for n in os.listdir(path()) if n.startswith(".sig.jsonl.")]
         check(not left, "temporary files left after signal %d: %r" % (sig, left))
-        check(not os.path.exists(os.path.join(WORK, "sig.jsonl")), "a partial report was kept")
-
-
-def setup_workdir(group):
-    global WORK
-    base = os.environ.get("GPUIMG_TEST_DIR", ".")
-    WORK = os.path.join(base, "batch-" + group)
-    shutil.rmtree(WORK, ignore_errors=True)
-    os.makedirs(WORK)
-
-
-def main(argv):
-    if not GPUIMG or not os.access(GPUIMG, os.X_OK):
-        sys.stderr.write("test_batch.py: set GPUIMG to the gpuimg binary\n")
-        return 2
-    groups = argv[1:] or ["all"]
-    if groups == ["all"]:
-        groups = list(TESTS)
-    unknown = [g for g in groups if g not in TESTS]
-    if unknown:
-        sys.stderr.write("test_batch.py: unknown group(s) %s (have %s)\n" % (unknown,
-                                                                            list(TESTS)))
-        return 2
-    failed, skipped, ran = [], [], 0
-    for group in groups:
-        setup_workdir(group)
-        for fn in TESTS[group]:
-            try:
-                fn()
-                ran += 1
-                print("ok   %s/%s" % (group, fn.__name__))
-            except Skip as e:
-                skipped.append(fn.__name__)
-                print("SKIP %s/%s: %s" % (group, fn.__name__, e))
-            except Failure as e:
-                failed.append("%s/%s" % (group, fn.__name__))
-                print("FAIL %s/%s: %s" % (group, fn.__name__, e))
-            sys.stdout.flush()
-    if failed:
-        print("%d failed" % len(failed))
-        return 1
-    if skipped and not ran:
-        return SKIP
-    print("all passed")
-    return 0
+        check(not os.path.exists(path("sig.jsonl")), "a partial report was kept")
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(testlib.main(sys.argv, "batch-"))

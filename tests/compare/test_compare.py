@@ -18,67 +18,36 @@ Standard library only.
 import json
 import os
 import re
-import shutil
-import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import gpuimg_testlib as testlib  # noqa: E402
+from gpuimg_testlib import (  # noqa: E402
+    EXIT_FAILURE, EXIT_INPUT, EXIT_OK, EXIT_OUTPUT, EXIT_USAGE, check, cpu, leftovers, path,
+    read, test)
 
-GPUIMG = os.environ.get("GPUIMG", "")
 USAGE = (b"Usage: gpuimg compare [OPTIONS] BASELINE CURRENT\n"
          b"Try 'gpuimg compare --help' for more information.\n")
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INPUT, EXIT_OUTPUT = 0, 1, 2, 3, 4
-WORK = None
+TIMEOUT = 120  # seconds per run of gpuimg
 
 
 # ---------------------------------------------------------------------------------------------
 # Running the tool
 
-class Failure(Exception):
-    pass
-
-
-class Result:
-    def __init__(self, args, rc, out, err):
-        self.args, self.rc, self.out, self.err = args, rc, out, err
-
-    def describe(self):
-        return "gpuimg %s\n  exit %d\n  stdout %r\n  stderr %r" % (
-            " ".join(repr(a) for a in self.args), self.rc, self.out[:2000], self.err[:600])
-
-
-def run(*args, stdin=b""):
-    """Runs gpuimg with args in the scratch directory; returns a Result."""
-    p = subprocess.run([GPUIMG] + list(args), input=stdin, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, cwd=WORK, timeout=120)
-    return Result(args, p.returncode, p.stdout, p.stderr)
-
-
 def compare(*args, **kw):
-    return run("compare", *args, **kw)
-
-
-def check(cond, msg, res=None):
-    if not cond:
-        raise Failure(msg + ("\n" + res.describe() if res is not None else ""))
+    return testlib.run("compare", *args, timeout=TIMEOUT, **kw)
 
 
 def expect(res, code, stderr=b""):
     """Exit code and exact stderr (str lines without the 'gpuimg: ' prefix, or bytes)."""
-    if isinstance(stderr, str):
-        stderr = "".join("gpuimg: %s\n" % line for line in stderr.split("\n")).encode()
-    if code == EXIT_USAGE:
-        stderr += USAGE
-    check(res.rc == code, "expected exit %d" % code, res)
-    check(res.err == stderr, "expected stderr %r" % stderr, res)
-    return res
+    return testlib.expect(res, code, stderr, USAGE)
 
 
 def expect_error(res, code, message):
     """A refusal: exit code, exact `gpuimg: message` (+ usage for exit 2), empty stdout."""
-    expect(res, code, message)
-    check(res.out == b"", "expected an empty stdout", res)
+    testlib.expect_error(res, code, message, USAGE)
 
 
 def table(res):
@@ -143,16 +112,8 @@ def report(ops=(("blur", {"radius": 4}, "fast"),), platform=H200, size=(1024, 76
 
 def write(name, *reports, pretty=False):
     """Writes reports as JSON Lines (or pretty-printed one after another)."""
-    with open(os.path.join(WORK, name), "w") as f:
-        for r in reports:
-            f.write((json.dumps(r, indent="\t") if pretty else json.dumps(r)) + "\n")
-    return name
-
-
-def write_text(name, text):
-    with open(os.path.join(WORK, name), "wb") as f:
-        f.write(text if isinstance(text, bytes) else text.encode())
-    return name
+    return testlib.write(name, "".join((json.dumps(r, indent="\t") if pretty else json.dumps(r))
+                                       + "\n" for r in reports))
 
 
 BLUR4 = "blur(radius=4,variant=fast) 1024x768x3 cuda: "
@@ -161,16 +122,6 @@ KEYS = [BLUR4 + "upload", BLUR4 + "blur#0", BLUR4 + "download"]
 
 # ---------------------------------------------------------------------------------------------
 # Groups
-
-TESTS = {}
-
-
-def test(group):
-    def register(fn):
-        TESTS.setdefault(group, []).append(fn)
-        return fn
-    return register
-
 
 @test("verdicts")
 def identical_runs_pass():
@@ -396,12 +347,12 @@ def unreadable_files():
     write("ok.json", report())
     for args in (["nope.json", "ok.json"], ["ok.json", "nope.json"]):
         expect_error(compare(*args), EXIT_INPUT, "nope.json: No such file or directory")
-    os.makedirs(os.path.join(WORK, "dir"), exist_ok=True)
+    os.makedirs(path("dir"), exist_ok=True)
     expect_error(compare("dir", "ok.json"), EXIT_INPUT, "dir: is a directory")
-    write_text("empty.json", "")
+    testlib.write("empty.json", "")
     expect_error(compare("ok.json", "empty.json"), EXIT_INPUT,
                  'empty.json: no report (no JSON object with "stages")')
-    write_text("summary.jsonl", '{"batch": true, "images": 0}\n')
+    testlib.write("summary.jsonl", '{"batch": true, "images": 0}\n')
     expect_error(compare("summary.jsonl", "ok.json"), EXIT_INPUT,
                  'summary.jsonl: no report (no JSON object with "stages")')
 
@@ -427,7 +378,7 @@ def malformed_json():
     ]
     write("ok.json", report())
     for name, text, msg in cases:
-        write_text(name, text)
+        testlib.write(name, text)
         expect_error(compare(name, "ok.json"), EXIT_INPUT, name + ": " + msg)
         expect_error(compare("ok.json", name), EXIT_INPUT, name + ": " + msg)
     # A bad report on stdin is named <stdin>.
@@ -568,30 +519,23 @@ def junit_format():
     check((suite.get("tests"), suite.get("failures")) == ("9", "0"), "identical junit", res)
 
 
-def leftovers():
-    return sorted(n for n in os.listdir(WORK) if re.fullmatch(r"\..+\.[A-Za-z0-9]{6}", n))
-
-
 @test("formats")
 def output_file():
     write("base.json", report())
     write("cur.json", report(ms={"blur#0": 2.0}))
-    write_text("out.xml", "old")
+    testlib.write("out.xml", "old")
     res = expect(compare("-o", "out.xml", "--format", "junit", "base.json", "cur.json"),
                  EXIT_FAILURE, "compare: 1 stage slower (threshold 10% + noise)")
     check(res.out == b"", "stdout not empty with -o", res)
-    with open(os.path.join(WORK, "out.xml"), "rb") as f:
-        ET.fromstring(f.read())
+    ET.fromstring(read("out.xml"))
     res = expect(compare("--output=out.txt", "base.json", "base.json"), EXIT_OK)
-    with open(os.path.join(WORK, "out.txt"), "rb") as f:
-        check(f.read() == compare("base.json", "base.json").out, "-o text differs from stdout",
-              res)
+    check(read("out.txt") == compare("base.json", "base.json").out, "-o text differs from stdout",
+          res)
     check(leftovers() == [], "temporary files left: %r" % leftovers())
     # An unreadable input leaves the old output in place.
     expect_error(compare("-o", "out.txt", "nope.json", "base.json"), EXIT_INPUT,
                  "nope.json: No such file or directory")
-    with open(os.path.join(WORK, "out.txt"), "rb") as f:
-        check(f.read().startswith(b"baseline base.json"), "out.txt damaged")
+    check(read("out.txt").startswith(b"baseline base.json"), "out.txt damaged")
     check(leftovers() == [], "temporary files left: %r" % leftovers())
     expect_error(compare("-o", "base.json", "base.json", "cur.json"), EXIT_OUTPUT,
                  "base.json: output is the same file as the input")
@@ -599,16 +543,13 @@ def output_file():
                  "cur.json: output is the same file as the input")
     expect_error(compare("-o", "nodir/out.txt", "base.json", "cur.json"), EXIT_OUTPUT,
                  "nodir/out.txt: cannot create output file: No such file or directory")
-    check(json.loads(open(os.path.join(WORK, "base.json")).read()) == report(),
-          "base.json changed")
+    check(json.loads(read("base.json")) == report(), "base.json changed")
 
 
 @test("formats")
 def stdin_input():
     write("base.json", report())
-    with open(os.path.join(WORK, "base.json"), "rb") as f:
-        data = f.read()
-    res = expect(compare("-", "base.json", stdin=data), EXIT_OK)
+    res = expect(compare("-", "base.json", stdin=read("base.json")), EXIT_OK)
     check(res.out.startswith(b"baseline <stdin>: 1 report"), "stdin not named <stdin>", res)
 
 
@@ -616,7 +557,7 @@ def stdin_input():
 # real: reports written by the binary itself (CPU backend)
 
 def real_report(name, *args):
-    res = run("--backend", "cpu", *args, "--repeat", "3", "--report", name)
+    res = cpu(*args, "--repeat", "3", "--report", name, timeout=TIMEOUT)
     check(res.rc == 0, "gpuimg failed", res)
     return name
 
@@ -624,7 +565,7 @@ def real_report(name, *args):
 def op_key(report_name, step, options, index=0):
     """The key part of an operation step, its variant (if any) read from the real report
     (the index-th of the file's reports, written one after another)."""
-    with open(os.path.join(WORK, report_name)) as f:
+    with open(path(report_name)) as f:
         text, pos, docs = f.read(), 0, []
     while text[pos:].strip():
         doc, end = json.JSONDecoder().raw_decode(text, pos + len(text[pos:]) -
@@ -654,9 +595,9 @@ def same_command_compares():
 def pipelines_in_one_file():
     # Reports appended one after another as `--report -` writes them (pretty JSON).
     for name in ("a.jsonl", "b.jsonl"):
-        with open(os.path.join(WORK, name), "wb") as f:
+        with open(path(name), "wb") as f:
             for args in (["gray"], ["blur", "-r", "2", "then", "gray"]):
-                res = run("--backend", "cpu", *args, "--repeat", "3", "--report", "-")
+                res = cpu(*args, "--repeat", "3", "--report", "-", timeout=TIMEOUT)
                 check(res.rc == 0, "gpuimg failed", res)
                 f.write(res.out)
     res = expect(compare("--threshold", "1000000", "a.jsonl", "b.jsonl"), EXIT_OK)
@@ -694,42 +635,5 @@ def different_options_do_not_match():
     check(list(verdicts(res)) == ["blur(radius=2) 1024x768x3 cpu: blur#0"], "variant in key", res)
 
 
-# ---------------------------------------------------------------------------------------------
-
-def setup_workdir(group):
-    global WORK
-    base = os.environ.get("GPUIMG_TEST_DIR", os.getcwd())
-    WORK = os.path.join(os.path.abspath(base), "compare-" + group)
-    shutil.rmtree(WORK, ignore_errors=True)
-    os.makedirs(WORK)
-
-
-def main(argv):
-    if not GPUIMG or not os.access(GPUIMG, os.X_OK):
-        sys.stderr.write("test_compare.py: set GPUIMG to the gpuimg binary\n")
-        return 2
-    groups = argv[1:] or ["all"]
-    if groups == ["all"]:
-        groups = list(TESTS)
-    unknown = [g for g in groups if g not in TESTS]
-    if unknown:
-        sys.stderr.write("test_compare.py: unknown group(s) %s (have %s)\n" % (unknown,
-                                                                                list(TESTS)))
-        return 2
-    failed = []
-    for group in groups:
-        setup_workdir(group)
-        for fn in TESTS[group]:
-            try:
-                fn()
-                print("ok   %s/%s" % (group, fn.__name__))
-            except Failure as e:
-                failed.append("%s/%s" % (group, fn.__name__))
-                print("FAIL %s/%s: %s" % (group, fn.__name__, e))
-            sys.stdout.flush()
-    print("%d failed" % len(failed) if failed else "all passed")
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(testlib.main(sys.argv, "compare-"))
