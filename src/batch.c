@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1227,6 +1228,15 @@ int gpuimg_batch_main(const gpuimg_cli_t *cli)
     goto finish;
   }
   b->running = 0;
+  /* Workers start with SIGINT, SIGTERM and SIGHUP blocked (threads inherit the mask): the
+   * main thread runs the cleanup handler (see io.c), which must not interrupt a worker in
+   * the middle of creating a temporary file. */
+  sigset_t block_sigs, old_sigs;
+  sigemptyset(&block_sigs);
+  sigaddset(&block_sigs, SIGINT);
+  sigaddset(&block_sigs, SIGTERM);
+  sigaddset(&block_sigs, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &block_sigs, &old_sigs);
   for (int w = 0; w < nworkers; w++) {
     worker_t *wk = &workers[w];
     wk->b = b;
@@ -1249,6 +1259,7 @@ int gpuimg_batch_main(const gpuimg_cli_t *cli)
     }
     wk->started = 1;
   }
+  pthread_sigmask(SIG_SETMASK, &old_sigs, NULL);
   /* Every worker ready (its CUDA context made): go, or stop at the first that failed. */
   pthread_mutex_lock(&b->mu);
   while (b->ready < nworkers)

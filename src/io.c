@@ -204,8 +204,18 @@ static void pending_remove(const char *path)
   }
 }
 
+/* dying: set by the handler, after which no temporary file is created. creating: threads
+ * between their check of dying and the registration of the file they create. The handler
+ * sets dying, waits (boundedly) for creating to reach 0, then removes every registered
+ * file: a file is either registered before the scan or never created. Batch workers block
+ * the signals, so the handler runs on the main thread and never waits for itself. */
+static atomic_int dying, creating;
+
 static void cleanup_on_signal(int sig)
 {
+  atomic_store(&dying, 1);
+  for (long spin = 0; atomic_load(&creating) > 0 && spin < 100000000L; spin++)
+    ;
   for (int i = 0; i < MAX_PENDING; i++) {
     char *path = atomic_load(&pending[i]);
     if (path)
@@ -279,13 +289,23 @@ int gpuimg_output_open(gpuimg_output_t *out, const char *path, int binary)
     return -1;
   }
   snprintf(tmp, len, "%.*s.%s.XXXXXX", (int)dir_len, path, base);
+  atomic_fetch_add(&creating, 1);
+  if (atomic_load(&dying)) { /* a signal is ending the process: create nothing more */
+    atomic_fetch_sub(&creating, 1);
+    free(tmp);
+    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, path, "cannot create output file: interrupted");
+    return -1;
+  }
   int fd = mkstemp(tmp);
   if (fd < 0) {
     int err = errno;
+    atomic_fetch_sub(&creating, 1);
     free(tmp);
     gpuimg_error_set(GPUIMG_EXIT_OUTPUT, path, "cannot create output file: %s", strerror(err));
     return -1;
   }
+  pending_add(tmp);
+  atomic_fetch_sub(&creating, 1);
   /* mkstemp makes 0600; a normal output file gets 0666 less the umask (read once, by
    * gpuimg_output_install_signal_cleanup() at start-up: umask() cannot be read without
    * setting it, which races with other threads). */
@@ -297,7 +317,6 @@ int gpuimg_output_open(gpuimg_output_t *out, const char *path, int binary)
   fchmod(fd, 0666 & ~mask);
   out->tmp_path = tmp;
   out->fd = fd;
-  pending_add(tmp);
   return 0;
 }
 
