@@ -446,20 +446,6 @@ static int is_input(batch_t *b, const struct stat *st)
 
 /* ---- the report ---- */
 
-static int write_all(int fd, const char *p, size_t n)
-{
-  while (n > 0) {
-    ssize_t put = write(fd, p, n);
-    if (put < 0 && errno == EINTR)
-      continue;
-    if (put < 0)
-      return -1;
-    p += put;
-    n -= (size_t)put;
-  }
-  return 0;
-}
-
 /* Milliseconds of every stage of run under its key (has[k]: the stage ran). */
 static void stage_values(const batch_t *b, const gpuimg_run_t *run, double *ms, int *has)
 {
@@ -578,7 +564,7 @@ static void report_done(batch_t *b, int i)
       } else {
         size_t n = strlen(it->json);
         it->json[n] = '\n'; /* cJSON's NUL becomes the line's end */
-        if (write_all(b->report.fd, it->json, n + 1) < 0)
+        if (gpuimg_write_all(b->report.fd, it->json, n + 1) < 0)
           b->report_err = errno ? errno : EIO;
       }
     }

@@ -113,6 +113,8 @@ typedef struct {
 } gpuimg_output_t;
 
 int gpuimg_output_open(gpuimg_output_t *out, const char *path, int binary);
+/* Writes all n bytes to fd, retrying short writes and EINTR. 0, or -1 with errno set. */
+int gpuimg_write_all(int fd, const void *bytes, size_t n);
 /* Writes bytes, closes and renames into place. On failure nothing remains. */
 int gpuimg_output_commit(gpuimg_output_t *out, const void *bytes, size_t n);
 /* Removes the temporary file, if any (safe to call twice and after commit). */

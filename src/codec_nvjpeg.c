@@ -10,6 +10,7 @@
 #include "codec.h"
 
 #ifdef GPUIMG_HAVE_NVJPEG
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,19 +25,23 @@ typedef struct {
 
 static _Thread_local nvjpeg_thread_t tls;
 
-/* This thread's context, handle and a device buffer of at least need bytes. */
-static int nvjpeg_thread(size_t need)
+/* This thread's context, handle and a device buffer of at least need bytes. A failure
+ * names the file it was for: "gpuimg: out.jpg: nvJPEG: cuda: ... failed ...". */
+static int nvjpeg_thread(size_t need, const char *what)
 {
-  if (!tls.ctx && !(tls.ctx = gpuimg_cuda_create(-1)))
-    return -1;
-  if (!tls.nj && !(tls.nj = gpuimg_nvjpeg_create(tls.ctx, GPUIMG_NVJPEG_AUTO)))
-    return -1;
-  if (tls.d_cap < need) {
+  int ok = (tls.ctx || (tls.ctx = gpuimg_cuda_create(-1))) &&
+           (tls.nj || (tls.nj = gpuimg_nvjpeg_create(tls.ctx, GPUIMG_NVJPEG_AUTO)));
+  if (ok && tls.d_cap < need) {
     gpuimg_cuda_dev_free(tls.d_buf);
     tls.d_cap = 0;
-    if (!(tls.d_buf = gpuimg_cuda_dev_alloc(need)))
-      return -1;
-    tls.d_cap = need;
+    if ((ok = (tls.d_buf = gpuimg_cuda_dev_alloc(need)) != NULL))
+      tls.d_cap = need;
+  }
+  if (!ok) {
+    char reason[512];
+    snprintf(reason, sizeof reason, "%s", gpuimg_error_message());
+    gpuimg_error_set(gpuimg_error_code(), what, "nvJPEG: %s", reason);
+    return -1;
   }
   return 0;
 }
@@ -46,7 +51,7 @@ static int nvjpeg_decode(const uint8_t *bytes, size_t size, const char *what, ui
 {
   int w, h, c;
   memset(out, 0, sizeof *out);
-  if (nvjpeg_thread(0) < 0 || gpuimg_nvjpeg_info(tls.nj, bytes, size, what, &w, &h, &c) < 0)
+  if (nvjpeg_thread(0, what) < 0 || gpuimg_nvjpeg_info(tls.nj, bytes, size, what, &w, &h, &c) < 0)
     return -1;
   if ((uint64_t)w * (uint64_t)h > max_pixels) {
     gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "image is %dx%d, over the limit of %llu pixels", w,
@@ -54,7 +59,7 @@ static int nvjpeg_decode(const uint8_t *bytes, size_t size, const char *what, ui
     return -1;
   }
   size_t bytes_out = gpuimg_image_bytes(w, h, c);
-  if (nvjpeg_thread(bytes_out) < 0 || gpuimg_image_alloc(out, w, h, c) < 0)
+  if (nvjpeg_thread(bytes_out, what) < 0 || gpuimg_image_alloc(out, w, h, c) < 0)
     return -1;
   if (gpuimg_nvjpeg_decode_device(tls.nj, bytes, size, what, tls.d_buf, c, NULL) < 0 ||
       gpuimg_cuda_download(tls.ctx, out->data, tls.d_buf, bytes_out, NULL) < 0) {
@@ -91,7 +96,7 @@ static int nvjpeg_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
   uint8_t *jpeg = NULL;
   size_t jpeg_size = 0;
   int rc = -1;
-  if (nvjpeg_thread(px * (size_t)oc) == 0 &&
+  if (nvjpeg_thread(px * (size_t)oc, what) == 0 &&
       gpuimg_cuda_upload(tls.ctx, tls.d_buf, pixels, px * (size_t)oc, NULL) == 0 &&
       gpuimg_nvjpeg_encode_device(tls.nj, tls.d_buf, img->width, img->height, oc, quality, what,
                                   &jpeg, &jpeg_size, NULL) == 0 &&

@@ -320,8 +320,9 @@ int gpuimg_output_open(gpuimg_output_t *out, const char *path, int binary)
   return 0;
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n)
+int gpuimg_write_all(int fd, const void *bytes, size_t n)
 {
+  const uint8_t *p = bytes;
   while (n > 0) {
     ssize_t put = write(fd, p, n);
     if (put < 0 && errno == EINTR)
@@ -337,7 +338,7 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 int gpuimg_output_commit(gpuimg_output_t *out, const void *bytes, size_t n)
 {
   const char *what = strcmp(out->path, "-") ? out->path : "<stdout>";
-  if (write_all(out->fd, bytes, n) < 0) {
+  if (gpuimg_write_all(out->fd, bytes, n) < 0) {
     gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what, "write failed: %s", strerror(errno));
     gpuimg_output_abort(out);
     return -1;

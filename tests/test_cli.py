@@ -245,7 +245,7 @@ def version():
     for flag in ("-V", "--version"):
         res = expect_ok(run(flag))
         m = re.fullmatch(rb"gpuimg (\S+) \(backends: cpu(, cuda)?; "
-                         rb"png encoders: stb(, libpng)?; jpeg codecs: stb(, libjpeg)?\)\n",
+                         rb"png encoders: stb(, libpng)?; jpeg codecs: stb(, libjpeg)?(, nvjpeg)?\)\n",
                          res.out)
         check(m is not None, "unexpected version line", res)
         if want_version:

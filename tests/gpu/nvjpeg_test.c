@@ -9,6 +9,7 @@
 #include "gpuimg_kernels.h"
 #include "ops.h"
 #include "run.h"
+#include "test_rng.h"
 
 /* Tolerances of nvJPEG's decode against stb's decode of the same bytes. They differ by
  * design: stb upsamples 4:2:0 chroma with libjpeg's triangle filter where a decoder may
@@ -65,16 +66,6 @@ static void report_error(const char *label)
 {
   failures++;
   printf("ERROR %s: %s (exit code %d)\n", label, gpuimg_error_message(), gpuimg_error_code());
-}
-
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-static uint32_t rng(void)
-{
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 7;
-  rng_state ^= rng_state << 17;
-  return (uint32_t)(rng_state >> 11);
 }
 
 static uint8_t clamp8(double v)
