@@ -27,6 +27,14 @@ extern "C" int gpuimg_cuda_probe(char *reason, size_t reason_size)
   return n;
 }
 
+extern "C" int gpuimg_cuda_set_blocking_sync(int device, int blocking)
+{
+  GPUIMG_CUDA_CHECK(cudaSetDevice(device));
+  GPUIMG_CUDA_CHECK(
+      cudaSetDeviceFlags(blocking ? cudaDeviceScheduleBlockingSync : cudaDeviceScheduleAuto));
+  return 0;
+}
+
 extern "C" gpuimg_cuda_t *gpuimg_cuda_create(int device)
 {
   gpuimg_cuda_t *ctx = (gpuimg_cuda_t *)calloc(1, sizeof *ctx);

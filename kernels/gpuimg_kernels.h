@@ -63,6 +63,12 @@ typedef struct {
 /* Device and properties; returns the device count (> 0), or 0 and a reason. */
 int gpuimg_cuda_probe(char *reason, size_t reason_size);
 
+/* How host threads wait for device's work: blocking = 1 sleeps on an OS primitive (the
+ * core is free for other threads: batch mode, where workers' codecs need every core),
+ * 0 = CUDA's default (spin while there are fewer busy threads than cores, else yield).
+ * Takes effect for work after it; -1 with the error set (exit 5). */
+int gpuimg_cuda_set_blocking_sync(int device, int blocking);
+
 /* Creates a context on device (-1 = current default). NULL with the error set. */
 gpuimg_cuda_t *gpuimg_cuda_create(int device);
 void gpuimg_cuda_destroy(gpuimg_cuda_t *ctx);
@@ -181,6 +187,25 @@ int gpuimg_nvjpeg_decode_device(gpuimg_nvjpeg_t *nj, const uint8_t *jpeg, size_t
 int gpuimg_nvjpeg_encode_device(gpuimg_nvjpeg_t *nj, const uint8_t *d_src, int width, int height,
                                 int channels, int quality, const char *what, uint8_t **out,
                                 size_t *out_size, float *ms);
+
+/* Largest batch of gpuimg_nvjpeg_decode_batch(). */
+#define GPUIMG_NVJPEG_MAX_BATCH 32
+
+/* 1 when the handle has the hardware decoder and it takes this JPEG (a parsed header it
+ * accepts: baseline, a subsampling it knows), else 0. Never an error: a JPEG it refuses
+ * goes to gpuimg_nvjpeg_decode_device(), which judges it. */
+int gpuimg_nvjpeg_hw_supported(gpuimg_nvjpeg_t *nj, const uint8_t *jpeg, size_t n);
+
+/* Decodes n (1..GPUIMG_NVJPEG_MAX_BATCH) JPEGs in one call to the hardware decoder, each
+ * into d_dst[i] as gpuimg_nvjpeg_decode_device() would (widths[i] x its height x channels,
+ * tightly packed; every image decoded to the same channels), finished before it returns.
+ * Each JPEG must be one gpuimg_nvjpeg_hw_supported() accepted. -1 with the error set when
+ * the batch failed: exit code 3 when nvJPEG blamed the data (without saying which image:
+ * decode each alone to find out), 5 otherwise. The handle keeps one decoder state per batch
+ * size used. */
+int gpuimg_nvjpeg_decode_batch(gpuimg_nvjpeg_t *nj, int n, const uint8_t *const *jpegs,
+                               const size_t *sizes, uint8_t *const *d_dst, const int *widths,
+                               int channels);
 #endif
 
 #ifdef __cplusplus

@@ -30,6 +30,10 @@ struct gpuimg_nvjpeg {
   nvjpegJpegState_t hw_state;
   nvjpegJpegStream_t hw_header;
   int hw_format;      // output format hw_state is initialised for; -1 for none
+  // Batched decodes on the hardware decoder (gpuimg_nvjpeg_decode_batch): one state per
+  // batch size, since a state is initialised for one size, and the format it has.
+  nvjpegJpegState_t batch_state[GPUIMG_NVJPEG_MAX_BATCH + 1];
+  int batch_format[GPUIMG_NVJPEG_MAX_BATCH + 1];
   const char *hw_why; // why there is no hardware decoder, or a note on it
   const char *last;   // decoder of the last decode
 };
@@ -124,6 +128,10 @@ int decode_fail(nvjpegStatus_t st, const char *call, const char *what, const cha
 // Teardown: statuses cannot be acted on (the work's own errors were already checked).
 void hw_close(gpuimg_nvjpeg_t *nj)
 {
+  for (int i = 0; i <= GPUIMG_NVJPEG_MAX_BATCH; i++)
+    if (nj->batch_state[i])
+      (void)nvjpegJpegStateDestroy(nj->batch_state[i]);
+  memset(nj->batch_state, 0, sizeof nj->batch_state);
   if (nj->hw_header)
     (void)nvjpegJpegStreamDestroy(nj->hw_header);
   if (nj->hw_state)
@@ -247,6 +255,8 @@ extern "C" gpuimg_nvjpeg_t *gpuimg_nvjpeg_create(gpuimg_cuda_t *ctx,
   nj->ctx = ctx;
   nj->backend = backend;
   nj->hw_format = -1;
+  for (int i = 0; i <= GPUIMG_NVJPEG_MAX_BATCH; i++)
+    nj->batch_format[i] = -1;
   nj->hw_why = "not asked for";
   nj->last = "none";
   int rc = [&]() -> int {
@@ -449,5 +459,68 @@ extern "C" int gpuimg_nvjpeg_encode_device(gpuimg_nvjpeg_t *nj, const uint8_t *d
   *out_size = length;
   if (ms)
     *ms = (float)(gpuimg_now_ms() - t0);
+  return 0;
+}
+
+extern "C" int gpuimg_nvjpeg_hw_supported(gpuimg_nvjpeg_t *nj, const uint8_t *jpeg, size_t n)
+{
+  int unsupported = 1; // nvjpegDecodeBatchedSupported: 0 means supported
+  if (!nj->hw_handle)
+    return 0;
+  // A header the hardware's parser refuses is for the CUDA decoder to judge.
+  if (nvjpegJpegStreamParseHeader(nj->hw_handle, jpeg, n, nj->hw_header) != NVJPEG_STATUS_SUCCESS ||
+      nvjpegDecodeBatchedSupported(nj->hw_handle, nj->hw_header, &unsupported) !=
+          NVJPEG_STATUS_SUCCESS) {
+    cudaGetLastError();
+    return 0;
+  }
+  return unsupported == 0;
+}
+
+extern "C" int gpuimg_nvjpeg_decode_batch(gpuimg_nvjpeg_t *nj, int n, const uint8_t *const *jpegs,
+                                          const size_t *sizes, uint8_t *const *d_dst,
+                                          const int *widths, int channels)
+{
+  if (!nj->hw_handle) {
+    gpuimg_error_set(GPUIMG_EXIT_DEVICE, "nvjpeg", "batched decode needs the hardware decoder");
+    return -1;
+  }
+  if (n < 1 || n > GPUIMG_NVJPEG_MAX_BATCH || (channels != 1 && channels != 3)) {
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, "nvjpeg", "batch of %d images of %d channels", n,
+                     channels);
+    return -1;
+  }
+  GPUIMG_CUDA_CHECK(cudaSetDevice(nj->ctx->device));
+  nvjpegOutputFormat_t fmt = channels == 3 ? NVJPEG_OUTPUT_RGBI : NVJPEG_OUTPUT_Y;
+  if (!nj->batch_state[n])
+    GPUIMG_NVJPEG_CHECK(nvjpegJpegStateCreate(nj->hw_handle, &nj->batch_state[n]));
+  if (nj->batch_format[n] != (int)fmt) {
+    GPUIMG_NVJPEG_CHECK(
+        nvjpegDecodeBatchedInitialize(nj->hw_handle, nj->batch_state[n], n, 1, fmt));
+    nj->batch_format[n] = (int)fmt;
+  }
+  nvjpegImage_t dst[GPUIMG_NVJPEG_MAX_BATCH];
+  memset(dst, 0, sizeof dst);
+  for (int i = 0; i < n; i++) {
+    dst[i].channel[0] = d_dst[i];
+    dst[i].pitch[0] = (size_t)widths[i] * (size_t)channels;
+  }
+  nvjpegStatus_t st = nvjpegDecodeBatched(nj->hw_handle, nj->batch_state[n], jpegs, sizes, dst,
+                                          nj->ctx->stream);
+  cudaError_t err = st == NVJPEG_STATUS_SUCCESS ? cudaStreamSynchronize(nj->ctx->stream)
+                                                : cudaSuccess;
+  if (st != NVJPEG_STATUS_SUCCESS) {
+    nj->batch_format[n] = -1; // a failed batch needs initialising again
+    if (is_data_status(st) || st == NVJPEG_STATUS_BAD_JPEG) {
+      cudaGetLastError();
+      gpuimg_error_set(GPUIMG_EXIT_INPUT, "nvjpeg", "a JPEG of the batch did not decode (%s)",
+                       status_name(st));
+      return -1;
+    }
+    return nvjpeg_fail(st, "nvjpegDecodeBatched", __FILE__, __LINE__);
+  }
+  if (err != cudaSuccess)
+    return gpuimg_cuda_fail(err, "cudaStreamSynchronize", __FILE__, __LINE__);
+  nj->last = "hardware";
   return 0;
 }

@@ -72,6 +72,7 @@ typedef struct {
   batch_t *b;
   int index;
   int device; /* CUDA device number, -1 on the CPU */
+  gpuimg_jpeg_batch_t *jpeg; /* its device's shared JPEG decoder, or NULL */
   pthread_t thread;
   int started;
   gpuimg_pipeline_t *pipe;
@@ -99,6 +100,11 @@ struct batch {
   int nselected;
   int use_cuda;
   int devices[MAX_DEVICES], ndevices;
+  /* --codec nvjpeg on CUDA: JPEG inputs are decoded, and JPEG outputs encoded, on the
+   * device; jpeg[d] batches the decodes for devices[d] (NULL: each worker decodes alone). */
+  int device_jpeg;
+  gpuimg_jpeg_batch_t *jpeg[MAX_DEVICES];
+  long jpeg_batches, jpeg_batch_images;
   gpuimg_image_t masks[GPUIMG_MAX_STEPS];
   /* Stage names of the report's stage_ms and the summary's totals. */
   char keys[MAX_KEYS][48];
@@ -587,18 +593,119 @@ static double *stage_add(gpuimg_run_t *run, const char *name, double ms, uint64_
   return s->ms;
 }
 
+/* Each portrait mask must have the image's size. 0, or -1 with an input error. */
+static int check_masks(const batch_t *b, const item_t *it, int width, int height)
+{
+  for (int i = 0; i < b->cli.nsteps; i++) {
+    const gpuimg_image_t *m = &b->masks[i];
+    if (m->data && (m->width != width || m->height != height)) {
+      char reason[512];
+      snprintf(reason, sizeof reason, "mask %s is %dx%d but the image is %dx%d",
+               b->cli.steps[i].params.mask_path, m->width, m->height, width, height);
+      gpuimg_error_set(GPUIMG_EXIT_INPUT, it->input, "%s", reason);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* Writes the encoded image (atomically) and closes the item's timings; t0: when the store
+ * interval's writing began. 0, or -1 with the error set (nothing left behind). */
+static int store(batch_t *b, item_t *it, gpuimg_run_t *run, const gpuimg_buf_t *encoded,
+                 double t0)
+{
+  gpuimg_output_t out = {0};
+  out.fd = -1;
+  pthread_mutex_lock(&b->open_mu);
+  int orc = gpuimg_output_open(&out, it->output, 1);
+  pthread_mutex_unlock(&b->open_mu);
+  if (orc < 0)
+    return -1;
+  if (gpuimg_output_commit(&out, encoded->data, encoded->size) < 0) {
+    gpuimg_output_abort(&out);
+    return -1;
+  }
+  double t1 = gpuimg_now_ms();
+  if (!stage_add(run, "write", t1 - t0, encoded->size))
+    return -1;
+  it->iv[IV_STORE][1] = t1;
+  run->output_name = it->output;
+  run->output_bytes = encoded->size;
+  run->total_ms = t1 - it->iv[IV_LOAD][0];
+  return 0;
+}
+
+/* convert() for a JPEG under --codec nvjpeg on CUDA: decoded on the device (in the
+ * device's shared batch where it has one), the pipeline run there, and a JPEG output
+ * encoded there too; any other output is downloaded and encoded on the host. The header
+ * is checked first, as a decoder would. */
+static int convert_on_device(batch_t *b, worker_t *wk, item_t *it, gpuimg_run_t *run,
+                             const gpuimg_buf_t *file)
+{
+  const gpuimg_cli_t *cli = &b->cli;
+  gpuimg_buf_t encoded = {0};
+  gpuimg_image_t dst = {0};
+  int w, h, c, rc = -1;
+  double t0 = gpuimg_now_ms();
+
+  if (gpuimg_pipeline_jpeg_info(wk->pipe, file->data, file->size, it->input, &w, &h, &c) < 0)
+    return -1;
+  if ((uint64_t)w * (uint64_t)h > cli->max_pixels) {
+    gpuimg_error_set(GPUIMG_EXIT_INPUT, it->input, "image is %dx%d, over the limit of %llu pixels",
+                     w, h, (unsigned long long)cli->max_pixels);
+    return -1;
+  }
+  if (check_masks(b, it, w, h) < 0)
+    return -1;
+  run->in_w = w;
+  run->in_h = h;
+  run->in_c = c;
+  it->iv[IV_LOAD][1] = it->iv[IV_PIPE][0] = t0;
+  gpuimg_jpeg_io_t io = {file->data, file->size, it->input, w, h, c, wk->jpeg,
+                         it->format == GPUIMG_FORMAT_JPEG ? &encoded : NULL, cli->quality,
+                         it->output};
+  int prc = gpuimg_pipeline_process_jpeg(wk->pipe, &io, b->masks, &dst, run);
+  it->iv[IV_PIPE][1] = it->iv[IV_STORE][0] = t0 = gpuimg_now_ms();
+  if (prc < 0)
+    goto done;
+  if (io.out) {
+    run->out_w = w;
+    run->out_h = h;
+    for (int i = 0; i < cli->nsteps; i++)
+      c = cli->steps[i].op->out_channels(c);
+    run->out_c = c;
+  } else {
+    const gpuimg_codec_t *codec = gpuimg_codec_encoder(cli->codec, it->format);
+    gpuimg_encode_opts_t eo = {.quality = cli->quality, .png_level = cli->png_level};
+    if (codec->encode(&dst, it->format, &eo, it->output, &encoded) < 0)
+      goto done;
+    double t1 = gpuimg_now_ms();
+    if (!stage_add(run, "encode", t1 - t0,
+                   gpuimg_image_bytes(dst.width, dst.height, dst.channels) + encoded.size))
+      goto done;
+    run->stages[run->nstages - 1].codec = codec->name;
+    run->out_w = dst.width;
+    run->out_h = dst.height;
+    run->out_c = dst.channels;
+    t0 = t1;
+  }
+  rc = store(b, it, run, &encoded, t0);
+done:
+  gpuimg_buf_free(&encoded);
+  gpuimg_image_free(&dst);
+  return rc;
+}
+
 /* Converts one item; 0, or -1 with the error set. */
 static int convert(batch_t *b, worker_t *wk, item_t *it, gpuimg_run_t *run)
 {
   gpuimg_buf_t file = {0}, encoded = {0};
   gpuimg_image_t src = {0}, dst = {0};
-  gpuimg_output_t out = {0};
   const gpuimg_cli_t *cli = &b->cli;
   struct stat st;
-  int rc = -1, have_out = 0;
+  int rc = -1;
   double t0, t1;
 
-  out.fd = -1;
   if (stat(it->output, &st) == 0) {
     if (S_ISDIR(st.st_mode)) {
       gpuimg_error_set(GPUIMG_EXIT_OUTPUT, it->output, "is a directory");
@@ -628,6 +735,11 @@ static int convert(batch_t *b, worker_t *wk, item_t *it, gpuimg_run_t *run)
   run->input_bytes = file.size;
   if (!stage_add(run, "read", t1 - t0, file.size))
     goto done;
+  static const uint8_t soi[3] = {0xff, 0xd8, 0xff};
+  if (b->device_jpeg && file.size >= 3 && memcmp(file.data, soi, 3) == 0) {
+    rc = convert_on_device(b, wk, it, run, &file);
+    goto done;
+  }
   const gpuimg_codec_t *decoder = gpuimg_codec_decoder(cli->codec, file.data, file.size);
   if (decoder->decode(file.data, file.size, it->input, cli->max_pixels, &src) < 0)
     goto done;
@@ -641,16 +753,8 @@ static int convert(batch_t *b, worker_t *wk, item_t *it, gpuimg_run_t *run)
   run->in_h = src.height;
   run->in_c = src.channels;
   it->iv[IV_LOAD][1] = t0;
-  for (int i = 0; i < cli->nsteps; i++) {
-    const gpuimg_image_t *m = &b->masks[i];
-    if (m->data && (m->width != src.width || m->height != src.height)) {
-      char reason[512];
-      snprintf(reason, sizeof reason, "mask %s is %dx%d but the image is %dx%d",
-               cli->steps[i].params.mask_path, m->width, m->height, src.width, src.height);
-      gpuimg_error_set(GPUIMG_EXIT_INPUT, it->input, "%s", reason);
-      goto done;
-    }
-  }
+  if (check_masks(b, it, src.width, src.height) < 0)
+    goto done;
 
   it->iv[IV_PIPE][0] = gpuimg_now_ms();
   int prc = gpuimg_pipeline_process(wk->pipe, &src, b->masks, &dst, run);
@@ -669,29 +773,11 @@ static int convert(batch_t *b, worker_t *wk, item_t *it, gpuimg_run_t *run)
                  gpuimg_image_bytes(dst.width, dst.height, dst.channels) + encoded.size))
     goto done;
   run->stages[run->nstages - 1].codec = codec->name;
-  pthread_mutex_lock(&b->open_mu);
-  int orc = gpuimg_output_open(&out, it->output, 1);
-  pthread_mutex_unlock(&b->open_mu);
-  if (orc < 0)
-    goto done;
-  have_out = 1;
-  if (gpuimg_output_commit(&out, encoded.data, encoded.size) < 0)
-    goto done;
-  have_out = 0;
-  t0 = gpuimg_now_ms();
-  if (!stage_add(run, "write", t0 - t1, encoded.size))
-    goto done;
-  it->iv[IV_STORE][1] = t0;
-  run->output_name = it->output;
-  run->output_bytes = encoded.size;
   run->out_w = dst.width;
   run->out_h = dst.height;
   run->out_c = dst.channels;
-  run->total_ms = t0 - it->iv[IV_LOAD][0];
-  rc = 0;
+  rc = store(b, it, run, &encoded, t1);
 done:
-  if (have_out)
-    gpuimg_output_abort(&out);
   /* Close the interval a failure left open. */
   for (int k = 0; k < IV_COUNT; k++)
     if (it->iv[k][0] >= 0 && it->iv[k][1] < 0)
@@ -988,6 +1074,9 @@ static char *summary_json(batch_t *b, worker_t *workers, int nworkers, int conve
   cJSON_AddNumberToObject(root, "device_busy_ms", rnd4(busy));
   cJSON_AddNumberToObject(root, "device_hidden_ms", rnd4(hidden));
   cJSON_AddNumberToObject(root, "device_hidden_pct", rnd4(busy > 0 ? 100.0 * hidden / busy : 0));
+  /* --codec nvjpeg: calls to the shared hardware JPEG decoder and the images they took */
+  cJSON_AddNumberToObject(root, "jpeg_batches", (double)b->jpeg_batches);
+  cJSON_AddNumberToObject(root, "jpeg_batched_images", (double)b->jpeg_batch_images);
   cJSON_AddNumberToObject(root, "exit_status", status);
   text = cJSON_PrintUnformatted(root);
   cJSON_Delete(root);
@@ -995,6 +1084,43 @@ static char *summary_json(batch_t *b, worker_t *workers, int nworkers, int conve
 }
 
 /* ---- main ---- */
+
+/* --codec nvjpeg on CUDA: device-resident JPEG, with one shared batched decoder per device
+ * where the GPU has a hardware JPEG decoder (GPUIMG_JPEG_BATCH=0 turns the sharing off:
+ * each worker decodes alone). Worker threads then wait on the device instead of spinning
+ * (GPUIMG_CUDA_SYNC=spin keeps CUDA's default), so that a waiting worker leaves its core
+ * to the codecs of the others. */
+static void start_device_jpeg(batch_t *b)
+{
+#ifdef GPUIMG_HAVE_CUDA
+  const char *sync = getenv("GPUIMG_CUDA_SYNC");
+  int blocking = !(sync && strcmp(sync, "spin") == 0);
+  for (int d = 0; b->use_cuda && d < b->ndevices; d++)
+    if (gpuimg_cuda_set_blocking_sync(b->devices[d], blocking) < 0)
+      gpuimg_error_clear(); /* the default way of waiting is no failure */
+#endif
+  b->device_jpeg = b->use_cuda && b->cli.codec == GPUIMG_CODEC_NVJPEG && gpuimg_codec_have_nvjpeg();
+  const char *share = getenv("GPUIMG_JPEG_BATCH");
+  if (!b->device_jpeg || (share && strcmp(share, "0") == 0))
+    return;
+  for (int d = 0; d < b->ndevices; d++)
+    if (!(b->jpeg[d] = gpuimg_jpeg_batch_create(b->devices[d])))
+      gpuimg_error_clear(); /* no hardware decoder: each worker decodes alone */
+}
+
+static void stop_device_jpeg(batch_t *b)
+{
+  for (int d = 0; d < b->ndevices; d++) {
+    long batches = 0, images = 0;
+    if (!b->jpeg[d])
+      continue;
+    gpuimg_jpeg_batch_counts(b->jpeg[d], &batches, &images);
+    b->jpeg_batches += batches;
+    b->jpeg_batch_images += images;
+    gpuimg_jpeg_batch_destroy(b->jpeg[d]);
+    b->jpeg[d] = NULL;
+  }
+}
 
 static int setup_error(void)
 {
@@ -1223,11 +1349,13 @@ int gpuimg_batch_main(const gpuimg_cli_t *cli)
   sigaddset(&block_sigs, SIGTERM);
   sigaddset(&block_sigs, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &block_sigs, &old_sigs);
+  start_device_jpeg(b);
   for (int w = 0; w < nworkers; w++) {
     worker_t *wk = &workers[w];
     wk->b = b;
     wk->index = w;
     wk->device = b->use_cuda ? b->devices[w % b->ndevices] : -1;
+    wk->jpeg = b->use_cuda ? b->jpeg[w % b->ndevices] : NULL;
     wk->cli = b->cli;
     pthread_mutex_lock(&b->mu);
     b->running++;
@@ -1280,6 +1408,7 @@ int gpuimg_batch_main(const gpuimg_cli_t *cli)
   for (int w = 0; w < nworkers; w++)
     if (workers[w].started)
       pthread_join(workers[w].thread, NULL);
+  stop_device_jpeg(b);
   if (b->progress) {
     pthread_mutex_lock(&b->err_mu);
     progress_clear(b);

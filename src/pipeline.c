@@ -91,6 +91,11 @@ typedef struct {
   size_t h_in_cap, h_out_cap;
   uint8_t *d_buf[2]; /* ping-pong images on the device */
   size_t d_cap[2];
+  uint8_t *d_src; /* a device-decoded JPEG, kept across --repeat runs */
+  size_t d_src_cap;
+#ifdef GPUIMG_HAVE_NVJPEG
+  gpuimg_nvjpeg_t *nj; /* on the runner's context, created by the first JPEG */
+#endif
   uint8_t *d_mask[GPUIMG_MAX_STEPS];        /* a portrait step's mask on the device */
   const uint8_t *mask_of[GPUIMG_MAX_STEPS]; /* the host mask that d_mask holds, or NULL */
   size_t mask_cap[GPUIMG_MAX_STEPS];
@@ -128,6 +133,10 @@ static int grow_dev(cuda_buffers_t *b, uint8_t **d_buf, size_t *cap, size_t need
 
 static void buffers_free(cuda_buffers_t *b)
 {
+#ifdef GPUIMG_HAVE_NVJPEG
+  gpuimg_nvjpeg_destroy(b->nj);
+#endif
+  gpuimg_cuda_dev_free(b->d_src);
   for (int i = 0; i < GPUIMG_MAX_STEPS; i++)
     gpuimg_cuda_dev_free(b->d_mask[i]);
   gpuimg_cuda_dev_free(b->d_buf[0]);
@@ -137,18 +146,81 @@ static void buffers_free(cuda_buffers_t *b)
   memset(b, 0, sizeof *b);
 }
 
+#ifdef GPUIMG_HAVE_NVJPEG
+/* The runner's nvJPEG handle: the hardware decoder where the GPU has one, else CUDA's. */
+static int need_nvjpeg(gpuimg_cuda_t *ctx, cuda_buffers_t *b)
+{
+  if (!b->nj && !(b->nj = gpuimg_nvjpeg_create(ctx, GPUIMG_NVJPEG_AUTO)))
+    return -1;
+  return 0;
+}
+
+/* Decodes io's JPEG into b->d_src: in the device's shared batch where there is one and the
+ * hardware decoder takes it, else (or when its batch failed) alone on the runner's handle. */
+static int decode_jpeg(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_jpeg_io_t *io,
+                       size_t in_bytes, gpuimg_run_t *run)
+{
+  double t0 = gpuimg_now_ms();
+  int rc = 1;
+  if (need_nvjpeg(ctx, b) < 0 || grow_dev(b, &b->d_src, &b->d_src_cap, in_bytes) < 0)
+    return -1;
+  if (io->batch && gpuimg_nvjpeg_hw_supported(b->nj, io->jpeg, io->size))
+    rc = gpuimg_jpeg_batch_decode(io->batch, io->jpeg, io->size, b->d_src, io->width,
+                                  io->channels, NULL);
+  if (rc < 0)
+    return -1;
+  if (rc == 1 && gpuimg_nvjpeg_decode_device(b->nj, io->jpeg, io->size, io->what, b->d_src,
+                                             io->channels, NULL) < 0)
+    return -1;
+  gpuimg_stage_t *s = gpuimg_run_stage(run, "decode", -1, 0, 1);
+  if (!s)
+    return -1;
+  s->ms[0] = gpuimg_now_ms() - t0;
+  s->codec = "nvjpeg";
+  s->bytes = io->size + in_bytes;
+  return 0;
+}
+
+/* Encodes the result on the device into io->out. */
+static int encode_jpeg(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_jpeg_io_t *io,
+                       const uint8_t *d_img, int w, int h, int c, gpuimg_run_t *run)
+{
+  double t0 = gpuimg_now_ms();
+  uint8_t *bytes = NULL;
+  size_t size = 0;
+  if (need_nvjpeg(ctx, b) < 0 ||
+      gpuimg_nvjpeg_encode_device(b->nj, d_img, w, h, c, io->quality, io->out_what, &bytes, &size,
+                                  NULL) < 0)
+    return -1;
+  int rc = gpuimg_buf_append(io->out, bytes, size);
+  free(bytes);
+  gpuimg_stage_t *s = rc < 0 ? NULL : gpuimg_run_stage(run, "encode", -1, 0, 1);
+  if (!s)
+    return -1;
+  s->ms[0] = gpuimg_now_ms() - t0;
+  s->codec = "nvjpeg";
+  s->bytes = gpuimg_image_bytes(w, h, c) + size;
+  return 0;
+}
+#endif
+
 /* measure: count divergence and measure the copy bandwidth (what a one-image run's report and
  * --explain show). A mask already on the device (the same host mask as in the previous run
- * with these buffers) is not uploaded again and gets no upload-mask stage. */
+ * with these buffers) is not uploaded again and gets no upload-mask stage. io: the input
+ * is a JPEG decoded on the device (src is NULL then), and with io->out the result is
+ * encoded there too. */
 static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_cli_t *cli,
-                    const gpuimg_image_t *src, const gpuimg_image_t *masks, gpuimg_image_t *dst,
-                    gpuimg_run_t *run, int measure)
+                    const gpuimg_image_t *src, const gpuimg_jpeg_io_t *io,
+                    const gpuimg_image_t *masks, gpuimg_image_t *dst, gpuimg_run_t *run,
+                    int measure)
 {
-  int w = src->width, h = src->height;
-  size_t in_bytes = gpuimg_image_bytes(w, h, src->channels);
+  int w = io ? io->width : src->width, h = io ? io->height : src->height;
+  int in_c = io ? io->channels : src->channels;
+  size_t in_bytes = gpuimg_image_bytes(w, h, in_c);
   size_t px = gpuimg_image_bytes(w, h, 1);
-  gpuimg_stage_t *stage[GPUIMG_MAX_STEPS], *up, *down;
-  int out_c = src->channels;
+  gpuimg_stage_t *stage[GPUIMG_MAX_STEPS], *up = NULL, *down = NULL;
+  int out_c = in_c, device_out = io && io->out;
+  const uint8_t *d_first, *d_last;
 
   run->backend = "cuda";
   snprintf(run->device, sizeof run->device, "%s", gpuimg_cuda_device_name(ctx));
@@ -162,11 +234,25 @@ static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_cli_t *c
     return -1;
 
   /* Channels never grow along a pipeline, so two input-sized buffers serve every step. */
-  if (grow_host(b, &b->h_in, &b->h_in_cap, in_bytes) < 0 ||
-      grow_dev(b, &b->d_buf[0], &b->d_cap[0], in_bytes) < 0 ||
+  if (grow_dev(b, &b->d_buf[0], &b->d_cap[0], in_bytes) < 0 ||
       grow_dev(b, &b->d_buf[1], &b->d_cap[1], in_bytes) < 0)
     return -1;
-  memcpy(b->h_in, src->data, in_bytes);
+  if (io) {
+#ifdef GPUIMG_HAVE_NVJPEG
+    /* Decoded once into its own buffer, which every --repeat run starts from. */
+    if (decode_jpeg(ctx, b, io, in_bytes, run) < 0)
+      return -1;
+    d_first = b->d_src;
+#else
+    gpuimg_error_set(GPUIMG_EXIT_DEVICE, io->what, "this gpuimg was built without nvJPEG");
+    return -1;
+#endif
+  } else {
+    if (grow_host(b, &b->h_in, &b->h_in_cap, in_bytes) < 0)
+      return -1;
+    memcpy(b->h_in, src->data, in_bytes);
+    d_first = b->d_buf[0];
+  }
 
   for (int i = 0; i < cli->nsteps; i++) {
     if (!masks[i].data)
@@ -182,12 +268,14 @@ static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_cli_t *c
     ms->bytes = px;
     ms->pinned = 0;
   }
-  if (!(up = gpuimg_run_stage(run, "upload", -1, 1, cli->repeat)))
-    return -1;
-  up->bytes = in_bytes;
-  up->pinned = 1;
+  if (!io) {
+    if (!(up = gpuimg_run_stage(run, "upload", -1, 1, cli->repeat)))
+      return -1;
+    up->bytes = in_bytes;
+    up->pinned = 1;
+  }
   {
-    int c = src->channels;
+    int c = in_c;
     for (int i = 0; i < cli->nsteps; i++) {
       if (!(stage[i] = gpuimg_run_stage(run, cli->steps[i].op->name, i, 1, cli->repeat)))
         return -1;
@@ -198,34 +286,44 @@ static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_cli_t *c
     out_c = c;
   }
   size_t out_bytes = gpuimg_image_bytes(w, h, out_c);
-  if (!(down = gpuimg_run_stage(run, "download", -1, 1, cli->repeat)) ||
-      grow_host(b, &b->h_out, &b->h_out_cap, out_bytes) < 0)
-    return -1;
-  down->bytes = out_bytes;
-  down->pinned = 1;
+  if (!device_out) {
+    if (!(down = gpuimg_run_stage(run, "download", -1, 1, cli->repeat)) ||
+        grow_host(b, &b->h_out, &b->h_out_cap, out_bytes) < 0)
+      return -1;
+    down->bytes = out_bytes;
+    down->pinned = 1;
+  }
 
+  d_last = d_first;
   for (int r = -cli->warmup; r < cli->repeat; r++) { /* r < 0: warm-up, not recorded */
     float ms;
-    int cur = 0, c = src->channels;
-    if (gpuimg_cuda_upload(ctx, b->d_buf[0], b->h_in, in_bytes, &ms) < 0)
-      return -1;
-    if (r >= 0)
-      up->ms[r] = ms;
+    int o = d_first == b->d_buf[0], c = in_c; /* next output buffer */
+    const uint8_t *in = d_first;
+    if (up) {
+      if (gpuimg_cuda_upload(ctx, b->d_buf[0], b->h_in, in_bytes, &ms) < 0)
+        return -1;
+      if (r >= 0)
+        up->ms[r] = ms;
+    }
     for (int i = 0; i < cli->nsteps; i++) {
       const gpuimg_step_t *s = &cli->steps[i];
       gpuimg_cuda_set_tile(ctx, s->params.tile);
-      if (s->op->run_gpu(ctx, &s->params, b->d_buf[cur], b->d_mask[i], b->d_buf[!cur], w, h, c,
+      if (s->op->run_gpu(ctx, &s->params, in, b->d_mask[i], b->d_buf[o], w, h, c,
                          &stage[i]->launch) < 0)
         return -1;
       if (r >= 0)
         stage[i]->ms[r] = stage[i]->launch.ms;
-      cur = !cur;
+      in = b->d_buf[o];
+      o = !o;
       c = s->op->out_channels(c);
     }
-    if (gpuimg_cuda_download(ctx, b->h_out, b->d_buf[cur], out_bytes, &ms) < 0)
-      return -1;
-    if (r >= 0)
-      down->ms[r] = ms;
+    d_last = in;
+    if (down) {
+      if (gpuimg_cuda_download(ctx, b->h_out, in, out_bytes, &ms) < 0)
+        return -1;
+      if (r >= 0)
+        down->ms[r] = ms;
+    }
   }
   for (int i = 0; i < cli->nsteps; i++) {
     gpuimg_stage_t *st = stage[i];
@@ -241,6 +339,12 @@ static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_cli_t *c
       gpuimg_divergence_mask(&masks[i], (int)l->block[0], (int)l->block[1], &st->predicted_warps,
                              &st->predicted_divergent);
   }
+  if (device_out) {
+#ifdef GPUIMG_HAVE_NVJPEG
+    return encode_jpeg(ctx, b, io, d_last, w, h, out_c, run);
+#endif
+  }
+  (void)d_last;
   if (gpuimg_image_alloc(dst, w, h, out_c) < 0)
     return -1;
   memcpy(dst->data, b->h_out, out_bytes);
@@ -288,9 +392,47 @@ int gpuimg_pipeline_process(gpuimg_pipeline_t *p, const gpuimg_image_t *src,
   memset(dst, 0, sizeof *dst);
 #ifdef GPUIMG_HAVE_CUDA
   if (p->ctx)
-    return run_cuda(p->ctx, &p->buffers, p->cli, src, masks, dst, run, 0);
+    return run_cuda(p->ctx, &p->buffers, p->cli, src, NULL, masks, dst, run, 0);
 #endif
   return run_cpu(p->cli, src, masks, dst, run);
+}
+
+int gpuimg_pipeline_device_jpeg(const gpuimg_pipeline_t *p)
+{
+#if defined(GPUIMG_HAVE_CUDA) && defined(GPUIMG_HAVE_NVJPEG)
+  return p->ctx != NULL;
+#else
+  (void)p;
+  return 0;
+#endif
+}
+
+int gpuimg_pipeline_jpeg_info(gpuimg_pipeline_t *p, const uint8_t *jpeg, size_t n,
+                              const char *what, int *width, int *height, int *channels)
+{
+#if defined(GPUIMG_HAVE_CUDA) && defined(GPUIMG_HAVE_NVJPEG)
+  if (p->ctx)
+    return need_nvjpeg(p->ctx, &p->buffers) < 0
+               ? -1
+               : gpuimg_nvjpeg_info(p->buffers.nj, jpeg, n, what, width, height, channels);
+#endif
+  (void)p, (void)jpeg, (void)n, (void)width, (void)height, (void)channels;
+  gpuimg_error_set(GPUIMG_EXIT_DEVICE, what, "no device JPEG decoder in this runner");
+  return -1;
+}
+
+int gpuimg_pipeline_process_jpeg(gpuimg_pipeline_t *p, const gpuimg_jpeg_io_t *io,
+                                 const gpuimg_image_t *masks, gpuimg_image_t *dst,
+                                 gpuimg_run_t *run)
+{
+  memset(dst, 0, sizeof *dst);
+#if defined(GPUIMG_HAVE_CUDA) && defined(GPUIMG_HAVE_NVJPEG)
+  if (p->ctx)
+    return run_cuda(p->ctx, &p->buffers, p->cli, NULL, io, masks, dst, run, 0);
+#endif
+  (void)p, (void)masks, (void)run;
+  gpuimg_error_set(GPUIMG_EXIT_DEVICE, io->what, "no device JPEG decoder in this runner");
+  return -1;
 }
 
 int gpuimg_pipeline_allocations(const gpuimg_pipeline_t *p)
@@ -326,7 +468,7 @@ int gpuimg_pipeline_run(const gpuimg_cli_t *cli, const gpuimg_image_t *src,
         return -1;
       cuda_buffers_t buffers;
       memset(&buffers, 0, sizeof buffers);
-      int rc = run_cuda(ctx, &buffers, cli, src, masks, dst, run, cli->report || cli->explain);
+      int rc = run_cuda(ctx, &buffers, cli, src, NULL, masks, dst, run, cli->report || cli->explain);
       buffers_free(&buffers);
       gpuimg_cuda_destroy(ctx);
       return rc;

@@ -2,6 +2,7 @@
 #ifndef GPUIMG_PIPELINE_H
 #define GPUIMG_PIPELINE_H
 
+#include "jpeg_batch.h"
 #include "run.h"
 
 /* One thread's runner: the CPU backend, or one CUDA context (its own non-blocking stream)
@@ -22,6 +23,35 @@ gpuimg_pipeline_t *gpuimg_pipeline_create(const gpuimg_cli_t *cli, int device);
  * pointer. dst receives the result; the caller frees it with gpuimg_image_free(). */
 int gpuimg_pipeline_process(gpuimg_pipeline_t *p, const gpuimg_image_t *src,
                             const gpuimg_image_t *masks, gpuimg_image_t *dst, gpuimg_run_t *run);
+
+/* Device-resident JPEG: a JPEG file's bytes decoded by nvJPEG straight into the runner's
+ * device memory, and the result, when out is set, encoded by nvJPEG from device memory, so
+ * that no pixels cross the host (a CUDA runner in a build with nvJPEG). */
+typedef struct {
+  const uint8_t *jpeg; /* the input file's bytes and name */
+  size_t size;
+  const char *what;
+  int width, height, channels; /* from gpuimg_pipeline_jpeg_info() */
+  gpuimg_jpeg_batch_t *batch;  /* the device's shared hardware decoder, or NULL: decode alone */
+  gpuimg_buf_t *out;           /* NULL: the pixels come back in dst; else the JPEG file here */
+  int quality;
+  const char *out_what;
+} gpuimg_jpeg_io_t;
+
+/* 1 when p decodes and encodes JPEG on its device: a CUDA runner, nvJPEG built in. */
+int gpuimg_pipeline_device_jpeg(const gpuimg_pipeline_t *p);
+
+/* The JPEG's size and channels (1 gray, 3 colour) from its header, with nvJPEG's checks
+ * (gpuimg_nvjpeg_info()): -1 with an input error (exit 3) for what it cannot decode. */
+int gpuimg_pipeline_jpeg_info(gpuimg_pipeline_t *p, const uint8_t *jpeg, size_t n,
+                              const char *what, int *width, int *height, int *channels);
+
+/* gpuimg_pipeline_process() from a device-resident JPEG: a decode stage (host clock,
+ * codec nvjpeg, the wait for a shared batch included) instead of the upload, and with
+ * io->out an encode stage (codec nvjpeg) instead of the download; dst is then left empty. */
+int gpuimg_pipeline_process_jpeg(gpuimg_pipeline_t *p, const gpuimg_jpeg_io_t *io,
+                                 const gpuimg_image_t *masks, gpuimg_image_t *dst,
+                                 gpuimg_run_t *run);
 
 /* Pinned and device allocations made so far (0 on the CPU): constant in steady state. */
 int gpuimg_pipeline_allocations(const gpuimg_pipeline_t *p);

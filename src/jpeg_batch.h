@@ -1,0 +1,32 @@
+/* jpeg_batch.h: one GPU's hardware JPEG decoder shared by batch workers, fed in batches. */
+#ifndef GPUIMG_JPEG_BATCH_H
+#define GPUIMG_JPEG_BATCH_H
+
+#include "gpuimg.h"
+
+/* A thread with its own CUDA stream and nvJPEG handle on one device. Workers hand it JPEGs
+ * one at a time and wait; it decodes whatever is waiting (up to GPUIMG_NVJPEG_MAX_BATCH
+ * images of the same channel count) in one call to the hardware decoder, so 16 workers
+ * make batches of up to 16 without anyone waiting for a batch to fill. Builds without
+ * nvJPEG have the type and no way to create one. */
+typedef struct gpuimg_jpeg_batch gpuimg_jpeg_batch_t;
+
+/* Starts the decoder thread for CUDA device `device`. NULL with the error set when the
+ * build has no nvJPEG, or the device no hardware JPEG decoder (exit 5). */
+gpuimg_jpeg_batch_t *gpuimg_jpeg_batch_create(int device);
+
+/* Decodes the JPEG (n bytes; one the hardware decoder takes, see
+ * gpuimg_nvjpeg_hw_supported()) into d_dst on the batch's device, width x height x
+ * channels tightly packed, and waits until it is there. 0 when decoded; 1 when its batch
+ * failed (the caller decodes it alone, which names what is wrong); -1 with the error set
+ * when the decoder is closed. *images: how many images its batch had. */
+int gpuimg_jpeg_batch_decode(gpuimg_jpeg_batch_t *jb, const uint8_t *jpeg, size_t n,
+                             uint8_t *d_dst, int width, int channels, int *images);
+
+/* Batches decoded and images in them so far (the batch report's summary). */
+void gpuimg_jpeg_batch_counts(gpuimg_jpeg_batch_t *jb, long *batches, long *images);
+
+/* Stops the thread (after the batch in progress) and frees everything. */
+void gpuimg_jpeg_batch_destroy(gpuimg_jpeg_batch_t *jb);
+
+#endif
