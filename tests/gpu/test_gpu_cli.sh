@@ -192,5 +192,76 @@ PY
     fail=1
   fi
   BATCH_IN="$nj/in/*.jpg" batch nvjpeg blur -r 8 --codec nvjpeg --format jpg
+  BATCH_IN="$nj/in/*.jpg" batch nvjpeg-png gray --codec nvjpeg --format png
+
+  # Device-resident batches: a mix the hardware decoder takes (baseline colour of several
+  # sizes, gray) and does not (progressive: nvJPEG's CUDA decoder), a PNG (host decode), and
+  # a truncated JPEG (exit 3, no output, the others converted). The outputs are the same
+  # bytes whether the JPEGs are decoded in shared batches (-j 8), each alone
+  # (GPUIMG_JPEG_BATCH=0) or through the host codec interface (--backend cpu).
+  mix=$nj/mix
+  mkdir -p "$mix"
+  python3 - "$mix" "$nj/in/s1.jpg" <<'PY' || { echo "FAIL nvjpeg-mix: making inputs"; fail=1; }
+import sys
+import cv2
+import numpy as np
+d, src = sys.argv[1], sys.argv[2]
+img = cv2.imread(src, cv2.IMREAD_COLOR)
+rng = np.random.default_rng(7)
+for i, (w, h) in enumerate(((1024, 768), (640, 480), (333, 211), (64, 64), (17, 9), (1, 1))):
+    im = cv2.resize(img, (w, h), interpolation=cv2.INTER_AREA)
+    for k in range(3):
+        noisy = np.clip(im.astype(int) + rng.integers(-20, 21, im.shape), 0, 255).astype(np.uint8)
+        cv2.imwrite("%s/c%d-%d.jpg" % (d, i, k), noisy, [cv2.IMWRITE_JPEG_QUALITY, 85 + k * 5])
+cv2.imwrite(d + "/gray.jpg", cv2.cvtColor(img, cv2.COLOR_BGR2GRAY), [cv2.IMWRITE_JPEG_QUALITY, 90])
+cv2.imwrite(d + "/prog.jpg", img, [cv2.IMWRITE_JPEG_QUALITY, 90, cv2.IMWRITE_JPEG_PROGRESSIVE, 1])
+cv2.imwrite(d + "/plain.png", img)
+data = open("%s/c0-0.jpg" % d, "rb").read()
+open(d + "/cut.jpg", "wb").write(data[: len(data) // 2])
+PY
+  mixrun() { # out dir, GPUIMG_JPEG_BATCH, then options
+    local out=$1 share=$2
+    shift 2
+    rm -rf "$out"
+    GPUIMG_JPEG_BATCH=$share "$GPUIMG" blur -r 5 --codec nvjpeg --format jpg -q -o "$out" \
+      --report "$out.jsonl" "$@" "$mix"/*.jpg "$mix"/*.png 2>"$out.err"
+    echo $?
+  }
+  r1=$(mixrun "$nj/m-b8" 1 --backend cuda -j 8)
+  r2=$(mixrun "$nj/m-a8" 0 --backend cuda -j 8)
+  r3=$(mixrun "$nj/m-c1" 1 --backend cuda -j 1)
+  r4=$(mixrun "$nj/m-p4" 1 --backend cpu -j 4)
+  if [ "$r1$r2$r3$r4" = 3333 ] && [ ! -e "$nj/m-b8/cut.jpg" ] &&
+    grep -q "cut.jpg: cannot decode JPEG" "$nj/m-b8.err" &&
+    diff -rq "$nj/m-b8" "$nj/m-a8" && diff -rq "$nj/m-b8" "$nj/m-c1" &&
+    diff -rq "$nj/m-b8" "$nj/m-p4" &&
+    python3 - "$nj/m-b8.jsonl" "$nj/m-a8.jsonl" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
+s = lines[-1]
+n = len(lines) - 1
+assert s["converted"] == n - 1 and s["failed"] == 1, s
+assert s["jpeg_batches"] >= 1 and s["jpeg_batched_images"] >= 1, s
+for o in lines[:-1]:
+    if o["status"] != "ok":
+        assert o["exit_code"] == 3 and "cut.jpg" in o["error"], o
+        continue
+    names = [st["name"] for st in o["stages"]]
+    if o["input"]["name"].endswith(".png"):
+        assert names == ["read", "decode", "upload", "blur", "download", "encode", "write"], names
+    else:  # decoded and encoded on the device: no pixels cross the host
+        assert names == ["read", "decode", "blur", "encode", "write"], names
+        codecs = {st["name"]: st.get("codec") for st in o["stages"]}
+        assert codecs["decode"] == "nvjpeg" and codecs["encode"] == "nvjpeg", codecs
+alone = [json.loads(l) for l in open(sys.argv[2], encoding="utf-8")][-1]
+assert alone["jpeg_batches"] == 0, alone
+print("nvjpeg-mix: %d images in %d shared batches" % (s["jpeg_batched_images"], s["jpeg_batches"]))
+PY
+  then
+    echo "ok   nvjpeg-mix"
+  else
+    echo "FAIL nvjpeg-mix: exits $r1 $r2 $r3 $r4: $(cat "$nj/m-b8.err")"
+    fail=1
+  fi
 fi
 exit $fail
