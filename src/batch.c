@@ -105,6 +105,7 @@ struct batch {
   int device_jpeg;
   gpuimg_jpeg_batch_t *jpeg[MAX_DEVICES];
   long jpeg_batches, jpeg_batch_images;
+  double jpeg_batch_ms;
   gpuimg_image_t masks[GPUIMG_MAX_STEPS];
   /* Stage names of the report's stage_ms and the summary's totals. */
   char keys[MAX_KEYS][48];
@@ -661,9 +662,9 @@ static int convert_on_device(batch_t *b, worker_t *wk, item_t *it, gpuimg_run_t 
   run->in_h = h;
   run->in_c = c;
   it->iv[IV_LOAD][1] = it->iv[IV_PIPE][0] = t0;
-  gpuimg_jpeg_io_t io = {file->data, file->size, it->input, w, h, c, wk->jpeg,
-                         it->format == GPUIMG_FORMAT_JPEG ? &encoded : NULL, cli->quality,
-                         it->output};
+  gpuimg_jpeg_io_t io = {file->data, file->size, it->input, w, h, c, gpuimg_now_ms() - t0,
+                         wk->jpeg, it->format == GPUIMG_FORMAT_JPEG ? &encoded : NULL,
+                         cli->quality, it->output};
   int prc = gpuimg_pipeline_process_jpeg(wk->pipe, &io, b->masks, &dst, run);
   it->iv[IV_PIPE][1] = it->iv[IV_STORE][0] = t0 = gpuimg_now_ms();
   if (prc < 0)
@@ -1077,6 +1078,7 @@ static char *summary_json(batch_t *b, worker_t *workers, int nworkers, int conve
   /* --codec nvjpeg: calls to the shared hardware JPEG decoder and the images they took */
   cJSON_AddNumberToObject(root, "jpeg_batches", (double)b->jpeg_batches);
   cJSON_AddNumberToObject(root, "jpeg_batched_images", (double)b->jpeg_batch_images);
+  cJSON_AddNumberToObject(root, "jpeg_batch_ms", rnd4(b->jpeg_batch_ms));
   cJSON_AddNumberToObject(root, "exit_status", status);
   text = cJSON_PrintUnformatted(root);
   cJSON_Delete(root);
@@ -1112,9 +1114,11 @@ static void stop_device_jpeg(batch_t *b)
 {
   for (int d = 0; d < b->ndevices; d++) {
     long batches = 0, images = 0;
+    double ms = 0;
     if (!b->jpeg[d])
       continue;
-    gpuimg_jpeg_batch_counts(b->jpeg[d], &batches, &images);
+    gpuimg_jpeg_batch_counts(b->jpeg[d], &batches, &images, &ms);
+    b->jpeg_batch_ms += ms;
     b->jpeg_batches += batches;
     b->jpeg_batch_images += images;
     gpuimg_jpeg_batch_destroy(b->jpeg[d]);

@@ -39,6 +39,7 @@ struct gpuimg_jpeg_batch {
   int error_code;
   char error[512];
   long batches, images;
+  double busy_ms; /* inside the decoder's calls */
 };
 
 /* Takes up to GPUIMG_NVJPEG_MAX_BATCH waiting requests with the first one's channel count,
@@ -97,11 +98,14 @@ static void *decoder_main(void *arg)
     }
     /* A failed batch is decoded again image by image by its requesters, each with its own
      * handle, which also says which image is bad and why. */
+    double t0 = gpuimg_now_ms();
     int rc = gpuimg_nvjpeg_decode_batch(nj, n, jpegs, sizes, dsts, widths, batch[0]->channels);
+    double t1 = gpuimg_now_ms();
 
     pthread_mutex_lock(&jb->mu);
     jb->batches++;
     jb->images += n;
+    jb->busy_ms += t1 - t0;
     for (int i = 0; i < n; i++) {
       batch[i]->result = rc < 0 ? 1 : 0;
       batch[i]->images = n;
@@ -182,11 +186,13 @@ int gpuimg_jpeg_batch_decode(gpuimg_jpeg_batch_t *jb, const uint8_t *jpeg, size_
   return r.result;
 }
 
-void gpuimg_jpeg_batch_counts(gpuimg_jpeg_batch_t *jb, long *batches, long *images)
+void gpuimg_jpeg_batch_counts(gpuimg_jpeg_batch_t *jb, long *batches, long *images,
+                              double *busy_ms)
 {
   pthread_mutex_lock(&jb->mu);
   *batches = jb->batches;
   *images = jb->images;
+  *busy_ms = jb->busy_ms;
   pthread_mutex_unlock(&jb->mu);
 }
 
@@ -220,10 +226,12 @@ int gpuimg_jpeg_batch_decode(gpuimg_jpeg_batch_t *jb, const uint8_t *jpeg, size_
   return -1;
 }
 
-void gpuimg_jpeg_batch_counts(gpuimg_jpeg_batch_t *jb, long *batches, long *images)
+void gpuimg_jpeg_batch_counts(gpuimg_jpeg_batch_t *jb, long *batches, long *images,
+                              double *busy_ms)
 {
   (void)jb;
   *batches = *images = 0;
+  *busy_ms = 0;
 }
 
 void gpuimg_jpeg_batch_destroy(gpuimg_jpeg_batch_t *jb)

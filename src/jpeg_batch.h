@@ -23,8 +23,10 @@ gpuimg_jpeg_batch_t *gpuimg_jpeg_batch_create(int device);
 int gpuimg_jpeg_batch_decode(gpuimg_jpeg_batch_t *jb, const uint8_t *jpeg, size_t n,
                              uint8_t *d_dst, int width, int channels, int *images);
 
-/* Batches decoded and images in them so far (the batch report's summary). */
-void gpuimg_jpeg_batch_counts(gpuimg_jpeg_batch_t *jb, long *batches, long *images);
+/* Batches decoded, images in them, and milliseconds inside the decoder's calls so far (the
+ * batch report's summary). */
+void gpuimg_jpeg_batch_counts(gpuimg_jpeg_batch_t *jb, long *batches, long *images,
+                              double *busy_ms);
 
 /* Stops the thread (after the batch in progress) and frees everything. */
 void gpuimg_jpeg_batch_destroy(gpuimg_jpeg_batch_t *jb);

@@ -175,7 +175,7 @@ static int decode_jpeg(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_jpeg_
   gpuimg_stage_t *s = gpuimg_run_stage(run, "decode", -1, 0, 1);
   if (!s)
     return -1;
-  s->ms[0] = gpuimg_now_ms() - t0;
+  s->ms[0] = gpuimg_now_ms() - t0 + io->header_ms;
   s->codec = "nvjpeg";
   s->bytes = io->size + in_bytes;
   return 0;

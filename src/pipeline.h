@@ -32,6 +32,7 @@ typedef struct {
   size_t size;
   const char *what;
   int width, height, channels; /* from gpuimg_pipeline_jpeg_info() */
+  double header_ms;            /* its time, counted in the decode stage */
   gpuimg_jpeg_batch_t *batch;  /* the device's shared hardware decoder, or NULL: decode alone */
   gpuimg_buf_t *out;           /* NULL: the pixels come back in dst; else the JPEG file here */
   int quality;

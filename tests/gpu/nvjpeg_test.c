@@ -1,6 +1,7 @@
 /* nvjpeg_test.c: nvJPEG decode and encode against stb (suite gpu; 77 = no device); --bench N
  * times them. */
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -509,6 +510,107 @@ static void report_times(const char *what, float *t, int n)
          sum / n, t[0], n);
 }
 
+/* Batched hardware decodes of one image repeated: images per second for each batch size. */
+static int bench_batches(gpuimg_cuda_t *ctx, decoder_t *decs, int ndecs, const gpuimg_buf_t *jpeg,
+                         const gpuimg_image_t *src)
+{
+  gpuimg_nvjpeg_t *hw = NULL;
+  for (int i = 0; i < ndecs; i++)
+    if (decs[i].backend == GPUIMG_NVJPEG_HARDWARE)
+      hw = decs[i].nj;
+  if (!hw) {
+    printf("bench batches: no hardware decoder\n");
+    return 0;
+  }
+  size_t n = gpuimg_image_bytes(src->width, src->height, 3);
+  uint8_t *d = gpuimg_cuda_dev_alloc(n * GPUIMG_NVJPEG_MAX_BATCH);
+  const uint8_t *jpegs[GPUIMG_NVJPEG_MAX_BATCH];
+  size_t sizes[GPUIMG_NVJPEG_MAX_BATCH];
+  uint8_t *dsts[GPUIMG_NVJPEG_MAX_BATCH];
+  int widths[GPUIMG_NVJPEG_MAX_BATCH];
+  if (!d)
+    return -1;
+  (void)ctx;
+  for (int i = 0; i < GPUIMG_NVJPEG_MAX_BATCH; i++) {
+    jpegs[i] = jpeg->data;
+    sizes[i] = jpeg->size;
+    dsts[i] = d + n * (size_t)i;
+    widths[i] = src->width;
+  }
+  for (int b = 1; b <= GPUIMG_NVJPEG_MAX_BATCH; b *= 2) {
+    int calls = 0;
+    double t0 = 0;
+    for (int r = -2; r < 20; r++) {
+      if (r == 0)
+        t0 = gpuimg_now_ms();
+      if (gpuimg_nvjpeg_decode_batch(hw, b, jpegs, sizes, dsts, widths, 3) < 0)
+        return -1;
+      calls += r >= 0;
+    }
+    double ms = (gpuimg_now_ms() - t0) / calls;
+    printf("bench batch %2d: %8.3f ms per call, %8.1f images/s\n", b, ms, b * 1000.0 / ms);
+  }
+  gpuimg_cuda_dev_free(d);
+  return 0;
+}
+
+typedef struct {
+  const gpuimg_buf_t *jpeg;
+  size_t bytes;
+  int info_only, done, failed;
+  double until;
+} bench_thread_t;
+
+static void *bench_thread(void *arg)
+{
+  bench_thread_t *bt = arg;
+  gpuimg_cuda_t *ctx = gpuimg_cuda_create(-1);
+  gpuimg_nvjpeg_t *nj = ctx ? gpuimg_nvjpeg_create(ctx, GPUIMG_NVJPEG_AUTO) : NULL;
+  uint8_t *d = nj ? gpuimg_cuda_dev_alloc(bt->bytes) : NULL;
+  bt->failed = d == NULL;
+  while (d && gpuimg_now_ms() < bt->until) {
+    int w, h, c;
+    if (gpuimg_nvjpeg_info(nj, bt->jpeg->data, bt->jpeg->size, "bench.jpg", &w, &h, &c) < 0 ||
+        (!bt->info_only && gpuimg_nvjpeg_decode_device(nj, bt->jpeg->data, bt->jpeg->size,
+                                                       "bench.jpg", d, 3, NULL) < 0)) {
+      bt->failed = 1;
+      break;
+    }
+    bt->done++;
+  }
+  gpuimg_cuda_dev_free(d);
+  gpuimg_nvjpeg_destroy(nj);
+  gpuimg_cuda_destroy(ctx);
+  return NULL;
+}
+
+/* Threads with a handle each (as batch workers have), decoding for a second: images/s. */
+static int bench_threads(const gpuimg_buf_t *jpeg, const gpuimg_image_t *src)
+{
+  static const int counts[] = {1, 4, 16};
+  for (int info_only = 1; info_only >= 0; info_only--)
+    for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
+      int nt = counts[k], done = 0, failed = 0;
+      bench_thread_t bt[16];
+      pthread_t th[16];
+      double t0 = gpuimg_now_ms();
+      for (int i = 0; i < nt; i++) {
+        bt[i] = (bench_thread_t){jpeg, gpuimg_image_bytes(src->width, src->height, 3), info_only,
+                                 0, 0, t0 + 1500};
+        pthread_create(&th[i], NULL, bench_thread, &bt[i]);
+      }
+      for (int i = 0; i < nt; i++) {
+        pthread_join(th[i], NULL);
+        done += bt[i].done;
+        failed |= bt[i].failed;
+      }
+      double s = (gpuimg_now_ms() - t0) / 1000.0;
+      printf("bench threads %2d %-14s %8.1f images/s%s\n", nt,
+             info_only ? "header only" : "header+decode", done / s, failed ? " (FAILED)" : "");
+    }
+  return 0;
+}
+
 /* --bench N: host wall-clock ms per decode (each decoder) and per encode of a 1024x768 image
  * (the sample), after two unrecorded runs. */
 static int bench(gpuimg_cuda_t *ctx, decoder_t *decs, int ndecs, const gpuimg_image_t *src,
@@ -557,8 +659,20 @@ static int bench(gpuimg_cuda_t *ctx, decoder_t *decs, int ndecs, const gpuimg_im
     snprintf(what, sizeof what, "encode %s q90 (%zu bytes)", c == 3 ? "RGB 4:2:0" : "gray", size);
     report_times(what, t, runs);
   }
+  /* The header parse alone (gpuimg_nvjpeg_info), on the AUTO handle. */
+  for (int r = -2; r < runs; r++) {
+    int w, h, c;
+    double t0 = gpuimg_now_ms();
+    if (gpuimg_nvjpeg_info(decs[ndecs > 1].nj, jpeg.data, jpeg.size, "bench.jpg", &w, &h, &c) < 0)
+      return -1;
+    if (r >= 0)
+      t[r] = (float)(gpuimg_now_ms() - t0);
+  }
+  report_times("header (gpuimg_nvjpeg_info)", t, runs);
   gpuimg_cuda_dev_free(d_img);
   gpuimg_image_free(&gray);
+  if (bench_batches(ctx, decs, ndecs, &jpeg, src) < 0 || bench_threads(&jpeg, src) < 0)
+    return -1;
   gpuimg_buf_free(&jpeg);
   free(t);
   return 0;
