@@ -649,7 +649,7 @@ static int convert_on_device(batch_t *b, worker_t *wk, item_t *it, gpuimg_run_t 
   int w, h, c, rc = -1;
   double t0 = gpuimg_now_ms();
 
-  if (gpuimg_pipeline_jpeg_info(wk->pipe, file->data, file->size, it->input, &w, &h, &c) < 0)
+  if (gpuimg_pipeline_jpeg_info(wk->pipe, wk->jpeg, file->data, file->size, it->input, &w, &h, &c) < 0)
     return -1;
   if ((uint64_t)w * (uint64_t)h > cli->max_pixels) {
     gpuimg_error_set(GPUIMG_EXIT_INPUT, it->input, "image is %dx%d, over the limit of %llu pixels",
@@ -1087,9 +1087,9 @@ static char *summary_json(batch_t *b, worker_t *workers, int nworkers, int conve
 
 /* ---- main ---- */
 
-/* --codec nvjpeg on CUDA: device-resident JPEG, with one shared batched decoder per device
- * where the GPU has a hardware JPEG decoder (GPUIMG_JPEG_BATCH=0 turns the sharing off:
- * each worker decodes alone). Worker threads then wait on the device instead of spinning
+/* --codec nvjpeg on CUDA: device-resident JPEG, with one decoder thread per device that
+ * decodes batches where the GPU has a hardware JPEG decoder (GPUIMG_JPEG_BATCH=0 turns the
+ * batches off: each worker decodes alone) and whose nvJPEG library handles the workers share. Worker threads then wait on the device instead of spinning
  * (GPUIMG_CUDA_SYNC=spin keeps CUDA's default), so that a waiting worker leaves its core
  * to the codecs of the others. */
 static void start_device_jpeg(batch_t *b)
@@ -1103,11 +1103,11 @@ static void start_device_jpeg(batch_t *b)
 #endif
   b->device_jpeg = b->use_cuda && b->cli.codec == GPUIMG_CODEC_NVJPEG && gpuimg_codec_have_nvjpeg();
   const char *share = getenv("GPUIMG_JPEG_BATCH");
-  if (!b->device_jpeg || (share && strcmp(share, "0") == 0))
+  if (!b->device_jpeg)
     return;
   for (int d = 0; d < b->ndevices; d++)
-    if (!(b->jpeg[d] = gpuimg_jpeg_batch_create(b->devices[d])))
-      gpuimg_error_clear(); /* no hardware decoder: each worker decodes alone */
+    if (!(b->jpeg[d] = gpuimg_jpeg_batch_create(b->devices[d], !(share && strcmp(share, "0") == 0))))
+      gpuimg_error_clear(); /* each worker makes its own handles: slower, and it reports */
 }
 
 static void stop_device_jpeg(batch_t *b)

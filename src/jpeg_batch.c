@@ -4,7 +4,9 @@
  * batch of many images keeps the decoder's engines busy where many calls of one image each
  * (one per worker) queue behind each other. Requests wait in a list; the thread takes
  * everything of one channel count that is waiting, decodes it in one call and wakes the
- * requesters. No timer: a batch is whatever arrived while the previous one was decoding. */
+ * requesters. No timer: a batch is whatever arrived while the previous one was decoding.
+ * The thread's nvJPEG handle is also the parent of the workers' (gpuimg_nvjpeg_create_shared):
+ * nvJPEG's library handles are made once per device, not once per worker. */
 #include "jpeg_batch.h"
 
 #ifdef GPUIMG_HAVE_NVJPEG
@@ -28,6 +30,8 @@ typedef struct request {
 
 struct gpuimg_jpeg_batch {
   int device;
+  int batching;       /* asked for; and the decoder has the hardware (after set-up) */
+  gpuimg_nvjpeg_t *nj; /* the thread's handle: the parent of the workers' */
   pthread_t thread;
   pthread_mutex_t mu;
   pthread_cond_t work; /* a request arrived, or stop */
@@ -67,11 +71,13 @@ static void *decoder_main(void *arg)
 {
   gpuimg_jpeg_batch_t *jb = arg;
   gpuimg_cuda_t *ctx = gpuimg_cuda_create(jb->device);
-  gpuimg_nvjpeg_t *nj = ctx ? gpuimg_nvjpeg_create(ctx, GPUIMG_NVJPEG_HARDWARE) : NULL;
+  gpuimg_nvjpeg_t *nj = ctx ? gpuimg_nvjpeg_create(ctx, GPUIMG_NVJPEG_AUTO) : NULL;
 
   pthread_mutex_lock(&jb->mu);
   jb->started = 1;
   jb->ok = nj != NULL;
+  jb->nj = nj;
+  jb->batching = jb->batching && nj && gpuimg_nvjpeg_hardware(nj, NULL);
   if (!nj) {
     jb->error_code = gpuimg_error_code();
     snprintf(jb->error, sizeof jb->error, "%s", gpuimg_error_message());
@@ -127,7 +133,7 @@ static void *decoder_main(void *arg)
   return NULL;
 }
 
-gpuimg_jpeg_batch_t *gpuimg_jpeg_batch_create(int device)
+gpuimg_jpeg_batch_t *gpuimg_jpeg_batch_create(int device, int batching)
 {
   gpuimg_jpeg_batch_t *jb = calloc(1, sizeof *jb);
   if (!jb) {
@@ -135,6 +141,7 @@ gpuimg_jpeg_batch_t *gpuimg_jpeg_batch_create(int device)
     return NULL;
   }
   jb->device = device;
+  jb->batching = batching;
   pthread_mutex_init(&jb->mu, NULL);
   pthread_cond_init(&jb->work, NULL);
   pthread_cond_init(&jb->done, NULL);
@@ -160,6 +167,16 @@ gpuimg_jpeg_batch_t *gpuimg_jpeg_batch_create(int device)
     return NULL;
   }
   return jb;
+}
+
+int gpuimg_jpeg_batch_batching(const gpuimg_jpeg_batch_t *jb)
+{
+  return jb->batching;
+}
+
+gpuimg_nvjpeg_t *gpuimg_jpeg_batch_parent(gpuimg_jpeg_batch_t *jb)
+{
+  return jb->nj;
 }
 
 int gpuimg_jpeg_batch_decode(gpuimg_jpeg_batch_t *jb, const uint8_t *jpeg, size_t n,
@@ -211,9 +228,9 @@ void gpuimg_jpeg_batch_destroy(gpuimg_jpeg_batch_t *jb)
   free(jb);
 }
 #else
-gpuimg_jpeg_batch_t *gpuimg_jpeg_batch_create(int device)
+gpuimg_jpeg_batch_t *gpuimg_jpeg_batch_create(int device, int batching)
 {
-  (void)device;
+  (void)device, (void)batching;
   gpuimg_error_set(GPUIMG_EXIT_DEVICE, "", "this gpuimg was built without nvJPEG");
   return NULL;
 }
@@ -224,6 +241,12 @@ int gpuimg_jpeg_batch_decode(gpuimg_jpeg_batch_t *jb, const uint8_t *jpeg, size_
   (void)jb, (void)jpeg, (void)n, (void)d_dst, (void)width, (void)channels, (void)images;
   gpuimg_error_set(GPUIMG_EXIT_DEVICE, "", "this gpuimg was built without nvJPEG");
   return -1;
+}
+
+int gpuimg_jpeg_batch_batching(const gpuimg_jpeg_batch_t *jb)
+{
+  (void)jb;
+  return 0;
 }
 
 void gpuimg_jpeg_batch_counts(gpuimg_jpeg_batch_t *jb, long *batches, long *images,

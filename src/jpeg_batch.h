@@ -11,9 +11,20 @@
  * nvJPEG have the type and no way to create one. */
 typedef struct gpuimg_jpeg_batch gpuimg_jpeg_batch_t;
 
-/* Starts the decoder thread for CUDA device `device`. NULL with the error set when the
- * build has no nvJPEG, or the device no hardware JPEG decoder (exit 5). */
-gpuimg_jpeg_batch_t *gpuimg_jpeg_batch_create(int device);
+/* Starts the decoder thread for CUDA device `device`, with its nvJPEG handle. batching 0:
+ * no batches (each worker decodes alone), only the handle to share. NULL with the error set
+ * when the build has no nvJPEG or nvJPEG fails (exit 5). */
+gpuimg_jpeg_batch_t *gpuimg_jpeg_batch_create(int device, int batching);
+
+/* 1 when it decodes batches: asked to, and the device has a hardware JPEG decoder. */
+int gpuimg_jpeg_batch_batching(const gpuimg_jpeg_batch_t *jb);
+
+#ifdef GPUIMG_HAVE_NVJPEG
+#include "gpuimg_kernels.h"
+/* The thread's handle, whose library handles the workers share through
+ * gpuimg_nvjpeg_create_shared(); valid until gpuimg_jpeg_batch_destroy(). */
+gpuimg_nvjpeg_t *gpuimg_jpeg_batch_parent(gpuimg_jpeg_batch_t *jb);
+#endif
 
 /* Decodes the JPEG (n bytes; one the hardware decoder takes, see
  * gpuimg_nvjpeg_hw_supported()) into d_dst on the batch's device, width x height x

@@ -147,12 +147,15 @@ static void buffers_free(cuda_buffers_t *b)
 }
 
 #ifdef GPUIMG_HAVE_NVJPEG
-/* The runner's nvJPEG handle: the hardware decoder where the GPU has one, else CUDA's. */
-static int need_nvjpeg(gpuimg_cuda_t *ctx, cuda_buffers_t *b)
+/* The runner's nvJPEG handle: the hardware decoder where the GPU has one, else CUDA's;
+ * sharing the library handles of jb's (batch mode) where there is one. */
+static int need_nvjpeg(gpuimg_cuda_t *ctx, cuda_buffers_t *b, gpuimg_jpeg_batch_t *jb)
 {
-  if (!b->nj && !(b->nj = gpuimg_nvjpeg_create(ctx, GPUIMG_NVJPEG_AUTO)))
-    return -1;
-  return 0;
+  if (b->nj)
+    return 0;
+  b->nj = jb ? gpuimg_nvjpeg_create_shared(ctx, gpuimg_jpeg_batch_parent(jb))
+             : gpuimg_nvjpeg_create(ctx, GPUIMG_NVJPEG_AUTO);
+  return b->nj ? 0 : -1;
 }
 
 /* Decodes io's JPEG into b->d_src: in the device's shared batch where there is one and the
@@ -162,9 +165,10 @@ static int decode_jpeg(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_jpeg_
 {
   double t0 = gpuimg_now_ms();
   int rc = 1;
-  if (need_nvjpeg(ctx, b) < 0 || grow_dev(b, &b->d_src, &b->d_src_cap, in_bytes) < 0)
+  if (need_nvjpeg(ctx, b, io->batch) < 0 || grow_dev(b, &b->d_src, &b->d_src_cap, in_bytes) < 0)
     return -1;
-  if (io->batch && gpuimg_nvjpeg_hw_supported(b->nj, io->jpeg, io->size))
+  if (io->batch && gpuimg_jpeg_batch_batching(io->batch) &&
+      gpuimg_nvjpeg_hw_supported(b->nj, io->jpeg, io->size))
     rc = gpuimg_jpeg_batch_decode(io->batch, io->jpeg, io->size, b->d_src, io->width,
                                   io->channels, NULL);
   if (rc < 0)
@@ -188,7 +192,7 @@ static int encode_jpeg(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_jpeg_
   double t0 = gpuimg_now_ms();
   uint8_t *bytes = NULL;
   size_t size = 0;
-  if (need_nvjpeg(ctx, b) < 0 ||
+  if (need_nvjpeg(ctx, b, io->batch) < 0 ||
       gpuimg_nvjpeg_encode_device(b->nj, d_img, w, h, c, io->quality, io->out_what, &bytes, &size,
                                   NULL) < 0)
     return -1;
@@ -407,16 +411,16 @@ int gpuimg_pipeline_device_jpeg(const gpuimg_pipeline_t *p)
 #endif
 }
 
-int gpuimg_pipeline_jpeg_info(gpuimg_pipeline_t *p, const uint8_t *jpeg, size_t n,
-                              const char *what, int *width, int *height, int *channels)
+int gpuimg_pipeline_jpeg_info(gpuimg_pipeline_t *p, gpuimg_jpeg_batch_t *jb, const uint8_t *jpeg,
+                              size_t n, const char *what, int *width, int *height, int *channels)
 {
 #if defined(GPUIMG_HAVE_CUDA) && defined(GPUIMG_HAVE_NVJPEG)
   if (p->ctx)
-    return need_nvjpeg(p->ctx, &p->buffers) < 0
+    return need_nvjpeg(p->ctx, &p->buffers, jb) < 0
                ? -1
                : gpuimg_nvjpeg_info(p->buffers.nj, jpeg, n, what, width, height, channels);
 #endif
-  (void)p, (void)jpeg, (void)n, (void)width, (void)height, (void)channels;
+  (void)p, (void)jb, (void)jpeg, (void)n, (void)width, (void)height, (void)channels;
   gpuimg_error_set(GPUIMG_EXIT_DEVICE, what, "no device JPEG decoder in this runner");
   return -1;
 }
