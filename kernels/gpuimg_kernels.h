@@ -144,15 +144,11 @@ typedef enum {
 } gpuimg_nvjpeg_backend_t;
 
 /* Creates a handle on ctx (which must outlive it). AUTO without a hardware decoder is not
- * an error. NULL with the error set. Free with gpuimg_nvjpeg_destroy(). */
+ * an error. NULL with the error set. Free with gpuimg_nvjpeg_destroy(). Slow: on an H200
+ * 0.15-0.3 s for one thread, serialised across threads (16 at once: 5.8 s), so batch mode
+ * makes one per device (src/jpeg_batch.c). */
 gpuimg_nvjpeg_t *gpuimg_nvjpeg_create(gpuimg_cuda_t *ctx, gpuimg_nvjpeg_backend_t backend);
 void gpuimg_nvjpeg_destroy(gpuimg_nvjpeg_t *nj);
-
-/* A handle for another thread that shares parent's nvJPEG library handles (creating those
- * costs tens to hundreds of milliseconds, serialised across threads; nvJPEG's library
- * handles are thread-safe) and has its own decoder and encoder states on ctx, which must be
- * on parent's device. parent must outlive it. NULL with the error set. */
-gpuimg_nvjpeg_t *gpuimg_nvjpeg_create_shared(gpuimg_cuda_t *ctx, const gpuimg_nvjpeg_t *parent);
 
 /* nvJPEG's version (e.g. 13, 0, 1); zeros when unknown. */
 void gpuimg_nvjpeg_version(int *major, int *minor, int *patch);

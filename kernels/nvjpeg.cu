@@ -21,7 +21,6 @@
 struct gpuimg_nvjpeg {
   gpuimg_cuda_t *ctx; // device and stream; not owned
   gpuimg_nvjpeg_backend_t backend;
-  int shared; // handle and hw_handle belong to another gpuimg_nvjpeg_t (create_shared)
   nvjpegHandle_t handle;
   nvjpegJpegState_t state;          // nvjpegDecode()'s state, reused between images
   nvjpegJpegStream_t header;        // parsed header for gpuimg_nvjpeg_info()
@@ -30,7 +29,7 @@ struct gpuimg_nvjpeg {
   nvjpegHandle_t hw_handle;         // NULL: no hardware decoder
   nvjpegJpegState_t hw_state;
   nvjpegJpegStream_t hw_header;
-  int hw_format;      // output format hw_state is initialised for; -1 for none
+  int hw_format; // output format hw_state is initialised for; -1 for none
   // Batched decodes on the hardware decoder (gpuimg_nvjpeg_decode_batch): one state per
   // batch size, since a state is initialised for one size, and the format it has.
   nvjpegJpegState_t batch_state[GPUIMG_NVJPEG_MAX_BATCH + 1];
@@ -137,7 +136,7 @@ void hw_close(gpuimg_nvjpeg_t *nj)
     (void)nvjpegJpegStreamDestroy(nj->hw_header);
   if (nj->hw_state)
     (void)nvjpegJpegStateDestroy(nj->hw_state);
-  if (nj->hw_handle && !nj->shared)
+  if (nj->hw_handle)
     (void)nvjpegDestroy(nj->hw_handle);
   nj->hw_header = NULL;
   nj->hw_state = NULL;
@@ -239,7 +238,7 @@ extern "C" void gpuimg_nvjpeg_destroy(gpuimg_nvjpeg_t *nj)
     (void)nvjpegJpegStreamDestroy(nj->header);
   if (nj->state)
     (void)nvjpegJpegStateDestroy(nj->state);
-  if (nj->handle && !nj->shared)
+  if (nj->handle)
     (void)nvjpegDestroy(nj->handle);
   cudaGetLastError(); // no teardown error for a later launch check
   free(nj);
@@ -271,47 +270,6 @@ extern "C" gpuimg_nvjpeg_t *gpuimg_nvjpeg_create(gpuimg_cuda_t *ctx,
       gpuimg_error_set(GPUIMG_EXIT_DEVICE, "nvjpeg", "no hardware JPEG decoder on %s: %s",
                        ctx->prop.name, nj->hw_why);
       return -1;
-    }
-    return 0;
-  }();
-  if (rc < 0) {
-    gpuimg_nvjpeg_destroy(nj);
-    return NULL;
-  }
-  return nj;
-}
-
-extern "C" gpuimg_nvjpeg_t *gpuimg_nvjpeg_create_shared(gpuimg_cuda_t *ctx,
-                                                        const gpuimg_nvjpeg_t *parent)
-{
-  if (parent->ctx->device != ctx->device) {
-    gpuimg_error_set(GPUIMG_EXIT_FAILURE, "nvjpeg", "a shared handle of device %d used on %d",
-                     parent->ctx->device, ctx->device);
-    return NULL;
-  }
-  gpuimg_nvjpeg_t *nj = (gpuimg_nvjpeg_t *)calloc(1, sizeof *nj);
-  if (!nj) {
-    gpuimg_error_set(GPUIMG_EXIT_FAILURE, "nvjpeg", "out of memory");
-    return NULL;
-  }
-  nj->ctx = ctx;
-  nj->backend = parent->backend;
-  nj->shared = 1;
-  nj->handle = parent->handle;
-  nj->hw_handle = parent->hw_handle;
-  nj->hw_format = -1;
-  for (int i = 0; i <= GPUIMG_NVJPEG_MAX_BATCH; i++)
-    nj->batch_format[i] = -1;
-  nj->hw_why = parent->hw_why;
-  nj->last = "none";
-  int rc = [&]() -> int {
-    GPUIMG_CUDA_CHECK(cudaSetDevice(ctx->device));
-    // What nvJPEG wants per thread: decoder states and parsed streams.
-    GPUIMG_NVJPEG_CHECK(nvjpegJpegStateCreate(nj->handle, &nj->state));
-    GPUIMG_NVJPEG_CHECK(nvjpegJpegStreamCreate(nj->handle, &nj->header));
-    if (nj->hw_handle) {
-      GPUIMG_NVJPEG_CHECK(nvjpegJpegStateCreate(nj->hw_handle, &nj->hw_state));
-      GPUIMG_NVJPEG_CHECK(nvjpegJpegStreamCreate(nj->hw_handle, &nj->hw_header));
     }
     return 0;
   }();
@@ -547,10 +505,10 @@ extern "C" int gpuimg_nvjpeg_decode_batch(gpuimg_nvjpeg_t *nj, int n, const uint
     dst[i].channel[0] = d_dst[i];
     dst[i].pitch[0] = (size_t)widths[i] * (size_t)channels;
   }
-  nvjpegStatus_t st = nvjpegDecodeBatched(nj->hw_handle, nj->batch_state[n], jpegs, sizes, dst,
-                                          nj->ctx->stream);
-  cudaError_t err = st == NVJPEG_STATUS_SUCCESS ? cudaStreamSynchronize(nj->ctx->stream)
-                                                : cudaSuccess;
+  nvjpegStatus_t st =
+      nvjpegDecodeBatched(nj->hw_handle, nj->batch_state[n], jpegs, sizes, dst, nj->ctx->stream);
+  cudaError_t err =
+      st == NVJPEG_STATUS_SUCCESS ? cudaStreamSynchronize(nj->ctx->stream) : cudaSuccess;
   if (st != NVJPEG_STATUS_SUCCESS) {
     nj->batch_format[n] = -1; // a failed batch needs initialising again
     if (is_data_status(st) || st == NVJPEG_STATUS_BAD_JPEG) {

@@ -71,7 +71,7 @@ typedef struct batch batch_t;
 typedef struct {
   batch_t *b;
   int index;
-  int device; /* CUDA device number, -1 on the CPU */
+  int device;                /* CUDA device number, -1 on the CPU */
   gpuimg_jpeg_batch_t *jpeg; /* its device's shared JPEG decoder, or NULL */
   pthread_t thread;
   int started;
@@ -612,8 +612,7 @@ static int check_masks(const batch_t *b, const item_t *it, int width, int height
 
 /* Writes the encoded image (atomically) and closes the item's timings; t0: when the store
  * interval's writing began. 0, or -1 with the error set (nothing left behind). */
-static int store(batch_t *b, item_t *it, gpuimg_run_t *run, const gpuimg_buf_t *encoded,
-                 double t0)
+static int store(batch_t *b, item_t *it, gpuimg_run_t *run, const gpuimg_buf_t *encoded, double t0)
 {
   gpuimg_output_t out = {0};
   out.fd = -1;
@@ -649,7 +648,8 @@ static int convert_on_device(batch_t *b, worker_t *wk, item_t *it, gpuimg_run_t 
   int w, h, c, rc = -1;
   double t0 = gpuimg_now_ms();
 
-  if (gpuimg_pipeline_jpeg_info(wk->pipe, wk->jpeg, file->data, file->size, it->input, &w, &h, &c) < 0)
+  if (gpuimg_pipeline_jpeg_info(wk->pipe, wk->jpeg, file->data, file->size, it->input, &w, &h, &c) <
+      0)
     return -1;
   if ((uint64_t)w * (uint64_t)h > cli->max_pixels) {
     gpuimg_error_set(GPUIMG_EXIT_INPUT, it->input, "image is %dx%d, over the limit of %llu pixels",
@@ -662,9 +662,17 @@ static int convert_on_device(batch_t *b, worker_t *wk, item_t *it, gpuimg_run_t 
   run->in_h = h;
   run->in_c = c;
   it->iv[IV_LOAD][1] = it->iv[IV_PIPE][0] = t0;
-  gpuimg_jpeg_io_t io = {file->data, file->size, it->input, w, h, c, gpuimg_now_ms() - t0,
-                         wk->jpeg, it->format == GPUIMG_FORMAT_JPEG ? &encoded : NULL,
-                         cli->quality, it->output};
+  gpuimg_jpeg_io_t io = {file->data,
+                         file->size,
+                         it->input,
+                         w,
+                         h,
+                         c,
+                         gpuimg_now_ms() - t0,
+                         wk->jpeg,
+                         it->format == GPUIMG_FORMAT_JPEG ? &encoded : NULL,
+                         cli->quality,
+                         it->output};
   int prc = gpuimg_pipeline_process_jpeg(wk->pipe, &io, b->masks, &dst, run);
   it->iv[IV_PIPE][1] = it->iv[IV_STORE][0] = t0 = gpuimg_now_ms();
   if (prc < 0)
@@ -1087,11 +1095,11 @@ static char *summary_json(batch_t *b, worker_t *workers, int nworkers, int conve
 
 /* ---- main ---- */
 
-/* --codec nvjpeg on CUDA: device-resident JPEG, with one decoder thread per device that
- * decodes batches where the GPU has a hardware JPEG decoder (GPUIMG_JPEG_BATCH=0 turns the
- * batches off: each worker decodes alone) and whose nvJPEG library handles the workers share. Worker threads then wait on the device instead of spinning
- * (GPUIMG_CUDA_SYNC=spin keeps CUDA's default), so that a waiting worker leaves its core
- * to the codecs of the others. */
+/* --codec nvjpeg on CUDA: device-resident JPEG, with one nvJPEG thread per device doing
+ * every worker's nvJPEG work, decoding in batches where the GPU has a hardware JPEG decoder
+ * (GPUIMG_JPEG_BATCH=0: every image alone, for comparison). Worker threads then wait on the device
+ * instead of spinning (GPUIMG_CUDA_SYNC=spin keeps CUDA's default), so that a waiting worker leaves
+ * its core to the codecs of the others. */
 static void start_device_jpeg(batch_t *b)
 {
 #ifdef GPUIMG_HAVE_CUDA
@@ -1106,8 +1114,9 @@ static void start_device_jpeg(batch_t *b)
   if (!b->device_jpeg)
     return;
   for (int d = 0; d < b->ndevices; d++)
-    if (!(b->jpeg[d] = gpuimg_jpeg_batch_create(b->devices[d], !(share && strcmp(share, "0") == 0))))
-      gpuimg_error_clear(); /* each worker makes its own handles: slower, and it reports */
+    if (!(b->jpeg[d] =
+              gpuimg_jpeg_batch_create(b->devices[d], !(share && strcmp(share, "0") == 0))))
+      gpuimg_error_clear(); /* each worker then makes its own handles and reports the failure */
 }
 
 static void stop_device_jpeg(batch_t *b)

@@ -147,34 +147,27 @@ static void buffers_free(cuda_buffers_t *b)
 }
 
 #ifdef GPUIMG_HAVE_NVJPEG
-/* The runner's nvJPEG handle: the hardware decoder where the GPU has one, else CUDA's;
- * sharing the library handles of jb's (batch mode) where there is one. */
-static int need_nvjpeg(gpuimg_cuda_t *ctx, cuda_buffers_t *b, gpuimg_jpeg_batch_t *jb)
+/* The runner's own nvJPEG handle (one-image runs; batch mode uses its device's thread):
+ * the hardware decoder where the GPU has one, else CUDA's. */
+static int need_nvjpeg(gpuimg_cuda_t *ctx, cuda_buffers_t *b)
 {
-  if (b->nj)
-    return 0;
-  b->nj = jb ? gpuimg_nvjpeg_create_shared(ctx, gpuimg_jpeg_batch_parent(jb))
-             : gpuimg_nvjpeg_create(ctx, GPUIMG_NVJPEG_AUTO);
-  return b->nj ? 0 : -1;
+  if (!b->nj && !(b->nj = gpuimg_nvjpeg_create(ctx, GPUIMG_NVJPEG_AUTO)))
+    return -1;
+  return 0;
 }
 
-/* Decodes io's JPEG into b->d_src: in the device's shared batch where there is one and the
- * hardware decoder takes it, else (or when its batch failed) alone on the runner's handle. */
+/* Decodes io's JPEG into b->d_src: by the device's nvJPEG thread where there is one. */
 static int decode_jpeg(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_jpeg_io_t *io,
                        size_t in_bytes, gpuimg_run_t *run)
 {
   double t0 = gpuimg_now_ms();
-  int rc = 1;
-  if (need_nvjpeg(ctx, b, io->batch) < 0 || grow_dev(b, &b->d_src, &b->d_src_cap, in_bytes) < 0)
+  if (grow_dev(b, &b->d_src, &b->d_src_cap, in_bytes) < 0)
     return -1;
-  if (io->batch && gpuimg_jpeg_batch_batching(io->batch) &&
-      gpuimg_nvjpeg_hw_supported(b->nj, io->jpeg, io->size))
-    rc = gpuimg_jpeg_batch_decode(io->batch, io->jpeg, io->size, b->d_src, io->width,
-                                  io->channels, NULL);
-  if (rc < 0)
-    return -1;
-  if (rc == 1 && gpuimg_nvjpeg_decode_device(b->nj, io->jpeg, io->size, io->what, b->d_src,
-                                             io->channels, NULL) < 0)
+  if (io->batch ? gpuimg_jpeg_batch_decode(io->batch, io->jpeg, io->size, io->what, b->d_src,
+                                           io->width, io->height, io->channels) < 0
+                : need_nvjpeg(ctx, b) < 0 ||
+                      gpuimg_nvjpeg_decode_device(b->nj, io->jpeg, io->size, io->what, b->d_src,
+                                                  io->channels, NULL) < 0)
     return -1;
   gpuimg_stage_t *s = gpuimg_run_stage(run, "decode", -1, 0, 1);
   if (!s)
@@ -192,9 +185,11 @@ static int encode_jpeg(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_jpeg_
   double t0 = gpuimg_now_ms();
   uint8_t *bytes = NULL;
   size_t size = 0;
-  if (need_nvjpeg(ctx, b, io->batch) < 0 ||
-      gpuimg_nvjpeg_encode_device(b->nj, d_img, w, h, c, io->quality, io->out_what, &bytes, &size,
-                                  NULL) < 0)
+  if (io->batch ? gpuimg_jpeg_batch_encode(io->batch, d_img, w, h, c, io->quality, io->out_what,
+                                           &bytes, &size) < 0
+                : need_nvjpeg(ctx, b) < 0 ||
+                      gpuimg_nvjpeg_encode_device(b->nj, d_img, w, h, c, io->quality, io->out_what,
+                                                  &bytes, &size, NULL) < 0)
     return -1;
   int rc = gpuimg_buf_append(io->out, bytes, size);
   free(bytes);
@@ -415,8 +410,10 @@ int gpuimg_pipeline_jpeg_info(gpuimg_pipeline_t *p, gpuimg_jpeg_batch_t *jb, con
                               size_t n, const char *what, int *width, int *height, int *channels)
 {
 #if defined(GPUIMG_HAVE_CUDA) && defined(GPUIMG_HAVE_NVJPEG)
+  if (p->ctx && jb)
+    return gpuimg_jpeg_batch_info(jb, jpeg, n, what, UINT64_MAX, width, height, channels);
   if (p->ctx)
-    return need_nvjpeg(p->ctx, &p->buffers, jb) < 0
+    return need_nvjpeg(p->ctx, &p->buffers) < 0
                ? -1
                : gpuimg_nvjpeg_info(p->buffers.nj, jpeg, n, what, width, height, channels);
 #endif
@@ -472,7 +469,8 @@ int gpuimg_pipeline_run(const gpuimg_cli_t *cli, const gpuimg_image_t *src,
         return -1;
       cuda_buffers_t buffers;
       memset(&buffers, 0, sizeof buffers);
-      int rc = run_cuda(ctx, &buffers, cli, src, NULL, masks, dst, run, cli->report || cli->explain);
+      int rc =
+          run_cuda(ctx, &buffers, cli, src, NULL, masks, dst, run, cli->report || cli->explain);
       buffers_free(&buffers);
       gpuimg_cuda_destroy(ctx);
       return rc;

@@ -33,7 +33,7 @@ typedef struct {
   const char *what;
   int width, height, channels; /* from gpuimg_pipeline_jpeg_info() */
   double header_ms;            /* its time, counted in the decode stage */
-  gpuimg_jpeg_batch_t *batch;  /* the device's shared decoder, or NULL (see jpeg_info) */
+  gpuimg_jpeg_batch_t *batch;  /* the device's nvJPEG thread does the work, or NULL: the runner */
   gpuimg_buf_t *out;           /* NULL: the pixels come back in dst; else the JPEG file here */
   int quality;
   const char *out_what;
@@ -43,9 +43,9 @@ typedef struct {
 int gpuimg_pipeline_device_jpeg(const gpuimg_pipeline_t *p);
 
 /* The JPEG's size and channels (1 gray, 3 colour) from its header, with nvJPEG's checks
- * (gpuimg_nvjpeg_info()): -1 with an input error (exit 3) for what it cannot decode. The
- * runner's nvJPEG handle is made by its first call: sharing jb's library handles when jb is
- * not NULL, which then must outlive the runner. */
+ * (gpuimg_nvjpeg_info()): -1 with an input error (exit 3) for what it cannot decode. Read by
+ * jb's thread (batch mode: the device's nvJPEG thread) when jb is not NULL, else with the
+ * runner's own nvJPEG handle, made by its first call. */
 int gpuimg_pipeline_jpeg_info(gpuimg_pipeline_t *p, gpuimg_jpeg_batch_t *jb, const uint8_t *jpeg,
                               size_t n, const char *what, int *width, int *height, int *channels);
 

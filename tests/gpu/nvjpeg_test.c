@@ -559,7 +559,6 @@ typedef struct {
   size_t bytes;
   int info_only, done, failed;
   double until;
-  const gpuimg_nvjpeg_t *parent; /* NULL: the thread makes its own library handles */
   double setup_ms;
 } bench_thread_t;
 
@@ -568,9 +567,7 @@ static void *bench_thread(void *arg)
   bench_thread_t *bt = arg;
   double t0 = gpuimg_now_ms();
   gpuimg_cuda_t *ctx = gpuimg_cuda_create(-1);
-  gpuimg_nvjpeg_t *nj = !ctx         ? NULL
-                        : bt->parent ? gpuimg_nvjpeg_create_shared(ctx, bt->parent)
-                                     : gpuimg_nvjpeg_create(ctx, GPUIMG_NVJPEG_AUTO);
+  gpuimg_nvjpeg_t *nj = ctx ? gpuimg_nvjpeg_create(ctx, GPUIMG_NVJPEG_AUTO) : NULL;
   uint8_t *d = nj ? gpuimg_cuda_dev_alloc(bt->bytes) : NULL;
   bt->setup_ms = gpuimg_now_ms() - t0;
   bt->failed = d == NULL;
@@ -591,37 +588,35 @@ static void *bench_thread(void *arg)
   return NULL;
 }
 
-/* Threads with a handle each (as batch workers have), decoding for 1.5 s after setting up:
- * images/s, and the slowest thread's set-up (context, handle, buffer). With own = 0 the
- * handles share parent's library handles. */
-static int bench_threads(const gpuimg_buf_t *jpeg, const gpuimg_image_t *src,
-                         const gpuimg_nvjpeg_t *parent)
+/* Threads with a handle each, decoding for 1.5 s after setting up: images/s, and the
+ * slowest thread's set-up (context, handle, buffer), which is why batch mode has one
+ * nvJPEG thread per device instead. */
+static int bench_threads(const gpuimg_buf_t *jpeg, const gpuimg_image_t *src)
 {
   static const int counts[] = {1, 4, 16};
-  for (int own = 1; own >= 0; own--)
-    for (int info_only = 1; info_only >= 0; info_only--)
-      for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
-        int nt = counts[k], done = 0, failed = 0;
-        double setup = 0;
-        bench_thread_t bt[16];
-        pthread_t th[16];
-        double t0 = gpuimg_now_ms();
-        for (int i = 0; i < nt; i++) {
-          bt[i] = (bench_thread_t){jpeg, gpuimg_image_bytes(src->width, src->height, 3),
-                                   info_only, 0, 0, 0, own ? NULL : parent, 0};
-          pthread_create(&th[i], NULL, bench_thread, &bt[i]);
-        }
-        for (int i = 0; i < nt; i++) {
-          pthread_join(th[i], NULL);
-          done += bt[i].done;
-          failed |= bt[i].failed;
-          setup = bt[i].setup_ms > setup ? bt[i].setup_ms : setup;
-        }
-        double s = (gpuimg_now_ms() - t0 - setup) / 1000.0;
-        printf("bench threads %2d %-14s %-13s %8.1f images/s, set-up %8.1f ms%s\n", nt,
-               info_only ? "header only" : "header+decode", own ? "own handles" : "shared",
-               done / s, setup, failed ? " (FAILED)" : "");
+  for (int info_only = 1; info_only >= 0; info_only--)
+    for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
+      int nt = counts[k], done = 0, failed = 0;
+      double setup = 0;
+      bench_thread_t bt[16];
+      pthread_t th[16];
+      double t0 = gpuimg_now_ms();
+      for (int i = 0; i < nt; i++) {
+        bt[i] = (bench_thread_t){
+            jpeg, gpuimg_image_bytes(src->width, src->height, 3), info_only, 0, 0, 0, 0};
+        pthread_create(&th[i], NULL, bench_thread, &bt[i]);
       }
+      for (int i = 0; i < nt; i++) {
+        pthread_join(th[i], NULL);
+        done += bt[i].done;
+        failed |= bt[i].failed;
+        setup = bt[i].setup_ms > setup ? bt[i].setup_ms : setup;
+      }
+      double s = (gpuimg_now_ms() - t0 - setup) / 1000.0;
+      printf("bench threads %2d %-14s %8.1f images/s, set-up %8.1f ms%s\n", nt,
+             info_only ? "header only" : "header+decode", done / s, setup,
+             failed ? " (FAILED)" : "");
+    }
   return 0;
 }
 
@@ -685,8 +680,7 @@ static int bench(gpuimg_cuda_t *ctx, decoder_t *decs, int ndecs, const gpuimg_im
   report_times("header (gpuimg_nvjpeg_info)", t, runs);
   gpuimg_cuda_dev_free(d_img);
   gpuimg_image_free(&gray);
-  if (bench_batches(ctx, decs, ndecs, &jpeg, src) < 0 ||
-      bench_threads(&jpeg, src, decs[ndecs > 1].nj) < 0)
+  if (bench_batches(ctx, decs, ndecs, &jpeg, src) < 0 || bench_threads(&jpeg, src) < 0)
     return -1;
   gpuimg_buf_free(&jpeg);
   free(t);
