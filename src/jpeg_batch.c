@@ -92,7 +92,7 @@ static void do_decode_alone(gpuimg_nvjpeg_t *nj, request_t *r)
 
 /* Decodes n requests of one channel count in one call to the hardware decoder; a failed
  * call is retried image by image. */
-static void do_decode_batch(gpuimg_jpeg_batch_t *jb, gpuimg_nvjpeg_t *nj, request_t **rs, int n)
+static void do_decode_call(gpuimg_jpeg_batch_t *jb, gpuimg_nvjpeg_t *nj, request_t **rs, int n)
 {
   const uint8_t *jpegs[GPUIMG_NVJPEG_MAX_BATCH];
   size_t sizes[GPUIMG_NVJPEG_MAX_BATCH];
@@ -112,6 +112,19 @@ static void do_decode_batch(gpuimg_jpeg_batch_t *jb, gpuimg_nvjpeg_t *nj, reques
   gpuimg_error_clear();
   for (int i = 0; i < n; i++)
     do_decode_alone(nj, rs[i]);
+}
+
+/* Decodes n requests in calls of 32, 16, 8, 4, 2 and 1 images: nvJPEG's batch state is
+ * made for one batch size, and making one costs tens of milliseconds, so the thread keeps
+ * one per power of two instead of one per size. */
+static void do_decode_batch(gpuimg_jpeg_batch_t *jb, gpuimg_nvjpeg_t *nj, request_t **rs, int n)
+{
+  for (int size = GPUIMG_NVJPEG_MAX_BATCH; n > 0; size /= 2)
+    while (n >= size) {
+      do_decode_call(jb, nj, rs, size);
+      rs += size;
+      n -= size;
+    }
 }
 
 static void do_encode(gpuimg_nvjpeg_t *nj, request_t *r)
