@@ -94,10 +94,10 @@ static void do_decode_alone(gpuimg_nvjpeg_t *nj, request_t *r)
  * call is retried image by image. */
 static void do_decode_call(gpuimg_jpeg_batch_t *jb, gpuimg_nvjpeg_t *nj, request_t **rs, int n)
 {
-  const uint8_t *jpegs[GPUIMG_NVJPEG_MAX_BATCH];
-  size_t sizes[GPUIMG_NVJPEG_MAX_BATCH];
-  uint8_t *dsts[GPUIMG_NVJPEG_MAX_BATCH];
-  int widths[GPUIMG_NVJPEG_MAX_BATCH];
+  const uint8_t *jpegs[GPUIMG_NVJPEG_MAX_BATCH] = {0};
+  size_t sizes[GPUIMG_NVJPEG_MAX_BATCH] = {0};
+  uint8_t *dsts[GPUIMG_NVJPEG_MAX_BATCH] = {0};
+  int widths[GPUIMG_NVJPEG_MAX_BATCH] = {0};
   for (int i = 0; i < n; i++) {
     jpegs[i] = rs[i]->jpeg;
     sizes[i] = rs[i]->size;
