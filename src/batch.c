@@ -635,53 +635,33 @@ static int store(batch_t *b, item_t *it, gpuimg_run_t *run, const gpuimg_buf_t *
   return 0;
 }
 
-/* convert() for a JPEG under --codec nvjpeg on CUDA: decoded on the device (in the
- * device's shared batch where it has one), the pipeline run there, and a JPEG output
- * encoded there too; any other output is downloaded and encoded on the host. The header
- * is checked first, as a decoder would. */
+/* convert() for a JPEG under --codec nvjpeg on CUDA: decoded on the device (in batches by
+ * the device's nvJPEG thread), the pipeline run there, and a JPEG output encoded there
+ * too; any other output is downloaded and encoded on the host. */
 static int convert_on_device(batch_t *b, worker_t *wk, item_t *it, gpuimg_run_t *run,
                              const gpuimg_buf_t *file)
 {
   const gpuimg_cli_t *cli = &b->cli;
   gpuimg_buf_t encoded = {0};
   gpuimg_image_t dst = {0};
-  int w, h, c, rc = -1;
+  int rc = -1;
   double t0 = gpuimg_now_ms();
 
-  if (gpuimg_pipeline_jpeg_info(wk->pipe, wk->jpeg, file->data, file->size, it->input, &w, &h, &c) <
-      0)
-    return -1;
-  if ((uint64_t)w * (uint64_t)h > cli->max_pixels) {
-    gpuimg_error_set(GPUIMG_EXIT_INPUT, it->input, "image is %dx%d, over the limit of %llu pixels",
-                     w, h, (unsigned long long)cli->max_pixels);
-    return -1;
-  }
-  if (check_masks(b, it, w, h) < 0)
-    return -1;
-  run->in_w = w;
-  run->in_h = h;
-  run->in_c = c;
   it->iv[IV_LOAD][1] = it->iv[IV_PIPE][0] = t0;
-  gpuimg_jpeg_io_t io = {file->data,
-                         file->size,
-                         it->input,
-                         w,
-                         h,
-                         c,
-                         gpuimg_now_ms() - t0,
-                         wk->jpeg,
-                         it->format == GPUIMG_FORMAT_JPEG ? &encoded : NULL,
-                         cli->quality,
-                         it->output};
+  gpuimg_jpeg_io_t io = {file->data,   file->size,
+                         it->input,    cli->max_pixels,
+                         wk->jpeg,     it->format == GPUIMG_FORMAT_JPEG ? &encoded : NULL,
+                         cli->quality, it->output};
   int prc = gpuimg_pipeline_process_jpeg(wk->pipe, &io, b->masks, &dst, run);
   it->iv[IV_PIPE][1] = it->iv[IV_STORE][0] = t0 = gpuimg_now_ms();
   if (prc < 0)
     goto done;
   if (io.out) {
-    run->out_w = w;
-    run->out_h = h;
+    int c = run->in_c;
     for (int i = 0; i < cli->nsteps; i++)
       c = cli->steps[i].op->out_channels(c);
+    run->out_w = run->in_w;
+    run->out_h = run->in_h;
     run->out_c = c;
   } else {
     const gpuimg_codec_t *codec = gpuimg_codec_encoder(cli->codec, it->format);

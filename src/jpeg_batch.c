@@ -1,13 +1,17 @@
-/* jpeg_batch.c: one thread per GPU that does all of batch mode's nvJPEG work, decoding in batches.
+/* jpeg_batch.c: per GPU, the threads that do all of batch mode's nvJPEG work, decoding in batches.
  *
  * nvJPEG reaches the hardware decoder only through its batched API, and one call on many
  * images keeps the decoder's engines busy where many calls of one image each queue behind
- * each other: on an H200, 0.50 ms for one 1024x768 image, 1.7 ms for 16. Requests wait in a
- * list; the thread takes everything waiting, answers header requests, decodes what the
- * hardware decoder takes in one call per channel count (up to GPUIMG_NVJPEG_MAX_BATCH
- * images), the rest one by one with nvJPEG's single-image path (which also finds which
- * image of a failed batch is bad, and why), then encodes, and wakes the requesters. No
- * timer: a batch is whatever arrived while the previous one was being worked on. */
+ * each other: on an H200, 0.50 ms for one 1024x768 image, 1.7 ms for 16. And nvJPEG's
+ * handles and states are slow to create (0.15-0.3 s, serialised across threads), so one set
+ * per device serves every worker. Two threads per device, each with its own CUDA stream and
+ * nvJPEG handle: the decoder (the hardware decoder where there is one) and the encoder, so
+ * that encodes do not wait behind decodes. Requests wait in each thread's list; the thread
+ * takes everything waiting, works through it and wakes each requester. The decoder reads
+ * every header, decodes what the hardware decoder takes in calls of 32, 16, 8, 4, 2 and 1
+ * images per channel count, and the rest one by one with nvJPEG's single-image path (which
+ * also finds which image of a failed batch is bad, and why). No timer: a batch is whatever
+ * arrived while the previous one was being worked on. */
 #include "jpeg_batch.h"
 
 #ifdef GPUIMG_HAVE_NVJPEG
@@ -18,41 +22,53 @@
 
 #include "gpuimg_kernels.h"
 
-typedef enum { REQ_INFO, REQ_DECODE, REQ_ENCODE } req_kind_t;
+typedef enum { REQ_DECODE, REQ_ENCODE } req_kind_t;
 
 typedef struct request {
   req_kind_t kind;
-  const uint8_t *jpeg; /* info, decode */
+  const uint8_t *jpeg; /* decode */
   size_t size;
   const char *what;
-  uint64_t max_pixels; /* info */
-  uint8_t *d_img;      /* decode: destination; encode: source */
+  uint64_t max_pixels; /* decode */
+  uint8_t *d_img;      /* decode: destination (cap bytes); encode: source */
+  size_t cap;
   int width, height, channels;
   int quality;  /* encode */
   uint8_t *out; /* encode: the file's bytes (malloc'd) */
   size_t out_size;
-  int rc; /* 0, or -1 with code and msg */
+  int rc; /* 0; 1: decode needs a larger buffer; -1 with code and msg */
   int code;
   char msg[1024];
   int done;
+  pthread_cond_t cv; /* done */
   struct request *next;
 } request_t;
 
-struct gpuimg_jpeg_batch {
-  int device;
-  int batching; /* asked for; and the device has the hardware decoder (after set-up) */
+/* One thread, its list and its nvJPEG handle. */
+typedef struct {
+  gpuimg_jpeg_batch_t *jb;
+  gpuimg_nvjpeg_backend_t backend;
   pthread_t thread;
+  int created;
   pthread_mutex_t mu;
-  pthread_cond_t work; /* a request arrived, or stop */
-  pthread_cond_t done; /* requests finished, or the set-up */
+  pthread_cond_t work; /* a request arrived, stop, or (to the creator) set up */
   request_t *head, *tail;
   int stop;
   int started; /* the thread has set up (ok says how) */
   int ok;      /* 1: serving; 0: set-up failed (error_code, error) or stopped */
+  int hardware;
   int error_code;
   char error[1024];
-  long batches, images;
   double busy_ms;
+} lane_t;
+
+enum { LANE_DECODE, LANE_ENCODE, NLANES };
+
+struct gpuimg_jpeg_batch {
+  int device;
+  int batching; /* asked for */
+  lane_t lanes[NLANES];
+  long batches, images; /* written by the decoder thread */
 };
 
 /* The thread's error, now the request's. */
@@ -64,28 +80,28 @@ static void fail(request_t *r)
   gpuimg_error_clear();
 }
 
-static void do_info(gpuimg_nvjpeg_t *nj, request_t *r)
+/* The header: sizes into r, and whether r->cap holds the pixels (rc 1 if not). */
+static int do_header(gpuimg_nvjpeg_t *nj, request_t *r)
 {
-  if (gpuimg_nvjpeg_info(nj, r->jpeg, r->size, r->what, &r->width, &r->height, &r->channels) < 0)
-    return fail(r);
+  if (gpuimg_nvjpeg_info(nj, r->jpeg, r->size, r->what, &r->width, &r->height, &r->channels) < 0) {
+    fail(r);
+    return -1;
+  }
   if ((uint64_t)r->width * (uint64_t)r->height > r->max_pixels) {
     gpuimg_error_set(GPUIMG_EXIT_INPUT, r->what, "image is %dx%d, over the limit of %llu pixels",
                      r->width, r->height, (unsigned long long)r->max_pixels);
     fail(r);
+    return -1;
   }
+  if (gpuimg_image_bytes(r->width, r->height, r->channels) > r->cap) {
+    r->rc = 1;
+    return -1;
+  }
+  return 0;
 }
 
 static void do_decode_alone(gpuimg_nvjpeg_t *nj, request_t *r)
 {
-  int w, h, c;
-  /* The header again: the caller's sizes must be this JPEG's (its buffer was sized so). */
-  if (gpuimg_nvjpeg_info(nj, r->jpeg, r->size, r->what, &w, &h, &c) < 0)
-    return fail(r);
-  if (w != r->width || h != r->height) {
-    gpuimg_error_set(GPUIMG_EXIT_FAILURE, r->what, "JPEG is %dx%d, not the %dx%d asked for", w, h,
-                     r->width, r->height);
-    return fail(r);
-  }
   if (gpuimg_nvjpeg_decode_device(nj, r->jpeg, r->size, r->what, r->d_img, r->channels, NULL) < 0)
     fail(r);
 }
@@ -105,7 +121,7 @@ static void do_decode_call(gpuimg_jpeg_batch_t *jb, gpuimg_nvjpeg_t *nj, request
     widths[i] = rs[i]->width;
   }
   if (gpuimg_nvjpeg_decode_batch(nj, n, jpegs, sizes, dsts, widths, rs[0]->channels) == 0) {
-    jb->batches++; /* only the thread writes the counts; read under mu after it stops */
+    jb->batches++;
     jb->images += n;
     return;
   }
@@ -127,29 +143,25 @@ static void do_decode_batch(gpuimg_jpeg_batch_t *jb, gpuimg_nvjpeg_t *nj, reques
     }
 }
 
-static void do_encode(gpuimg_nvjpeg_t *nj, request_t *r)
+static void serve(lane_t *lane, gpuimg_nvjpeg_t *nj, request_t *list)
 {
-  if (gpuimg_nvjpeg_encode_device(nj, r->d_img, r->width, r->height, r->channels, r->quality,
-                                  r->what, &r->out, &r->out_size, NULL) < 0)
-    fail(r);
-}
-
-/* Everything taken off the list at once: headers, then decodes, then encodes. */
-static void serve(gpuimg_jpeg_batch_t *jb, gpuimg_nvjpeg_t *nj, request_t *list)
-{
+  gpuimg_jpeg_batch_t *jb = lane->jb;
   request_t *batch[2][GPUIMG_NVJPEG_MAX_BATCH];
   int nbatch[2] = {0, 0};
-  for (request_t *r = list; r; r = r->next)
-    if (r->kind == REQ_INFO)
-      do_info(nj, r);
   for (request_t *r = list; r; r = r->next) {
-    if (r->kind != REQ_DECODE)
+    if (r->kind == REQ_ENCODE) {
+      if (gpuimg_nvjpeg_encode_device(nj, r->d_img, r->width, r->height, r->channels, r->quality,
+                                      r->what, &r->out, &r->out_size, NULL) < 0)
+        fail(r);
       continue;
-    int k = r->channels == 3;
-    if (!jb->batching || !gpuimg_nvjpeg_hw_supported(nj, r->jpeg, r->size)) {
+    }
+    if (do_header(nj, r) < 0)
+      continue;
+    if (!jb->batching || !lane->hardware || !gpuimg_nvjpeg_hw_supported(nj, r->jpeg, r->size)) {
       do_decode_alone(nj, r);
       continue;
     }
+    int k = r->channels == 3;
     batch[k][nbatch[k]++] = r;
     if (nbatch[k] == GPUIMG_NVJPEG_MAX_BATCH) {
       do_decode_batch(jb, nj, batch[k], nbatch[k]);
@@ -159,47 +171,46 @@ static void serve(gpuimg_jpeg_batch_t *jb, gpuimg_nvjpeg_t *nj, request_t *list)
   for (int k = 0; k < 2; k++)
     if (nbatch[k])
       do_decode_batch(jb, nj, batch[k], nbatch[k]);
-  for (request_t *r = list; r; r = r->next)
-    if (r->kind == REQ_ENCODE)
-      do_encode(nj, r);
 }
 
-static void *service_main(void *arg)
+static void *lane_main(void *arg)
 {
-  gpuimg_jpeg_batch_t *jb = arg;
-  gpuimg_cuda_t *ctx = gpuimg_cuda_create(jb->device);
-  gpuimg_nvjpeg_t *nj = ctx ? gpuimg_nvjpeg_create(ctx, GPUIMG_NVJPEG_AUTO) : NULL;
+  lane_t *lane = arg;
+  gpuimg_cuda_t *ctx = gpuimg_cuda_create(lane->jb->device);
+  gpuimg_nvjpeg_t *nj = ctx ? gpuimg_nvjpeg_create(ctx, lane->backend) : NULL;
 
-  pthread_mutex_lock(&jb->mu);
-  jb->started = 1;
-  jb->ok = nj != NULL;
-  jb->batching = jb->batching && nj && gpuimg_nvjpeg_hardware(nj, NULL);
+  pthread_mutex_lock(&lane->mu);
+  lane->started = 1;
+  lane->ok = nj != NULL;
+  lane->hardware = nj && gpuimg_nvjpeg_hardware(nj, NULL);
   if (!nj) {
-    jb->error_code = gpuimg_error_code();
-    snprintf(jb->error, sizeof jb->error, "%s", gpuimg_error_message());
+    lane->error_code = gpuimg_error_code();
+    snprintf(lane->error, sizeof lane->error, "%s", gpuimg_error_message());
   }
-  pthread_cond_broadcast(&jb->done);
-  while (jb->ok) {
-    while (!jb->head && !jb->stop)
-      pthread_cond_wait(&jb->work, &jb->mu);
-    if (!jb->head)
+  pthread_cond_broadcast(&lane->work);
+  while (lane->ok) {
+    while (!lane->head && !lane->stop)
+      pthread_cond_wait(&lane->work, &lane->mu);
+    if (!lane->head)
       break; /* stopping, with nothing waiting */
-    request_t *list = jb->head;
-    jb->head = jb->tail = NULL;
-    pthread_mutex_unlock(&jb->mu);
+    request_t *list = lane->head;
+    lane->head = lane->tail = NULL;
+    pthread_mutex_unlock(&lane->mu);
 
     double t0 = gpuimg_now_ms();
-    serve(jb, nj, list);
+    serve(lane, nj, list);
     double t1 = gpuimg_now_ms();
 
-    pthread_mutex_lock(&jb->mu);
-    jb->busy_ms += t1 - t0;
-    for (request_t *r = list; r; r = r->next)
-      r->done = 1; /* requesters look under mu: r stays valid until it is released */
-    pthread_cond_broadcast(&jb->done);
+    pthread_mutex_lock(&lane->mu);
+    lane->busy_ms += t1 - t0;
+    for (request_t *r = list, *next; r; r = next) {
+      next = r->next; /* r is the requester's once it sees done (after mu is released) */
+      r->done = 1;
+      pthread_cond_signal(&r->cv);
+    }
   }
-  jb->ok = 0;
-  pthread_mutex_unlock(&jb->mu);
+  lane->ok = 0;
+  pthread_mutex_unlock(&lane->mu);
   gpuimg_nvjpeg_destroy(nj);
   gpuimg_cuda_destroy(ctx);
   return NULL;
@@ -214,26 +225,34 @@ gpuimg_jpeg_batch_t *gpuimg_jpeg_batch_create(int device, int batching)
   }
   jb->device = device;
   jb->batching = batching;
-  pthread_mutex_init(&jb->mu, NULL);
-  pthread_cond_init(&jb->work, NULL);
-  pthread_cond_init(&jb->done, NULL);
-  if (pthread_create(&jb->thread, NULL, service_main, jb) != 0) {
-    gpuimg_error_set(GPUIMG_EXIT_FAILURE, "", "cannot start the nvJPEG thread");
-    pthread_mutex_destroy(&jb->mu);
-    pthread_cond_destroy(&jb->work);
-    pthread_cond_destroy(&jb->done);
-    free(jb);
-    return NULL;
+  /* Both threads set up at once; the encoder needs no hardware decoder. */
+  for (int i = 0; i < NLANES; i++) {
+    lane_t *lane = &jb->lanes[i];
+    lane->jb = jb;
+    lane->backend = i == LANE_DECODE ? GPUIMG_NVJPEG_AUTO : GPUIMG_NVJPEG_CUDA;
+    pthread_mutex_init(&lane->mu, NULL);
+    pthread_cond_init(&lane->work, NULL);
+    lane->created = pthread_create(&lane->thread, NULL, lane_main, lane) == 0;
   }
-  pthread_mutex_lock(&jb->mu);
-  while (!jb->started)
-    pthread_cond_wait(&jb->done, &jb->mu);
-  int ok = jb->ok;
-  pthread_mutex_unlock(&jb->mu);
-  if (!ok) {
-    int code = jb->error_code;
-    char msg[1024];
-    snprintf(msg, sizeof msg, "%s", jb->error);
+  int code = 0;
+  char msg[1024] = "";
+  for (int i = 0; i < NLANES; i++) {
+    lane_t *lane = &jb->lanes[i];
+    if (!lane->created) {
+      code = GPUIMG_EXIT_FAILURE;
+      snprintf(msg, sizeof msg, "cannot start an nvJPEG thread");
+      continue;
+    }
+    pthread_mutex_lock(&lane->mu);
+    while (!lane->started)
+      pthread_cond_wait(&lane->work, &lane->mu);
+    if (!lane->ok && !code) {
+      code = lane->error_code;
+      snprintf(msg, sizeof msg, "%s", lane->error);
+    }
+    pthread_mutex_unlock(&lane->mu);
+  }
+  if (code) {
     gpuimg_jpeg_batch_destroy(jb);
     gpuimg_error_set(code, "", "%s", msg);
     return NULL;
@@ -241,53 +260,40 @@ gpuimg_jpeg_batch_t *gpuimg_jpeg_batch_create(int device, int batching)
   return jb;
 }
 
-/* Queues r, waits for it, and sets its error in this thread. */
+/* Queues r on its lane, waits for it, and sets its error in this thread. */
 static int submit(gpuimg_jpeg_batch_t *jb, request_t *r)
 {
+  lane_t *lane = &jb->lanes[r->kind == REQ_ENCODE ? LANE_ENCODE : LANE_DECODE];
   r->next = NULL;
   r->done = 0;
-  pthread_mutex_lock(&jb->mu);
-  if (!jb->ok) {
-    pthread_mutex_unlock(&jb->mu);
+  pthread_cond_init(&r->cv, NULL);
+  pthread_mutex_lock(&lane->mu);
+  if (!lane->ok) {
+    pthread_mutex_unlock(&lane->mu);
+    pthread_cond_destroy(&r->cv);
     gpuimg_error_set(GPUIMG_EXIT_DEVICE, r->what, "the nvJPEG thread has stopped");
     return -1;
   }
-  if (jb->tail)
-    jb->tail->next = r;
+  if (lane->tail)
+    lane->tail->next = r;
   else
-    jb->head = r;
-  jb->tail = r;
-  pthread_cond_signal(&jb->work);
+    lane->head = r;
+  lane->tail = r;
+  pthread_cond_signal(&lane->work);
   while (!r->done)
-    pthread_cond_wait(&jb->done, &jb->mu);
-  pthread_mutex_unlock(&jb->mu);
+    pthread_cond_wait(&r->cv, &lane->mu);
+  pthread_mutex_unlock(&lane->mu);
+  pthread_cond_destroy(&r->cv);
   if (r->rc < 0) {
     gpuimg_error_set(r->code, "", "%s", r->msg);
     return -1;
   }
-  return 0;
-}
-
-int gpuimg_jpeg_batch_info(gpuimg_jpeg_batch_t *jb, const uint8_t *jpeg, size_t n, const char *what,
-                           uint64_t max_pixels, int *width, int *height, int *channels)
-{
-  request_t r;
-  memset(&r, 0, sizeof r);
-  r.kind = REQ_INFO;
-  r.jpeg = jpeg;
-  r.size = n;
-  r.what = what;
-  r.max_pixels = max_pixels;
-  if (submit(jb, &r) < 0)
-    return -1;
-  *width = r.width;
-  *height = r.height;
-  *channels = r.channels;
-  return 0;
+  return r->rc;
 }
 
 int gpuimg_jpeg_batch_decode(gpuimg_jpeg_batch_t *jb, const uint8_t *jpeg, size_t n,
-                             const char *what, uint8_t *d_dst, int width, int height, int channels)
+                             const char *what, uint64_t max_pixels, uint8_t *d_dst, size_t cap,
+                             int *width, int *height, int *channels)
 {
   request_t r;
   memset(&r, 0, sizeof r);
@@ -295,11 +301,16 @@ int gpuimg_jpeg_batch_decode(gpuimg_jpeg_batch_t *jb, const uint8_t *jpeg, size_
   r.jpeg = jpeg;
   r.size = n;
   r.what = what;
+  r.max_pixels = max_pixels;
   r.d_img = d_dst;
-  r.width = width;
-  r.height = height;
-  r.channels = channels;
-  return submit(jb, &r);
+  r.cap = cap;
+  int rc = submit(jb, &r);
+  if (rc >= 0) {
+    *width = r.width;
+    *height = r.height;
+    *channels = r.channels;
+  }
+  return rc;
 }
 
 int gpuimg_jpeg_batch_encode(gpuimg_jpeg_batch_t *jb, const uint8_t *d_src, int width, int height,
@@ -326,25 +337,34 @@ int gpuimg_jpeg_batch_encode(gpuimg_jpeg_batch_t *jb, const uint8_t *d_src, int 
 
 void gpuimg_jpeg_batch_counts(gpuimg_jpeg_batch_t *jb, long *batches, long *images, double *busy_ms)
 {
-  pthread_mutex_lock(&jb->mu);
-  *batches = jb->batches;
-  *images = jb->images;
-  *busy_ms = jb->busy_ms;
-  pthread_mutex_unlock(&jb->mu);
+  *busy_ms = 0;
+  for (int i = 0; i < NLANES; i++) {
+    pthread_mutex_lock(&jb->lanes[i].mu);
+    *busy_ms += jb->lanes[i].busy_ms;
+    if (i == LANE_DECODE) {
+      *batches = jb->batches;
+      *images = jb->images;
+    }
+    pthread_mutex_unlock(&jb->lanes[i].mu);
+  }
 }
 
 void gpuimg_jpeg_batch_destroy(gpuimg_jpeg_batch_t *jb)
 {
   if (!jb)
     return;
-  pthread_mutex_lock(&jb->mu);
-  jb->stop = 1;
-  pthread_cond_broadcast(&jb->work);
-  pthread_mutex_unlock(&jb->mu);
-  pthread_join(jb->thread, NULL);
-  pthread_mutex_destroy(&jb->mu);
-  pthread_cond_destroy(&jb->work);
-  pthread_cond_destroy(&jb->done);
+  for (int i = 0; i < NLANES; i++) {
+    lane_t *lane = &jb->lanes[i];
+    if (lane->created) {
+      pthread_mutex_lock(&lane->mu);
+      lane->stop = 1;
+      pthread_cond_broadcast(&lane->work);
+      pthread_mutex_unlock(&lane->mu);
+      pthread_join(lane->thread, NULL);
+    }
+    pthread_mutex_destroy(&lane->mu);
+    pthread_cond_destroy(&lane->work);
+  }
   free(jb);
 }
 #else
@@ -361,18 +381,12 @@ gpuimg_jpeg_batch_t *gpuimg_jpeg_batch_create(int device, int batching)
   return NULL;
 }
 
-int gpuimg_jpeg_batch_info(gpuimg_jpeg_batch_t *jb, const uint8_t *jpeg, size_t n, const char *what,
-                           uint64_t max_pixels, int *width, int *height, int *channels)
-{
-  (void)jb, (void)jpeg, (void)n, (void)what, (void)max_pixels, (void)width, (void)height,
-      (void)channels;
-  return no_nvjpeg();
-}
-
 int gpuimg_jpeg_batch_decode(gpuimg_jpeg_batch_t *jb, const uint8_t *jpeg, size_t n,
-                             const char *what, uint8_t *d_dst, int width, int height, int channels)
+                             const char *what, uint64_t max_pixels, uint8_t *d_dst, size_t cap,
+                             int *width, int *height, int *channels)
 {
-  (void)jb, (void)jpeg, (void)n, (void)what, (void)d_dst, (void)width, (void)height, (void)channels;
+  (void)jb, (void)jpeg, (void)n, (void)what, (void)max_pixels, (void)d_dst, (void)cap, (void)width,
+      (void)height, (void)channels;
   return no_nvjpeg();
 }
 

@@ -156,25 +156,51 @@ static int need_nvjpeg(gpuimg_cuda_t *ctx, cuda_buffers_t *b)
   return 0;
 }
 
-/* Decodes io's JPEG into b->d_src: by the device's nvJPEG thread where there is one. */
-static int decode_jpeg(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_jpeg_io_t *io,
-                       size_t in_bytes, gpuimg_run_t *run)
+/* Decodes io's JPEG into b->d_src (by the device's nvJPEG thread where there is one) and
+ * checks the masks against its size. */
+static int decode_jpeg(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_cli_t *cli,
+                       const gpuimg_jpeg_io_t *io, const gpuimg_image_t *masks, int *w, int *h,
+                       int *c, gpuimg_run_t *run)
 {
   double t0 = gpuimg_now_ms();
-  if (grow_dev(b, &b->d_src, &b->d_src_cap, in_bytes) < 0)
-    return -1;
-  if (io->batch ? gpuimg_jpeg_batch_decode(io->batch, io->jpeg, io->size, io->what, b->d_src,
-                                           io->width, io->height, io->channels) < 0
-                : need_nvjpeg(ctx, b) < 0 ||
-                      gpuimg_nvjpeg_decode_device(b->nj, io->jpeg, io->size, io->what, b->d_src,
-                                                  io->channels, NULL) < 0)
-    return -1;
+  if (io->batch) {
+    int rc;
+    while ((rc = gpuimg_jpeg_batch_decode(io->batch, io->jpeg, io->size, io->what, io->max_pixels,
+                                          b->d_src, b->d_src_cap, w, h, c)) == 1)
+      if (grow_dev(b, &b->d_src, &b->d_src_cap, gpuimg_image_bytes(*w, *h, *c)) < 0)
+        return -1;
+    if (rc < 0)
+      return -1;
+  } else {
+    if (need_nvjpeg(ctx, b) < 0 ||
+        gpuimg_nvjpeg_info(b->nj, io->jpeg, io->size, io->what, w, h, c) < 0)
+      return -1;
+    if ((uint64_t)*w * (uint64_t)*h > io->max_pixels) {
+      gpuimg_error_set(GPUIMG_EXIT_INPUT, io->what, "image is %dx%d, over the limit of %llu pixels",
+                       *w, *h, (unsigned long long)io->max_pixels);
+      return -1;
+    }
+    if (grow_dev(b, &b->d_src, &b->d_src_cap, gpuimg_image_bytes(*w, *h, *c)) < 0 ||
+        gpuimg_nvjpeg_decode_device(b->nj, io->jpeg, io->size, io->what, b->d_src, *c, NULL) < 0)
+      return -1;
+  }
+  run->in_w = *w;
+  run->in_h = *h;
+  run->in_c = *c;
   gpuimg_stage_t *s = gpuimg_run_stage(run, "decode", -1, 0, 1);
   if (!s)
     return -1;
-  s->ms[0] = gpuimg_now_ms() - t0 + io->header_ms;
+  s->ms[0] = gpuimg_now_ms() - t0;
   s->codec = "nvjpeg";
-  s->bytes = io->size + in_bytes;
+  s->bytes = io->size + gpuimg_image_bytes(*w, *h, *c);
+  for (int i = 0; i < cli->nsteps; i++) {
+    const gpuimg_image_t *m = &masks[i];
+    if (m->data && (m->width != *w || m->height != *h)) {
+      gpuimg_error_set(GPUIMG_EXIT_INPUT, io->what, "mask %s is %dx%d but the image is %dx%d",
+                       cli->steps[i].params.mask_path, m->width, m->height, *w, *h);
+      return -1;
+    }
+  }
   return 0;
 }
 
@@ -213,12 +239,9 @@ static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_cli_t *c
                     const gpuimg_image_t *masks, gpuimg_image_t *dst, gpuimg_run_t *run,
                     int measure)
 {
-  int w = io ? io->width : src->width, h = io ? io->height : src->height;
-  int in_c = io ? io->channels : src->channels;
-  size_t in_bytes = gpuimg_image_bytes(w, h, in_c);
-  size_t px = gpuimg_image_bytes(w, h, 1);
+  int w = 0, h = 0, in_c = 0;
   gpuimg_stage_t *stage[GPUIMG_MAX_STEPS], *up = NULL, *down = NULL;
-  int out_c = in_c, device_out = io && io->out;
+  int device_out = io && io->out;
   const uint8_t *d_first, *d_last;
 
   run->backend = "cuda";
@@ -232,14 +255,10 @@ static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_cli_t *c
   if (measure && gpuimg_cuda_copy_bandwidth(ctx, (size_t)256 << 20, &run->copy_gbps) < 0)
     return -1;
 
-  /* Channels never grow along a pipeline, so two input-sized buffers serve every step. */
-  if (grow_dev(b, &b->d_buf[0], &b->d_cap[0], in_bytes) < 0 ||
-      grow_dev(b, &b->d_buf[1], &b->d_cap[1], in_bytes) < 0)
-    return -1;
   if (io) {
 #ifdef GPUIMG_HAVE_NVJPEG
     /* Decoded once into its own buffer, which every --repeat run starts from. */
-    if (decode_jpeg(ctx, b, io, in_bytes, run) < 0)
+    if (decode_jpeg(ctx, b, cli, io, masks, &w, &h, &in_c, run) < 0)
       return -1;
     d_first = b->d_src;
 #else
@@ -247,11 +266,21 @@ static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_cli_t *c
     return -1;
 #endif
   } else {
-    if (grow_host(b, &b->h_in, &b->h_in_cap, in_bytes) < 0)
+    w = src->width;
+    h = src->height;
+    in_c = src->channels;
+    if (grow_host(b, &b->h_in, &b->h_in_cap, gpuimg_image_bytes(w, h, in_c)) < 0)
       return -1;
-    memcpy(b->h_in, src->data, in_bytes);
+    memcpy(b->h_in, src->data, gpuimg_image_bytes(w, h, in_c));
     d_first = b->d_buf[0];
   }
+  size_t in_bytes = gpuimg_image_bytes(w, h, in_c);
+  size_t px = gpuimg_image_bytes(w, h, 1);
+  int out_c = in_c;
+  /* Channels never grow along a pipeline, so two input-sized buffers serve every step. */
+  if (grow_dev(b, &b->d_buf[0], &b->d_cap[0], in_bytes) < 0 ||
+      grow_dev(b, &b->d_buf[1], &b->d_cap[1], in_bytes) < 0)
+    return -1;
 
   for (int i = 0; i < cli->nsteps; i++) {
     if (!masks[i].data)
@@ -394,32 +423,6 @@ int gpuimg_pipeline_process(gpuimg_pipeline_t *p, const gpuimg_image_t *src,
     return run_cuda(p->ctx, &p->buffers, p->cli, src, NULL, masks, dst, run, 0);
 #endif
   return run_cpu(p->cli, src, masks, dst, run);
-}
-
-int gpuimg_pipeline_device_jpeg(const gpuimg_pipeline_t *p)
-{
-#if defined(GPUIMG_HAVE_CUDA) && defined(GPUIMG_HAVE_NVJPEG)
-  return p->ctx != NULL;
-#else
-  (void)p;
-  return 0;
-#endif
-}
-
-int gpuimg_pipeline_jpeg_info(gpuimg_pipeline_t *p, gpuimg_jpeg_batch_t *jb, const uint8_t *jpeg,
-                              size_t n, const char *what, int *width, int *height, int *channels)
-{
-#if defined(GPUIMG_HAVE_CUDA) && defined(GPUIMG_HAVE_NVJPEG)
-  if (p->ctx && jb)
-    return gpuimg_jpeg_batch_info(jb, jpeg, n, what, UINT64_MAX, width, height, channels);
-  if (p->ctx)
-    return need_nvjpeg(p->ctx, &p->buffers) < 0
-               ? -1
-               : gpuimg_nvjpeg_info(p->buffers.nj, jpeg, n, what, width, height, channels);
-#endif
-  (void)p, (void)jb, (void)jpeg, (void)n, (void)width, (void)height, (void)channels;
-  gpuimg_error_set(GPUIMG_EXIT_DEVICE, what, "no device JPEG decoder in this runner");
-  return -1;
 }
 
 int gpuimg_pipeline_process_jpeg(gpuimg_pipeline_t *p, const gpuimg_jpeg_io_t *io,

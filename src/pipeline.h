@@ -31,27 +31,18 @@ typedef struct {
   const uint8_t *jpeg; /* the input file's bytes and name */
   size_t size;
   const char *what;
-  int width, height, channels; /* from gpuimg_pipeline_jpeg_info() */
-  double header_ms;            /* its time, counted in the decode stage */
-  gpuimg_jpeg_batch_t *batch;  /* the device's nvJPEG thread does the work, or NULL: the runner */
-  gpuimg_buf_t *out;           /* NULL: the pixels come back in dst; else the JPEG file here */
+  uint64_t max_pixels;        /* a larger image is an input error (exit 3) */
+  gpuimg_jpeg_batch_t *batch; /* the device's nvJPEG threads do the work, or NULL: the runner */
+  gpuimg_buf_t *out;          /* NULL: the pixels come back in dst; else the JPEG file here */
   int quality;
   const char *out_what;
 } gpuimg_jpeg_io_t;
 
-/* 1 when p decodes and encodes JPEG on its device: a CUDA runner, nvJPEG built in. */
-int gpuimg_pipeline_device_jpeg(const gpuimg_pipeline_t *p);
-
-/* The JPEG's size and channels (1 gray, 3 colour) from its header, with nvJPEG's checks
- * (gpuimg_nvjpeg_info()): -1 with an input error (exit 3) for what it cannot decode. Read by
- * jb's thread (batch mode: the device's nvJPEG thread) when jb is not NULL, else with the
- * runner's own nvJPEG handle, made by its first call. */
-int gpuimg_pipeline_jpeg_info(gpuimg_pipeline_t *p, gpuimg_jpeg_batch_t *jb, const uint8_t *jpeg,
-                              size_t n, const char *what, int *width, int *height, int *channels);
-
-/* gpuimg_pipeline_process() from a device-resident JPEG: a decode stage (host clock,
- * codec nvjpeg, the wait for a shared batch included) instead of the upload, and with
- * io->out an encode stage (codec nvjpeg) instead of the download; dst is then left empty. */
+/* gpuimg_pipeline_process() from a device-resident JPEG: a decode stage (host clock, codec
+ * nvjpeg, header and any wait for the nvJPEG thread included) instead of the upload, and
+ * with io->out an encode stage (codec nvjpeg) instead of the download; dst is then left
+ * empty. The image's size and channels go to run->in_w, in_h and in_c; a portrait mask of
+ * another size is an input error (exit 3) before any kernel runs. */
 int gpuimg_pipeline_process_jpeg(gpuimg_pipeline_t *p, const gpuimg_jpeg_io_t *io,
                                  const gpuimg_image_t *masks, gpuimg_image_t *dst,
                                  gpuimg_run_t *run);
