@@ -652,7 +652,7 @@ static int convert_on_device(batch_t *b, worker_t *wk, item_t *it, gpuimg_run_t 
                          it->input,    cli->max_pixels,
                          wk->jpeg,     it->format == GPUIMG_FORMAT_JPEG ? &encoded : NULL,
                          cli->quality, it->output};
-  int prc = gpuimg_pipeline_process_jpeg(wk->pipe, &io, b->masks, &dst, run);
+  int prc = gpuimg_pipeline_process_jpeg(wk->pipe, &io, NULL, b->masks, &dst, run);
   it->iv[IV_PIPE][1] = it->iv[IV_STORE][0] = t0 = gpuimg_now_ms();
   if (prc < 0)
     goto done;
@@ -745,11 +745,27 @@ static int convert(batch_t *b, worker_t *wk, item_t *it, gpuimg_run_t *run)
   if (check_masks(b, it, src.width, src.height) < 0)
     goto done;
 
+  /* --codec nvjpeg on CUDA: a JPEG output of 1 or 3 channels is encoded on the device. */
+  int out_c = src.channels;
+  for (int i = 0; i < cli->nsteps; i++)
+    out_c = cli->steps[i].op->out_channels(out_c);
+  int device_out = b->device_jpeg && it->format == GPUIMG_FORMAT_JPEG && (out_c == 1 || out_c == 3);
+  gpuimg_jpeg_io_t io = {NULL,     0,        it->input,    cli->max_pixels,
+                         wk->jpeg, &encoded, cli->quality, it->output};
   it->iv[IV_PIPE][0] = gpuimg_now_ms();
-  int prc = gpuimg_pipeline_process(wk->pipe, &src, b->masks, &dst, run);
+  int prc = device_out ? gpuimg_pipeline_process_jpeg(wk->pipe, &io, &src, b->masks, &dst, run)
+                       : gpuimg_pipeline_process(wk->pipe, &src, b->masks, &dst, run);
   it->iv[IV_PIPE][1] = gpuimg_now_ms();
   if (prc < 0)
     goto done;
+  if (device_out) {
+    run->out_w = src.width;
+    run->out_h = src.height;
+    run->out_c = out_c;
+    it->iv[IV_STORE][0] = t1 = gpuimg_now_ms();
+    rc = store(b, it, run, &encoded, t1);
+    goto done;
+  }
   gpuimg_image_free(&src);
 
   it->iv[IV_STORE][0] = t0 = gpuimg_now_ms();

@@ -231,9 +231,9 @@ static int encode_jpeg(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_jpeg_
 
 /* measure: count divergence and measure the copy bandwidth (what a one-image run's report and
  * --explain show). A mask already on the device (the same host mask as in the previous run
- * with these buffers) is not uploaded again and gets no upload-mask stage. io: the input
- * is a JPEG decoded on the device (src is NULL then), and with io->out the result is
- * encoded there too. */
+ * with these buffers) is not uploaded again and gets no upload-mask stage. io: with
+ * io->jpeg the input is a JPEG decoded on the device (src is NULL then), and with io->out
+ * the result is JPEG-encoded there. */
 static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_cli_t *cli,
                     const gpuimg_image_t *src, const gpuimg_jpeg_io_t *io,
                     const gpuimg_image_t *masks, gpuimg_image_t *dst, gpuimg_run_t *run,
@@ -241,7 +241,7 @@ static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_cli_t *c
 {
   int w = 0, h = 0, in_c = 0;
   gpuimg_stage_t *stage[GPUIMG_MAX_STEPS], *up = NULL, *down = NULL;
-  int device_out = io && io->out;
+  int device_in = io && io->jpeg, device_out = io && io->out;
   const uint8_t *d_first, *d_last;
 
   run->backend = "cuda";
@@ -255,7 +255,7 @@ static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_cli_t *c
   if (measure && gpuimg_cuda_copy_bandwidth(ctx, (size_t)256 << 20, &run->copy_gbps) < 0)
     return -1;
 
-  if (io) {
+  if (device_in) {
 #ifdef GPUIMG_HAVE_NVJPEG
     /* Decoded once into its own buffer, which every --repeat run starts from. */
     if (decode_jpeg(ctx, b, cli, io, masks, &w, &h, &in_c, run) < 0)
@@ -296,7 +296,7 @@ static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_cli_t *c
     ms->bytes = px;
     ms->pinned = 0;
   }
-  if (!io) {
+  if (!device_in) {
     if (!(up = gpuimg_run_stage(run, "upload", -1, 1, cli->repeat)))
       return -1;
     up->bytes = in_bytes;
@@ -426,15 +426,15 @@ int gpuimg_pipeline_process(gpuimg_pipeline_t *p, const gpuimg_image_t *src,
 }
 
 int gpuimg_pipeline_process_jpeg(gpuimg_pipeline_t *p, const gpuimg_jpeg_io_t *io,
-                                 const gpuimg_image_t *masks, gpuimg_image_t *dst,
-                                 gpuimg_run_t *run)
+                                 const gpuimg_image_t *src, const gpuimg_image_t *masks,
+                                 gpuimg_image_t *dst, gpuimg_run_t *run)
 {
   memset(dst, 0, sizeof *dst);
 #if defined(GPUIMG_HAVE_CUDA) && defined(GPUIMG_HAVE_NVJPEG)
   if (p->ctx)
-    return run_cuda(p->ctx, &p->buffers, p->cli, NULL, io, masks, dst, run, 0);
+    return run_cuda(p->ctx, &p->buffers, p->cli, src, io, masks, dst, run, 0);
 #endif
-  (void)p, (void)masks, (void)run;
+  (void)p, (void)src, (void)masks, (void)run;
   gpuimg_error_set(GPUIMG_EXIT_DEVICE, io->what, "no device JPEG decoder in this runner");
   return -1;
 }

@@ -28,7 +28,7 @@ int gpuimg_pipeline_process(gpuimg_pipeline_t *p, const gpuimg_image_t *src,
  * device memory, and the result, when out is set, encoded by nvJPEG from device memory, so
  * that no pixels cross the host (a CUDA runner in a build with nvJPEG). */
 typedef struct {
-  const uint8_t *jpeg; /* the input file's bytes and name */
+  const uint8_t *jpeg; /* the input file's bytes and name; NULL: the input is src */
   size_t size;
   const char *what;
   uint64_t max_pixels;        /* a larger image is an input error (exit 3) */
@@ -38,14 +38,15 @@ typedef struct {
   const char *out_what;
 } gpuimg_jpeg_io_t;
 
-/* gpuimg_pipeline_process() from a device-resident JPEG: a decode stage (host clock, codec
- * nvjpeg, header and any wait for the nvJPEG thread included) instead of the upload, and
- * with io->out an encode stage (codec nvjpeg) instead of the download; dst is then left
- * empty. The image's size and channels go to run->in_w, in_h and in_c; a portrait mask of
- * another size is an input error (exit 3) before any kernel runs. */
+/* gpuimg_pipeline_process() with device-resident JPEG: from io->jpeg, a decode stage (host
+ * clock, codec nvjpeg, header and any wait for the nvJPEG thread included) instead of the
+ * upload, the image's size and channels going to run->in_w, in_h and in_c, and a portrait
+ * mask of another size an input error (exit 3) before any kernel runs; else from src as
+ * usual. With io->out, an encode stage (codec nvjpeg) instead of the download, and dst is
+ * left empty. */
 int gpuimg_pipeline_process_jpeg(gpuimg_pipeline_t *p, const gpuimg_jpeg_io_t *io,
-                                 const gpuimg_image_t *masks, gpuimg_image_t *dst,
-                                 gpuimg_run_t *run);
+                                 const gpuimg_image_t *src, const gpuimg_image_t *masks,
+                                 gpuimg_image_t *dst, gpuimg_run_t *run);
 
 /* Pinned and device allocations made so far (0 on the CPU): constant in steady state. */
 int gpuimg_pipeline_allocations(const gpuimg_pipeline_t *p);
