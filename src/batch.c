@@ -105,7 +105,8 @@ struct batch {
   int device_jpeg;
   gpuimg_jpeg_batch_t *jpeg[MAX_DEVICES];
   long jpeg_batches, jpeg_batch_images;
-  double jpeg_batch_ms;
+  double jpeg_batch_ms, jpeg_setup_ms, jpeg_teardown_ms;
+  double go_ms; /* when the workers were told to go, from t_start */
   gpuimg_image_t masks[GPUIMG_MAX_STEPS];
   /* Stage names of the report's stage_ms and the summary's totals. */
   char keys[MAX_KEYS][48];
@@ -1083,6 +1084,10 @@ static char *summary_json(batch_t *b, worker_t *workers, int nworkers, int conve
   cJSON_AddNumberToObject(root, "jpeg_batches", (double)b->jpeg_batches);
   cJSON_AddNumberToObject(root, "jpeg_batched_images", (double)b->jpeg_batch_images);
   cJSON_AddNumberToObject(root, "jpeg_batch_ms", rnd4(b->jpeg_batch_ms));
+  /* where a batch's fixed costs go: nvJPEG's threads set up and torn down, workers ready */
+  cJSON_AddNumberToObject(root, "jpeg_setup_ms", rnd4(b->jpeg_setup_ms));
+  cJSON_AddNumberToObject(root, "jpeg_teardown_ms", rnd4(b->jpeg_teardown_ms));
+  cJSON_AddNumberToObject(root, "workers_ready_ms", rnd4(b->go_ms));
   cJSON_AddNumberToObject(root, "exit_status", status);
   text = cJSON_PrintUnformatted(root);
   cJSON_Delete(root);
@@ -1109,10 +1114,12 @@ static void start_device_jpeg(batch_t *b)
   const char *share = getenv("GPUIMG_JPEG_BATCH");
   if (!b->device_jpeg)
     return;
+  double t0 = gpuimg_now_ms();
   for (int d = 0; d < b->ndevices; d++)
     if (!(b->jpeg[d] =
               gpuimg_jpeg_batch_create(b->devices[d], !(share && strcmp(share, "0") == 0))))
       gpuimg_error_clear(); /* each worker then makes its own handles and reports the failure */
+  b->jpeg_setup_ms = gpuimg_now_ms() - t0;
 }
 
 static void stop_device_jpeg(batch_t *b)
@@ -1126,7 +1133,9 @@ static void stop_device_jpeg(batch_t *b)
     b->jpeg_batch_ms += ms;
     b->jpeg_batches += batches;
     b->jpeg_batch_images += images;
+    double t0 = gpuimg_now_ms();
     gpuimg_jpeg_batch_destroy(b->jpeg[d]);
+    b->jpeg_teardown_ms += gpuimg_now_ms() - t0;
     b->jpeg[d] = NULL;
   }
 }
@@ -1395,6 +1404,7 @@ int gpuimg_batch_main(const gpuimg_cli_t *cli)
     b->stop = 1;
   else
     b->go = 1;
+  b->go_ms = gpuimg_now_ms() - b->t_start;
   pthread_cond_broadcast(&b->cv);
   if (b->progress && !b->stop) {
     while (b->running > 0) {

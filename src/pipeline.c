@@ -260,7 +260,6 @@ static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_cli_t *c
     /* Decoded once into its own buffer, which every --repeat run starts from. */
     if (decode_jpeg(ctx, b, cli, io, masks, &w, &h, &in_c, run) < 0)
       return -1;
-    d_first = b->d_src;
 #else
     gpuimg_error_set(GPUIMG_EXIT_DEVICE, io->what, "this gpuimg was built without nvJPEG");
     return -1;
@@ -272,7 +271,6 @@ static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_cli_t *c
     if (grow_host(b, &b->h_in, &b->h_in_cap, gpuimg_image_bytes(w, h, in_c)) < 0)
       return -1;
     memcpy(b->h_in, src->data, gpuimg_image_bytes(w, h, in_c));
-    d_first = b->d_buf[0];
   }
   size_t in_bytes = gpuimg_image_bytes(w, h, in_c);
   size_t px = gpuimg_image_bytes(w, h, 1);
@@ -281,6 +279,7 @@ static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_cli_t *c
   if (grow_dev(b, &b->d_buf[0], &b->d_cap[0], in_bytes) < 0 ||
       grow_dev(b, &b->d_buf[1], &b->d_cap[1], in_bytes) < 0)
     return -1;
+  d_first = device_in ? b->d_src : b->d_buf[0];
 
   for (int i = 0; i < cli->nsteps; i++) {
     if (!masks[i].data)
