@@ -1,6 +1,6 @@
 /* main.c: gpuimg's entry point: read, decode, run the pipeline, encode, write, report. */
 #define _XOPEN_SOURCE 700
-#include "run.h"
+#include "pipeline.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +29,25 @@ static int decode_timed(const gpuimg_cli_t *cli, const uint8_t *bytes, size_t si
   return 0;
 }
 
+/* Reads a file ("-": stdin) whole, timing the stage into run. */
+static int read_timed(const char *path, const char *stage_prefix, gpuimg_buf_t *buf,
+                      gpuimg_run_t *run)
+{
+  char name[32];
+  double t0 = gpuimg_now_ms();
+  if (gpuimg_file_read(path, buf) < 0)
+    return -1;
+  snprintf(name, sizeof name, "%sread", stage_prefix);
+  gpuimg_stage_t *s = gpuimg_run_stage(run, name, -1, 0, 1);
+  if (!s) {
+    gpuimg_buf_free(buf);
+    return -1;
+  }
+  s->ms[0] = gpuimg_now_ms() - t0;
+  s->bytes = buf->size;
+  return 0;
+}
+
 /* Reads (or takes the built-in bytes of) an image and decodes it. */
 static int load_image(const gpuimg_cli_t *cli, const char *path, const unsigned char *builtin,
                       size_t builtin_size, const char *stage_prefix, gpuimg_image_t *img,
@@ -41,17 +60,8 @@ static int load_image(const gpuimg_cli_t *cli, const char *path, const unsigned 
     return decode_timed(cli, builtin, builtin_size, SAMPLE_NAME, name, img, run);
   }
   gpuimg_buf_t buf;
-  double t0 = gpuimg_now_ms();
-  if (gpuimg_file_read(path, &buf) < 0)
+  if (read_timed(path, stage_prefix, &buf, run) < 0)
     return -1;
-  snprintf(name, sizeof name, "%sread", stage_prefix);
-  gpuimg_stage_t *s = gpuimg_run_stage(run, name, -1, 0, 1);
-  if (!s) {
-    gpuimg_buf_free(&buf);
-    return -1;
-  }
-  s->ms[0] = gpuimg_now_ms() - t0;
-  s->bytes = buf.size;
   *file_bytes = buf.size;
   snprintf(name, sizeof name, "%sdecode", stage_prefix);
   int rc =
@@ -60,7 +70,8 @@ static int load_image(const gpuimg_cli_t *cli, const char *path, const unsigned 
   return rc;
 }
 
-/* Loads each portrait step's mask as width x height, one channel. */
+/* Loads each portrait step's mask as width x height, one channel (src NULL: of any size,
+ * for the pipeline to check once it has decoded the image). */
 static int load_masks(const gpuimg_cli_t *cli, const gpuimg_image_t *src, gpuimg_image_t *masks,
                       gpuimg_run_t *run)
 {
@@ -74,7 +85,7 @@ static int load_masks(const gpuimg_cli_t *cli, const gpuimg_image_t *src, gpuimg
     if (load_image(cli, path, gpuimg_sample_mask_png, gpuimg_sample_mask_png_size, "mask-", &m,
                    &bytes, run) < 0)
       return -1;
-    if (m.width != src->width || m.height != src->height) {
+    if (src && (m.width != src->width || m.height != src->height)) {
       gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "mask is %dx%d but the image is %dx%d", m.width,
                        m.height, src->width, src->height);
       gpuimg_image_free(&m);
@@ -96,9 +107,9 @@ int main(int argc, char **argv)
   gpuimg_run_t run;
   gpuimg_image_t src = {0}, dst = {0}, masks[GPUIMG_MAX_STEPS];
   gpuimg_output_t out = {0}, rep = {0};
-  gpuimg_buf_t encoded = {0};
+  gpuimg_buf_t encoded = {0}, input = {0};
   char *json = NULL;
-  int status = GPUIMG_EXIT_OK, have_out = 0, have_rep = 0;
+  int status = GPUIMG_EXIT_OK, have_out = 0, have_rep = 0, on_device = 0, encoded_on_device = 0;
   double t_start = gpuimg_now_ms();
 
   if (argc > 1 && strcmp(argv[1], "compare") == 0)
@@ -175,18 +186,60 @@ int main(int argc, char **argv)
   }
 
   run.input_name = cli.input ? (strcmp(cli.input, "-") ? cli.input : "<stdin>") : SAMPLE_NAME;
-  if (load_image(&cli, cli.input, gpuimg_sample_png, gpuimg_sample_png_size, "", &src,
-                 &run.input_bytes, &run) < 0 ||
-      load_masks(&cli, &src, masks, &run) < 0)
+  if (cli.input && gpuimg_pipeline_device_jpeg(&cli)) {
+    /* --codec nvjpeg on CUDA: a JPEG is decoded on the device and, to a JPEG output of 1
+     * or 3 channels, encoded there; other inputs are decoded from these bytes as usual. */
+    static const uint8_t soi[3] = {0xff, 0xd8, 0xff};
+    if (read_timed(cli.input, "", &input, &run) < 0)
+      goto fail;
+    run.input_bytes = input.size;
+    on_device = input.size >= 3 && memcmp(input.data, soi, 3) == 0;
+    if (!on_device &&
+        decode_timed(&cli, input.data, input.size, run.input_name, "decode", &src, &run) < 0)
+      goto fail;
+  } else if (load_image(&cli, cli.input, gpuimg_sample_png, gpuimg_sample_png_size, "", &src,
+                        &run.input_bytes, &run) < 0) {
     goto fail;
-  run.in_w = src.width;
-  run.in_h = src.height;
-  run.in_c = src.channels;
-
-  if (gpuimg_pipeline_run(&cli, &src, masks, &dst, &run) < 0)
+  }
+  if (load_masks(&cli, on_device ? NULL : &src, masks, &run) < 0)
     goto fail;
+  if (on_device) {
+    gpuimg_jpeg_io_t io = {
+        input.data,     input.size,
+        run.input_name, cli.max_pixels,
+        NULL,           have_out && cli.format == GPUIMG_FORMAT_JPEG ? &encoded : NULL,
+        cli.quality,    have_out && strcmp(cli.output, "-") ? cli.output : "<stdout>"};
+    if (gpuimg_pipeline_run_jpeg(&cli, &io, masks, &dst, &run) < 0)
+      goto fail;
+    gpuimg_buf_free(&input);
+    encoded_on_device = io.out != NULL;
+  } else {
+    run.in_w = src.width;
+    run.in_h = src.height;
+    run.in_c = src.channels;
+    if (gpuimg_pipeline_run(&cli, &src, masks, &dst, &run) < 0)
+      goto fail;
+  }
 
-  if (have_out) {
+  if (have_out && encoded_on_device) {
+    const char *what = strcmp(cli.output, "-") ? cli.output : "<stdout>";
+    int c = run.in_c;
+    for (int i = 0; i < cli.nsteps; i++)
+      c = cli.steps[i].op->out_channels(c);
+    double t0 = gpuimg_now_ms();
+    if (gpuimg_output_commit(&out, encoded.data, encoded.size) < 0)
+      goto fail;
+    gpuimg_stage_t *s = gpuimg_run_stage(&run, "write", -1, 0, 1);
+    if (!s)
+      goto fail;
+    s->ms[0] = gpuimg_now_ms() - t0;
+    s->bytes = encoded.size;
+    run.output_name = what;
+    run.output_bytes = encoded.size;
+    run.out_w = run.in_w;
+    run.out_h = run.in_h;
+    run.out_c = c;
+  } else if (have_out) {
     double t0 = gpuimg_now_ms();
     const char *what = strcmp(cli.output, "-") ? cli.output : "<stdout>";
     const gpuimg_codec_t *codec = gpuimg_codec_encoder(cli.codec, cli.format);
@@ -237,6 +290,7 @@ fail:
 done:
   free(json);
   gpuimg_buf_free(&encoded);
+  gpuimg_buf_free(&input);
   gpuimg_image_free(&src);
   gpuimg_image_free(&dst);
   for (int i = 0; i < GPUIMG_MAX_STEPS; i++)

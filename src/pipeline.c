@@ -459,6 +459,39 @@ void gpuimg_pipeline_destroy(gpuimg_pipeline_t *p)
   free(p);
 }
 
+int gpuimg_pipeline_device_jpeg(const gpuimg_cli_t *cli)
+{
+#if defined(GPUIMG_HAVE_CUDA) && defined(GPUIMG_HAVE_NVJPEG)
+  char reason[256];
+  return cli->codec == GPUIMG_CODEC_NVJPEG && cli->backend != GPUIMG_BACKEND_CPU &&
+         gpuimg_cuda_probe(reason, sizeof reason) > 0;
+#else
+  (void)cli;
+  return 0;
+#endif
+}
+
+int gpuimg_pipeline_run_jpeg(const gpuimg_cli_t *cli, const gpuimg_jpeg_io_t *io,
+                             const gpuimg_image_t *masks, gpuimg_image_t *dst, gpuimg_run_t *run)
+{
+  memset(dst, 0, sizeof *dst);
+#if defined(GPUIMG_HAVE_CUDA) && defined(GPUIMG_HAVE_NVJPEG)
+  gpuimg_cuda_t *ctx = gpuimg_cuda_create(-1);
+  if (!ctx)
+    return -1;
+  cuda_buffers_t buffers;
+  memset(&buffers, 0, sizeof buffers);
+  int rc = run_cuda(ctx, &buffers, cli, NULL, io, masks, dst, run, cli->report || cli->explain);
+  buffers_free(&buffers);
+  gpuimg_cuda_destroy(ctx);
+  return rc;
+#else
+  (void)cli, (void)masks, (void)run;
+  gpuimg_error_set(GPUIMG_EXIT_DEVICE, io->what, "this gpuimg was built without nvJPEG");
+  return -1;
+#endif
+}
+
 int gpuimg_pipeline_run(const gpuimg_cli_t *cli, const gpuimg_image_t *src,
                         const gpuimg_image_t *masks, gpuimg_image_t *dst, gpuimg_run_t *run)
 {

@@ -48,6 +48,15 @@ int gpuimg_pipeline_process_jpeg(gpuimg_pipeline_t *p, const gpuimg_jpeg_io_t *i
                                  const gpuimg_image_t *src, const gpuimg_image_t *masks,
                                  gpuimg_image_t *dst, gpuimg_run_t *run);
 
+/* 1 when a one-image run of cli decodes a JPEG input on the device: --codec nvjpeg, not
+ * --backend cpu, a usable CUDA device and nvJPEG in the build. */
+int gpuimg_pipeline_device_jpeg(const gpuimg_cli_t *cli);
+
+/* A one-image run (gpuimg_pipeline_run()) with device-resident JPEG, on the default device
+ * with the run's own nvJPEG handle: io->batch is NULL. */
+int gpuimg_pipeline_run_jpeg(const gpuimg_cli_t *cli, const gpuimg_jpeg_io_t *io,
+                             const gpuimg_image_t *masks, gpuimg_image_t *dst, gpuimg_run_t *run);
+
 /* Pinned and device allocations made so far (0 on the CPU): constant in steady state. */
 int gpuimg_pipeline_allocations(const gpuimg_pipeline_t *p);
 

@@ -182,6 +182,26 @@ PY
     echo "FAIL nvjpeg-cli"
     fail=1
   fi
+  # One image, device-resident: decode, blur and encode on the device, the same bytes as
+  # the CPU backend's nvJPEG decode, CPU blur and nvJPEG encode.
+  if "$GPUIMG" blur -r 4 "$nj/in/s2.jpg" "$nj/dev.jpg" --codec nvjpeg --backend cuda -q \
+    --report "$nj/dev.json" &&
+    "$GPUIMG" blur -r 4 "$nj/in/s2.jpg" "$nj/host.jpg" --codec nvjpeg --backend cpu -q &&
+    cmp -s "$nj/dev.jpg" "$nj/host.jpg" &&
+    python3 - "$nj/dev.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+st = [(s["name"], s.get("codec")) for s in r["stages"]]
+assert st == [("read", None), ("decode", "nvjpeg"), ("blur", None), ("encode", "nvjpeg"),
+              ("write", None)], st
+assert r["input"]["width"] == 1024 and r["output"]["channels"] == 3, r
+PY
+  then
+    echo "ok   nvjpeg-device-one"
+  else
+    echo "FAIL nvjpeg-device-one"
+    fail=1
+  fi
   head -c 3000 "$nj/in/s1.jpg" >"$nj/cut.jpg"
   "$GPUIMG" gray "$nj/cut.jpg" "$nj/cut.png" --codec nvjpeg -q 2>"$nj/err"
   rc=$?
