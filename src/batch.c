@@ -1114,22 +1114,22 @@ static void start_device_jpeg(batch_t *b)
   const char *share = getenv("GPUIMG_JPEG_BATCH");
   if (!b->device_jpeg)
     return;
-  double t0 = gpuimg_now_ms();
   for (int d = 0; d < b->ndevices; d++)
     if (!(b->jpeg[d] =
               gpuimg_jpeg_batch_create(b->devices[d], !(share && strcmp(share, "0") == 0))))
       gpuimg_error_clear(); /* each worker then makes its own handles and reports the failure */
-  b->jpeg_setup_ms = gpuimg_now_ms() - t0;
 }
 
 static void stop_device_jpeg(batch_t *b)
 {
   for (int d = 0; d < b->ndevices; d++) {
     long batches = 0, images = 0;
-    double ms = 0;
+    double ms = 0, setup = 0;
     if (!b->jpeg[d])
       continue;
-    gpuimg_jpeg_batch_counts(b->jpeg[d], &batches, &images, &ms);
+    gpuimg_jpeg_batch_counts(b->jpeg[d], &batches, &images, &ms, &setup);
+    if (setup > b->jpeg_setup_ms)
+      b->jpeg_setup_ms = setup;
     b->jpeg_batch_ms += ms;
     b->jpeg_batches += batches;
     b->jpeg_batch_images += images;
@@ -1217,6 +1217,8 @@ int gpuimg_batch_main(const gpuimg_cli_t *cli)
     status = setup_error();
     goto out;
   }
+  /* nvJPEG sets up while the inputs are read and named. */
+  start_device_jpeg(b);
 
   /* The inputs: the arguments, then the list's lines. */
   cap = cli->ninputs + 64;
@@ -1367,7 +1369,6 @@ int gpuimg_batch_main(const gpuimg_cli_t *cli)
   sigaddset(&block_sigs, SIGTERM);
   sigaddset(&block_sigs, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &block_sigs, &old_sigs);
-  start_device_jpeg(b);
   for (int w = 0; w < nworkers; w++) {
     worker_t *wk = &workers[w];
     wk->b = b;
@@ -1492,6 +1493,7 @@ finish:;
             wall_ms > 0 ? converted / (wall_ms / 1000.0) : 0.0);
 
 out:
+  stop_device_jpeg(b); /* when an error came before the workers */
   if (b->have_report)
     gpuimg_output_abort(&b->report);
   for (int i = 0; i < nowned; i++)

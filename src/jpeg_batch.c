@@ -16,6 +16,7 @@
 
 #ifdef GPUIMG_HAVE_NVJPEG
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +60,7 @@ typedef struct {
   int hardware;
   int error_code;
   char error[1024];
-  double busy_ms;
+  double busy_ms, setup_ms;
 } lane_t;
 
 enum { LANE_DECODE, LANE_ENCODE, NLANES };
@@ -176,10 +177,12 @@ static void serve(lane_t *lane, gpuimg_nvjpeg_t *nj, request_t *list)
 static void *lane_main(void *arg)
 {
   lane_t *lane = arg;
+  double t_setup = gpuimg_now_ms();
   gpuimg_cuda_t *ctx = gpuimg_cuda_create(lane->jb->device);
   gpuimg_nvjpeg_t *nj = ctx ? gpuimg_nvjpeg_create(ctx, lane->backend) : NULL;
 
   pthread_mutex_lock(&lane->mu);
+  lane->setup_ms = gpuimg_now_ms() - t_setup;
   lane->started = 1;
   lane->ok = nj != NULL;
   lane->hardware = nj && gpuimg_nvjpeg_hardware(nj, NULL);
@@ -225,7 +228,16 @@ gpuimg_jpeg_batch_t *gpuimg_jpeg_batch_create(int device, int batching)
   }
   jb->device = device;
   jb->batching = batching;
-  /* Both threads set up at once; the encoder needs no hardware decoder. */
+  /* The threads set up while the caller goes on (nvJPEG takes most of a second); a request
+   * waits for its thread's set-up. They take no SIGINT, SIGTERM or SIGHUP: the process's
+   * handler runs elsewhere (io.c). */
+  sigset_t block, old;
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT);
+  sigaddset(&block, SIGTERM);
+  sigaddset(&block, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &block, &old);
+  int ok = 1;
   for (int i = 0; i < NLANES; i++) {
     lane_t *lane = &jb->lanes[i];
     lane->jb = jb;
@@ -233,28 +245,12 @@ gpuimg_jpeg_batch_t *gpuimg_jpeg_batch_create(int device, int batching)
     pthread_mutex_init(&lane->mu, NULL);
     pthread_cond_init(&lane->work, NULL);
     lane->created = pthread_create(&lane->thread, NULL, lane_main, lane) == 0;
+    ok &= lane->created;
   }
-  int code = 0;
-  char msg[1024] = "";
-  for (int i = 0; i < NLANES; i++) {
-    lane_t *lane = &jb->lanes[i];
-    if (!lane->created) {
-      code = GPUIMG_EXIT_FAILURE;
-      snprintf(msg, sizeof msg, "cannot start an nvJPEG thread");
-      continue;
-    }
-    pthread_mutex_lock(&lane->mu);
-    while (!lane->started)
-      pthread_cond_wait(&lane->work, &lane->mu);
-    if (!lane->ok && !code) {
-      code = lane->error_code;
-      snprintf(msg, sizeof msg, "%s", lane->error);
-    }
-    pthread_mutex_unlock(&lane->mu);
-  }
-  if (code) {
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (!ok) {
     gpuimg_jpeg_batch_destroy(jb);
-    gpuimg_error_set(code, "", "%s", msg);
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, "", "cannot start an nvJPEG thread");
     return NULL;
   }
   return jb;
@@ -268,10 +264,16 @@ static int submit(gpuimg_jpeg_batch_t *jb, request_t *r)
   r->done = 0;
   pthread_cond_init(&r->cv, NULL);
   pthread_mutex_lock(&lane->mu);
+  while (!lane->started)
+    pthread_cond_wait(&lane->work, &lane->mu);
   if (!lane->ok) {
+    /* Its set-up failed: nvJPEG's or CUDA's message, for every image. */
+    int code = lane->error_code ? lane->error_code : GPUIMG_EXIT_DEVICE;
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", lane->error[0] ? lane->error : "the nvJPEG thread has stopped");
     pthread_mutex_unlock(&lane->mu);
     pthread_cond_destroy(&r->cv);
-    gpuimg_error_set(GPUIMG_EXIT_DEVICE, r->what, "the nvJPEG thread has stopped");
+    gpuimg_error_set(code, "", "%s", msg);
     return -1;
   }
   if (lane->tail)
@@ -335,12 +337,15 @@ int gpuimg_jpeg_batch_encode(gpuimg_jpeg_batch_t *jb, const uint8_t *d_src, int 
   return 0;
 }
 
-void gpuimg_jpeg_batch_counts(gpuimg_jpeg_batch_t *jb, long *batches, long *images, double *busy_ms)
+void gpuimg_jpeg_batch_counts(gpuimg_jpeg_batch_t *jb, long *batches, long *images, double *busy_ms,
+                              double *setup_ms)
 {
-  *busy_ms = 0;
+  *busy_ms = *setup_ms = 0;
   for (int i = 0; i < NLANES; i++) {
     pthread_mutex_lock(&jb->lanes[i].mu);
     *busy_ms += jb->lanes[i].busy_ms;
+    if (jb->lanes[i].setup_ms > *setup_ms)
+      *setup_ms = jb->lanes[i].setup_ms;
     if (i == LANE_DECODE) {
       *batches = jb->batches;
       *images = jb->images;
@@ -353,6 +358,7 @@ void gpuimg_jpeg_batch_destroy(gpuimg_jpeg_batch_t *jb)
 {
   if (!jb)
     return;
+  /* Both threads tear down at once. */
   for (int i = 0; i < NLANES; i++) {
     lane_t *lane = &jb->lanes[i];
     if (lane->created) {
@@ -360,8 +366,12 @@ void gpuimg_jpeg_batch_destroy(gpuimg_jpeg_batch_t *jb)
       lane->stop = 1;
       pthread_cond_broadcast(&lane->work);
       pthread_mutex_unlock(&lane->mu);
-      pthread_join(lane->thread, NULL);
     }
+  }
+  for (int i = 0; i < NLANES; i++) {
+    lane_t *lane = &jb->lanes[i];
+    if (lane->created)
+      pthread_join(lane->thread, NULL);
     pthread_mutex_destroy(&lane->mu);
     pthread_cond_destroy(&lane->work);
   }
@@ -400,11 +410,12 @@ int gpuimg_jpeg_batch_encode(gpuimg_jpeg_batch_t *jb, const uint8_t *d_src, int 
   return no_nvjpeg();
 }
 
-void gpuimg_jpeg_batch_counts(gpuimg_jpeg_batch_t *jb, long *batches, long *images, double *busy_ms)
+void gpuimg_jpeg_batch_counts(gpuimg_jpeg_batch_t *jb, long *batches, long *images, double *busy_ms,
+                              double *setup_ms)
 {
   (void)jb;
   *batches = *images = 0;
-  *busy_ms = 0;
+  *busy_ms = *setup_ms = 0;
 }
 
 void gpuimg_jpeg_batch_destroy(gpuimg_jpeg_batch_t *jb)

@@ -12,8 +12,10 @@
  * functions set them (exit code and message). */
 typedef struct gpuimg_jpeg_batch gpuimg_jpeg_batch_t;
 
-/* Starts the threads for CUDA device `device`. batching 0: every JPEG decoded alone (for
- * comparison). NULL with the error set when the build has no nvJPEG or nvJPEG fails. */
+/* Starts the threads for CUDA device `device`; they set up (most of a second) while the
+ * caller goes on, and the first requests wait for that. A set-up that fails fails every
+ * request with its error. batching 0: every JPEG decoded alone (for comparison). NULL with
+ * the error set when the build has no nvJPEG or a thread cannot start. */
 gpuimg_jpeg_batch_t *gpuimg_jpeg_batch_create(int device, int batching);
 
 /* Reads the JPEG's header (gpuimg_nvjpeg_info(): size, 1 or 3 channels; exit 3 for what
@@ -30,10 +32,10 @@ int gpuimg_jpeg_batch_encode(gpuimg_jpeg_batch_t *jb, const uint8_t *d_src, int 
                              int channels, int quality, const char *what, uint8_t **out,
                              size_t *out_size);
 
-/* Calls to the batched hardware decoder, images in them, and milliseconds both threads
- * spent working, so far: the batch report's summary. */
-void gpuimg_jpeg_batch_counts(gpuimg_jpeg_batch_t *jb, long *batches, long *images,
-                              double *busy_ms);
+/* Calls to the batched hardware decoder, images in them, milliseconds both threads spent
+ * working, and the longer of their set-ups, so far: the batch report's summary. */
+void gpuimg_jpeg_batch_counts(gpuimg_jpeg_batch_t *jb, long *batches, long *images, double *busy_ms,
+                              double *setup_ms);
 
 /* Stops the threads (after the requests in progress) and frees everything. */
 void gpuimg_jpeg_batch_destroy(gpuimg_jpeg_batch_t *jb);
