@@ -6,7 +6,10 @@
  * part of the Huffman decoding), and the hardware JPEG decoder of an A100, H100 or H200
  * takes the rest. Each host thread has its own CUDA context (on the thread's current
  * device, so batch workers keep to their --devices GPU), nvJPEG handle and device buffer,
- * created on its first JPEG and kept until gpuimg_codec_thread_end(). */
+ * created on its first JPEG and kept until gpuimg_codec_thread_end(). This is the CPU
+ * backend's path, and the one-image path's for what is not a JPEG input; on the CUDA
+ * backend a JPEG input and a JPEG output stay on the device instead (pipeline.c, and in
+ * batch mode jpeg_batch.c). */
 #include "codec.h"
 
 #ifdef GPUIMG_HAVE_NVJPEG
