@@ -203,8 +203,8 @@ int gpuimg_nvjpeg_hw_supported(gpuimg_nvjpeg_t *nj, const uint8_t *jpeg, size_t 
  * tightly packed; every image decoded to the same channels), finished before it returns.
  * Each JPEG must be one gpuimg_nvjpeg_hw_supported() accepted. -1 with the error set when
  * the batch failed: exit code 3 when nvJPEG blamed the data (without saying which image:
- * decode each alone to find out), 5 otherwise. The handle keeps one decoder state per batch
- * size used. */
+ * decode each alone to find out), 5 otherwise. The handle keeps one decoder state per output
+ * (Y or RGB) and batch size used. */
 int gpuimg_nvjpeg_decode_batch(gpuimg_nvjpeg_t *nj, int n, const uint8_t *const *jpegs,
                                const size_t *sizes, uint8_t *const *d_dst, const int *widths,
                                int channels);

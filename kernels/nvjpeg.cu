@@ -31,9 +31,10 @@ struct gpuimg_nvjpeg {
   nvjpegJpegStream_t hw_header;
   int hw_format; // output format hw_state is initialised for; -1 for none
   // Batched decodes on the hardware decoder (gpuimg_nvjpeg_decode_batch): one state per
-  // batch size, since a state is initialised for one size, and the format it has.
-  nvjpegJpegState_t batch_state[GPUIMG_NVJPEG_MAX_BATCH + 1];
-  int batch_format[GPUIMG_NVJPEG_MAX_BATCH + 1];
+  // output (0 Y, 1 RGB) and batch size, since a state is initialised for one of each;
+  // batch_ready says it is initialised (0 also after a failed batch).
+  nvjpegJpegState_t batch_state[2][GPUIMG_NVJPEG_MAX_BATCH + 1];
+  int batch_ready[2][GPUIMG_NVJPEG_MAX_BATCH + 1];
   const char *hw_why; // why there is no hardware decoder, or a note on it
   const char *last;   // decoder of the last decode
 };
@@ -129,9 +130,11 @@ int decode_fail(nvjpegStatus_t st, const char *call, const char *what, const cha
 void hw_close(gpuimg_nvjpeg_t *nj)
 {
   for (int i = 0; i <= GPUIMG_NVJPEG_MAX_BATCH; i++)
-    if (nj->batch_state[i])
-      (void)nvjpegJpegStateDestroy(nj->batch_state[i]);
+    for (int k = 0; k < 2; k++)
+      if (nj->batch_state[k][i])
+        (void)nvjpegJpegStateDestroy(nj->batch_state[k][i]);
   memset(nj->batch_state, 0, sizeof nj->batch_state);
+  memset(nj->batch_ready, 0, sizeof nj->batch_ready);
   if (nj->hw_header)
     (void)nvjpegJpegStreamDestroy(nj->hw_header);
   if (nj->hw_state)
@@ -255,8 +258,6 @@ extern "C" gpuimg_nvjpeg_t *gpuimg_nvjpeg_create(gpuimg_cuda_t *ctx,
   nj->ctx = ctx;
   nj->backend = backend;
   nj->hw_format = -1;
-  for (int i = 0; i <= GPUIMG_NVJPEG_MAX_BATCH; i++)
-    nj->batch_format[i] = -1;
   nj->hw_why = "not asked for";
   nj->last = "none";
   int rc = [&]() -> int {
@@ -492,12 +493,13 @@ extern "C" int gpuimg_nvjpeg_decode_batch(gpuimg_nvjpeg_t *nj, int n, const uint
   }
   GPUIMG_CUDA_CHECK(cudaSetDevice(nj->ctx->device));
   nvjpegOutputFormat_t fmt = channels == 3 ? NVJPEG_OUTPUT_RGBI : NVJPEG_OUTPUT_Y;
-  if (!nj->batch_state[n])
-    GPUIMG_NVJPEG_CHECK(nvjpegJpegStateCreate(nj->hw_handle, &nj->batch_state[n]));
-  if (nj->batch_format[n] != (int)fmt) {
-    GPUIMG_NVJPEG_CHECK(
-        nvjpegDecodeBatchedInitialize(nj->hw_handle, nj->batch_state[n], n, 1, fmt));
-    nj->batch_format[n] = (int)fmt;
+  const int k = channels == 3;
+  nvjpegJpegState_t *state = &nj->batch_state[k][n];
+  if (!*state)
+    GPUIMG_NVJPEG_CHECK(nvjpegJpegStateCreate(nj->hw_handle, state));
+  if (!nj->batch_ready[k][n]) {
+    GPUIMG_NVJPEG_CHECK(nvjpegDecodeBatchedInitialize(nj->hw_handle, *state, n, 1, fmt));
+    nj->batch_ready[k][n] = 1;
   }
   nvjpegImage_t dst[GPUIMG_NVJPEG_MAX_BATCH];
   memset(dst, 0, sizeof dst);
@@ -506,11 +508,11 @@ extern "C" int gpuimg_nvjpeg_decode_batch(gpuimg_nvjpeg_t *nj, int n, const uint
     dst[i].pitch[0] = (size_t)widths[i] * (size_t)channels;
   }
   nvjpegStatus_t st =
-      nvjpegDecodeBatched(nj->hw_handle, nj->batch_state[n], jpegs, sizes, dst, nj->ctx->stream);
+      nvjpegDecodeBatched(nj->hw_handle, *state, jpegs, sizes, dst, nj->ctx->stream);
   cudaError_t err =
       st == NVJPEG_STATUS_SUCCESS ? cudaStreamSynchronize(nj->ctx->stream) : cudaSuccess;
   if (st != NVJPEG_STATUS_SUCCESS) {
-    nj->batch_format[n] = -1; // a failed batch needs initialising again
+    nj->batch_ready[k][n] = 0; // a failed batch needs initialising again
     if (is_data_status(st) || st == NVJPEG_STATUS_BAD_JPEG) {
       cudaGetLastError();
       gpuimg_error_set(GPUIMG_EXIT_INPUT, "nvjpeg", "a JPEG of the batch did not decode (%s)",

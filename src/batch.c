@@ -654,9 +654,10 @@ static int convert_on_device(batch_t *b, worker_t *wk, item_t *it, gpuimg_run_t 
                          wk->jpeg,     it->format == GPUIMG_FORMAT_JPEG ? &encoded : NULL,
                          cli->quality, it->output};
   int prc = gpuimg_pipeline_process_jpeg(wk->pipe, &io, NULL, b->masks, &dst, run);
-  it->iv[IV_PIPE][1] = it->iv[IV_STORE][0] = t0 = gpuimg_now_ms();
+  it->iv[IV_PIPE][1] = t0 = gpuimg_now_ms();
   if (prc < 0)
     goto done;
+  it->iv[IV_STORE][0] = t0;
   if (io.out) {
     int c = run->in_c;
     for (int i = 0; i < cli->nsteps; i++)
@@ -1117,7 +1118,7 @@ static void start_device_jpeg(batch_t *b)
   for (int d = 0; d < b->ndevices; d++)
     if (!(b->jpeg[d] =
               gpuimg_jpeg_batch_create(b->devices[d], !(share && strcmp(share, "0") == 0))))
-      gpuimg_error_clear(); /* each worker then makes its own handles and reports the failure */
+      gpuimg_error_clear(); /* no thread: each worker then makes its own nvJPEG handle */
 }
 
 static void stop_device_jpeg(batch_t *b)

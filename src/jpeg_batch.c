@@ -69,7 +69,7 @@ struct gpuimg_jpeg_batch {
   int device;
   int batching; /* asked for */
   lane_t lanes[NLANES];
-  long batches, images; /* written by the decoder thread */
+  long batches, images; /* under lanes[LANE_DECODE].mu */
 };
 
 /* The thread's error, now the request's. */
@@ -122,8 +122,11 @@ static void do_decode_call(gpuimg_jpeg_batch_t *jb, gpuimg_nvjpeg_t *nj, request
     widths[i] = rs[i]->width;
   }
   if (gpuimg_nvjpeg_decode_batch(nj, n, jpegs, sizes, dsts, widths, rs[0]->channels) == 0) {
+    lane_t *lane = &jb->lanes[LANE_DECODE]; /* the counts are read under its lock */
+    pthread_mutex_lock(&lane->mu);
     jb->batches++;
     jb->images += n;
+    pthread_mutex_unlock(&lane->mu);
     return;
   }
   gpuimg_error_clear();

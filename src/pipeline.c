@@ -148,11 +148,16 @@ static void buffers_free(cuda_buffers_t *b)
 
 #ifdef GPUIMG_HAVE_NVJPEG
 /* The runner's own nvJPEG handle (one-image runs; batch mode uses its device's thread):
- * the hardware decoder where the GPU has one, else CUDA's. */
-static int need_nvjpeg(gpuimg_cuda_t *ctx, cuda_buffers_t *b)
+ * the hardware decoder where the GPU has one, else CUDA's. A failure names the file it
+ * was for: "gpuimg: in.jpg: nvJPEG: ...". */
+static int need_nvjpeg(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const char *what)
 {
-  if (!b->nj && !(b->nj = gpuimg_nvjpeg_create(ctx, GPUIMG_NVJPEG_AUTO)))
+  if (!b->nj && !(b->nj = gpuimg_nvjpeg_create(ctx, GPUIMG_NVJPEG_AUTO))) {
+    char reason[512];
+    snprintf(reason, sizeof reason, "%s", gpuimg_error_message());
+    gpuimg_error_set(gpuimg_error_code(), what, "nvJPEG: %s", reason);
     return -1;
+  }
   return 0;
 }
 
@@ -172,7 +177,7 @@ static int decode_jpeg(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_cli_t
     if (rc < 0)
       return -1;
   } else {
-    if (need_nvjpeg(ctx, b) < 0 ||
+    if (need_nvjpeg(ctx, b, io->what) < 0 ||
         gpuimg_nvjpeg_info(b->nj, io->jpeg, io->size, io->what, w, h, c) < 0)
       return -1;
     if ((uint64_t)*w * (uint64_t)*h > io->max_pixels) {
@@ -213,7 +218,7 @@ static int encode_jpeg(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_jpeg_
   size_t size = 0;
   if (io->batch ? gpuimg_jpeg_batch_encode(io->batch, d_img, w, h, c, io->quality, io->out_what,
                                            &bytes, &size) < 0
-                : need_nvjpeg(ctx, b) < 0 ||
+                : need_nvjpeg(ctx, b, io->out_what) < 0 ||
                       gpuimg_nvjpeg_encode_device(b->nj, d_img, w, h, c, io->quality, io->out_what,
                                                   &bytes, &size, NULL) < 0)
     return -1;
@@ -369,6 +374,9 @@ static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_cli_t *c
   if (device_out) {
 #ifdef GPUIMG_HAVE_NVJPEG
     return encode_jpeg(ctx, b, io, d_last, w, h, out_c, run);
+#else
+    gpuimg_error_set(GPUIMG_EXIT_DEVICE, io->out_what, "this gpuimg was built without nvJPEG");
+    return -1;
 #endif
   }
   (void)d_last;

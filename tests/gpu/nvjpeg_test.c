@@ -543,8 +543,10 @@ static int bench_batches(gpuimg_cuda_t *ctx, decoder_t *decs, int ndecs, const g
     for (int r = -2; r < 20; r++) {
       if (r == 0)
         t0 = gpuimg_now_ms();
-      if (gpuimg_nvjpeg_decode_batch(hw, b, jpegs, sizes, dsts, widths, 3) < 0)
+      if (gpuimg_nvjpeg_decode_batch(hw, b, jpegs, sizes, dsts, widths, 3) < 0) {
+        gpuimg_cuda_dev_free(d);
         return -1;
+      }
       calls += r >= 0;
     }
     double ms = (gpuimg_now_ms() - t0) / calls;
@@ -601,12 +603,16 @@ static int bench_threads(const gpuimg_buf_t *jpeg, const gpuimg_image_t *src)
       bench_thread_t bt[16];
       pthread_t th[16];
       double t0 = gpuimg_now_ms();
+      int started = 0;
       for (int i = 0; i < nt; i++) {
         bt[i] = (bench_thread_t){
             jpeg, gpuimg_image_bytes(src->width, src->height, 3), info_only, 0, 0, 0, 0};
-        pthread_create(&th[i], NULL, bench_thread, &bt[i]);
+        if (pthread_create(&th[i], NULL, bench_thread, &bt[i]) != 0)
+          break;
+        started++;
       }
-      for (int i = 0; i < nt; i++) {
+      failed = started < nt;
+      for (int i = 0; i < started; i++) {
         pthread_join(th[i], NULL);
         done += bt[i].done;
         failed |= bt[i].failed;
