@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -636,6 +635,26 @@ static int store(batch_t *b, item_t *it, gpuimg_run_t *run, const gpuimg_buf_t *
   return 0;
 }
 
+/* Encodes dst on the host with the --codec choice for the item's format, from t0 (the end
+ * of the pipeline); *t1: when it finished. 0, or -1 with the error set. */
+static int encode_host(const batch_t *b, const item_t *it, gpuimg_run_t *run,
+                       const gpuimg_image_t *dst, gpuimg_buf_t *encoded, double t0, double *t1)
+{
+  const gpuimg_codec_t *codec = gpuimg_codec_encoder(b->cli.codec, it->format);
+  gpuimg_encode_opts_t eo = {.quality = b->cli.quality, .png_level = b->cli.png_level};
+  if (codec->encode(dst, it->format, &eo, it->output, encoded) < 0)
+    return -1;
+  *t1 = gpuimg_now_ms();
+  if (!stage_add(run, "encode", *t1 - t0,
+                 gpuimg_image_bytes(dst->width, dst->height, dst->channels) + encoded->size))
+    return -1;
+  run->stages[run->nstages - 1].codec = codec->name;
+  run->out_w = dst->width;
+  run->out_h = dst->height;
+  run->out_c = dst->channels;
+  return 0;
+}
+
 /* convert() for a JPEG under --codec nvjpeg on CUDA: decoded on the device (in batches by
  * the device's nvJPEG thread), the pipeline run there, and a JPEG output encoded there
  * too; any other output is downloaded and encoded on the host. */
@@ -658,28 +677,9 @@ static int convert_on_device(batch_t *b, worker_t *wk, item_t *it, gpuimg_run_t 
   if (prc < 0)
     goto done;
   it->iv[IV_STORE][0] = t0;
-  if (io.out) {
-    int c = run->in_c;
-    for (int i = 0; i < cli->nsteps; i++)
-      c = cli->steps[i].op->out_channels(c);
-    run->out_w = run->in_w;
-    run->out_h = run->in_h;
-    run->out_c = c;
-  } else {
-    const gpuimg_codec_t *codec = gpuimg_codec_encoder(cli->codec, it->format);
-    gpuimg_encode_opts_t eo = {.quality = cli->quality, .png_level = cli->png_level};
-    if (codec->encode(&dst, it->format, &eo, it->output, &encoded) < 0)
-      goto done;
-    double t1 = gpuimg_now_ms();
-    if (!stage_add(run, "encode", t1 - t0,
-                   gpuimg_image_bytes(dst.width, dst.height, dst.channels) + encoded.size))
-      goto done;
-    run->stages[run->nstages - 1].codec = codec->name;
-    run->out_w = dst.width;
-    run->out_h = dst.height;
-    run->out_c = dst.channels;
-    t0 = t1;
-  }
+  /* Encoded on the device (the run has the output's size), or here. */
+  if (!io.out && encode_host(b, it, run, &dst, &encoded, t0, &t0) < 0)
+    goto done;
   rc = store(b, it, run, &encoded, t0);
 done:
   gpuimg_buf_free(&encoded);
@@ -760,29 +760,11 @@ static int convert(batch_t *b, worker_t *wk, item_t *it, gpuimg_run_t *run)
   it->iv[IV_PIPE][1] = gpuimg_now_ms();
   if (prc < 0)
     goto done;
-  if (device_out) {
-    run->out_w = src.width;
-    run->out_h = src.height;
-    run->out_c = out_c;
-    it->iv[IV_STORE][0] = t1 = gpuimg_now_ms();
-    rc = store(b, it, run, &encoded, t1);
-    goto done;
-  }
   gpuimg_image_free(&src);
-
-  it->iv[IV_STORE][0] = t0 = gpuimg_now_ms();
-  const gpuimg_codec_t *codec = gpuimg_codec_encoder(cli->codec, it->format);
-  gpuimg_encode_opts_t eo = {.quality = cli->quality, .png_level = cli->png_level};
-  if (codec->encode(&dst, it->format, &eo, it->output, &encoded) < 0)
+  it->iv[IV_STORE][0] = t1 = gpuimg_now_ms();
+  /* Encoded on the device (the run has the output's size), or here. */
+  if (!device_out && encode_host(b, it, run, &dst, &encoded, t1, &t1) < 0)
     goto done;
-  t1 = gpuimg_now_ms();
-  if (!stage_add(run, "encode", t1 - t0,
-                 gpuimg_image_bytes(dst.width, dst.height, dst.channels) + encoded.size))
-    goto done;
-  run->stages[run->nstages - 1].codec = codec->name;
-  run->out_w = dst.width;
-  run->out_h = dst.height;
-  run->out_c = dst.channels;
   rc = store(b, it, run, &encoded, t1);
 done:
   /* Close the interval a failure left open. */
@@ -1361,15 +1343,7 @@ int gpuimg_batch_main(const gpuimg_cli_t *cli)
     goto finish;
   }
   b->running = 0;
-  /* Workers start with SIGINT, SIGTERM and SIGHUP blocked (threads inherit the mask): the
-   * main thread runs the cleanup handler (see io.c), which must not interrupt a worker in
-   * the middle of creating a temporary file. */
-  sigset_t block_sigs, old_sigs;
-  sigemptyset(&block_sigs);
-  sigaddset(&block_sigs, SIGINT);
-  sigaddset(&block_sigs, SIGTERM);
-  sigaddset(&block_sigs, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &block_sigs, &old_sigs);
+  /* Workers start with the cleanup signals blocked (gpuimg_thread_start). */
   for (int w = 0; w < nworkers; w++) {
     worker_t *wk = &workers[w];
     wk->b = b;
@@ -1380,7 +1354,7 @@ int gpuimg_batch_main(const gpuimg_cli_t *cli)
     pthread_mutex_lock(&b->mu);
     b->running++;
     pthread_mutex_unlock(&b->mu);
-    int err = pthread_create(&wk->thread, NULL, worker_main, wk);
+    int err = gpuimg_thread_start(&wk->thread, worker_main, wk);
     if (err) {
       pthread_mutex_lock(&b->mu);
       b->running--;
@@ -1393,7 +1367,6 @@ int gpuimg_batch_main(const gpuimg_cli_t *cli)
     }
     wk->started = 1;
   }
-  pthread_sigmask(SIG_SETMASK, &old_sigs, NULL);
   /* Every worker ready (its CUDA context made): go, or stop at the first that failed. */
   pthread_mutex_lock(&b->mu);
   while (b->ready < nworkers)

@@ -2,6 +2,8 @@
 #ifndef GPUIMG_CODEC_H
 #define GPUIMG_CODEC_H
 
+#include <pthread.h>
+
 #include "gpuimg.h"
 
 typedef enum {
@@ -121,5 +123,9 @@ int gpuimg_output_commit(gpuimg_output_t *out, const void *bytes, size_t n);
 void gpuimg_output_abort(gpuimg_output_t *out);
 /* Installs SIGINT/SIGTERM/SIGHUP handlers that remove open temporary files. */
 void gpuimg_output_install_signal_cleanup(void);
+/* pthread_create() of a thread that starts with SIGINT, SIGTERM and SIGHUP blocked, so that
+ * the handler runs on the main thread only and never interrupts one in the middle of
+ * creating a temporary file. Returns pthread_create()'s result. */
+int gpuimg_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg);
 
 #endif

@@ -242,6 +242,19 @@ void gpuimg_output_install_signal_cleanup(void)
   sigaction(SIGHUP, &sa, NULL);
 }
 
+int gpuimg_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg)
+{
+  sigset_t block, old;
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT);
+  sigaddset(&block, SIGTERM);
+  sigaddset(&block, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &block, &old); /* the new thread inherits the mask */
+  int err = pthread_create(thread, NULL, fn, arg);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return err;
+}
+
 int gpuimg_output_open(gpuimg_output_t *out, const char *path, int binary)
 {
   memset(out, 0, sizeof *out);

@@ -14,9 +14,10 @@
  * arrived while the previous one was being worked on. */
 #include "jpeg_batch.h"
 
+#include "codec.h"
+
 #ifdef GPUIMG_HAVE_NVJPEG
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -232,14 +233,7 @@ gpuimg_jpeg_batch_t *gpuimg_jpeg_batch_create(int device, int batching)
   jb->device = device;
   jb->batching = batching;
   /* The threads set up while the caller goes on (nvJPEG takes most of a second); a request
-   * waits for its thread's set-up. They take no SIGINT, SIGTERM or SIGHUP: the process's
-   * handler runs elsewhere (io.c). */
-  sigset_t block, old;
-  sigemptyset(&block);
-  sigaddset(&block, SIGINT);
-  sigaddset(&block, SIGTERM);
-  sigaddset(&block, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &block, &old);
+   * waits for its thread's set-up. They take no SIGINT, SIGTERM or SIGHUP (io.c). */
   int ok = 1;
   for (int i = 0; i < NLANES; i++) {
     lane_t *lane = &jb->lanes[i];
@@ -247,10 +241,9 @@ gpuimg_jpeg_batch_t *gpuimg_jpeg_batch_create(int device, int batching)
     lane->backend = i == LANE_DECODE ? GPUIMG_NVJPEG_AUTO : GPUIMG_NVJPEG_CUDA;
     pthread_mutex_init(&lane->mu, NULL);
     pthread_cond_init(&lane->work, NULL);
-    lane->created = pthread_create(&lane->thread, NULL, lane_main, lane) == 0;
+    lane->created = gpuimg_thread_start(&lane->thread, lane_main, lane) == 0;
     ok &= lane->created;
   }
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (!ok) {
     gpuimg_jpeg_batch_destroy(jb);
     gpuimg_error_set(GPUIMG_EXIT_FAILURE, "", "cannot start an nvJPEG thread");

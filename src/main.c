@@ -221,38 +221,26 @@ int main(int argc, char **argv)
       goto fail;
   }
 
-  if (have_out && encoded_on_device) {
+  if (have_out) {
     const char *what = strcmp(cli.output, "-") ? cli.output : "<stdout>";
-    int c = run.in_c;
-    for (int i = 0; i < cli.nsteps; i++)
-      c = cli.steps[i].op->out_channels(c);
     double t0 = gpuimg_now_ms();
-    if (gpuimg_output_commit(&out, encoded.data, encoded.size) < 0)
-      goto fail;
-    gpuimg_stage_t *s = gpuimg_run_stage(&run, "write", -1, 0, 1);
-    if (!s)
-      goto fail;
-    s->ms[0] = gpuimg_now_ms() - t0;
-    s->bytes = encoded.size;
-    run.output_name = what;
-    run.output_bytes = encoded.size;
-    run.out_w = run.in_w;
-    run.out_h = run.in_h;
-    run.out_c = c;
-  } else if (have_out) {
-    double t0 = gpuimg_now_ms();
-    const char *what = strcmp(cli.output, "-") ? cli.output : "<stdout>";
-    const gpuimg_codec_t *codec = gpuimg_codec_encoder(cli.codec, cli.format);
-    gpuimg_encode_opts_t eo = {.quality = cli.quality, .png_level = cli.png_level};
-    if (codec->encode(&dst, cli.format, &eo, what, &encoded) < 0)
-      goto fail;
-    gpuimg_stage_t *s = gpuimg_run_stage(&run, "encode", -1, 0, 1);
-    if (!s)
-      goto fail;
-    s->ms[0] = gpuimg_now_ms() - t0;
-    s->codec = codec->name;
-    s->bytes = gpuimg_image_bytes(dst.width, dst.height, dst.channels) + encoded.size;
-    t0 = gpuimg_now_ms();
+    gpuimg_stage_t *s;
+    /* Encoded on the device already (the run has the output's size), or here. */
+    if (!encoded_on_device) {
+      const gpuimg_codec_t *codec = gpuimg_codec_encoder(cli.codec, cli.format);
+      gpuimg_encode_opts_t eo = {.quality = cli.quality, .png_level = cli.png_level};
+      if (codec->encode(&dst, cli.format, &eo, what, &encoded) < 0)
+        goto fail;
+      if (!(s = gpuimg_run_stage(&run, "encode", -1, 0, 1)))
+        goto fail;
+      s->ms[0] = gpuimg_now_ms() - t0;
+      s->codec = codec->name;
+      s->bytes = gpuimg_image_bytes(dst.width, dst.height, dst.channels) + encoded.size;
+      run.out_w = dst.width;
+      run.out_h = dst.height;
+      run.out_c = dst.channels;
+      t0 = gpuimg_now_ms();
+    }
     if (gpuimg_output_commit(&out, encoded.data, encoded.size) < 0)
       goto fail;
     if (!(s = gpuimg_run_stage(&run, "write", -1, 0, 1)))
@@ -261,9 +249,6 @@ int main(int argc, char **argv)
     s->bytes = encoded.size;
     run.output_name = what;
     run.output_bytes = encoded.size;
-    run.out_w = dst.width;
-    run.out_h = dst.height;
-    run.out_c = dst.channels;
   }
   if (cli.explain)
     gpuimg_explain(stderr, &cli, &run);

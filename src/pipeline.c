@@ -371,6 +371,9 @@ static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_cli_t *c
       gpuimg_divergence_mask(&masks[i], (int)l->block[0], (int)l->block[1], &st->predicted_warps,
                              &st->predicted_divergent);
   }
+  run->out_w = w;
+  run->out_h = h;
+  run->out_c = out_c;
   if (device_out) {
 #ifdef GPUIMG_HAVE_NVJPEG
     return encode_jpeg(ctx, b, io, d_last, w, h, out_c, run);

@@ -38,7 +38,8 @@ typedef struct {
   const char *out_what;
 } gpuimg_jpeg_io_t;
 
-/* gpuimg_pipeline_process() with device-resident JPEG: from io->jpeg, a decode stage (host
+/* gpuimg_pipeline_process() with device-resident JPEG (the output's size and channels go to
+ * run->out_w, out_h and out_c, as on every CUDA run): from io->jpeg, a decode stage (host
  * clock, codec nvjpeg, header and any wait for the nvJPEG thread included) instead of the
  * upload, the image's size and channels going to run->in_w, in_h and in_c, and a portrait
  * mask of another size an input error (exit 3) before any kernel runs; else from src as
