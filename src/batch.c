@@ -640,7 +640,7 @@ static int store(batch_t *b, item_t *it, gpuimg_run_t *run, const gpuimg_buf_t *
 static int encode_host(const batch_t *b, const item_t *it, gpuimg_run_t *run,
                        const gpuimg_image_t *dst, gpuimg_buf_t *encoded, double t0, double *t1)
 {
-  const gpuimg_codec_t *codec = gpuimg_codec_encoder(b->cli.codec, it->format);
+  const gpuimg_codec_t *codec = gpuimg_codec_encoder(b->cli.codec, it->format, b->cli.png_level);
   gpuimg_encode_opts_t eo = {.quality = b->cli.quality, .png_level = b->cli.png_level};
   if (codec->encode(dst, it->format, &eo, it->output, encoded) < 0)
     return -1;

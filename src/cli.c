@@ -238,6 +238,8 @@ static int apply_option(gpuimg_cli_t *cli, gpuimg_step_t *step, const option_t *
       cli->codec = GPUIMG_CODEC_AUTO;
     else if (strcmp(arg, "stb") == 0)
       cli->codec = GPUIMG_CODEC_STB;
+    else if (strcmp(arg, "fastpng") == 0)
+      cli->codec = GPUIMG_CODEC_FASTPNG;
     else if (strcmp(arg, "libpng") == 0 && gpuimg_codec_have_libpng())
       cli->codec = GPUIMG_CODEC_LIBPNG;
     else if (strcmp(arg, "libpng") == 0)
@@ -252,7 +254,7 @@ static int apply_option(gpuimg_cli_t *cli, gpuimg_step_t *step, const option_t *
       return usage_error(spelled, "%snot available: this gpuimg was built without nvJPEG", "");
     else
       return usage_error(spelled,
-                         "invalid value '%s' (expected auto, stb, libpng, libjpeg or nvjpeg)", arg);
+                         "invalid value '%s' (expected auto, stb, fastpng, libpng, libjpeg or nvjpeg)", arg);
     return 0;
   case OPT_PNG_LEVEL:
     if (parse_int(spelled, arg, 0, 9, &v) < 0)
@@ -498,11 +500,12 @@ void gpuimg_cli_help(FILE *f)
           "  --repeat N       run the processing N times; report median/min/max/noise (default 1)\n"
           "  --warmup M       run it M more times first, unrecorded (default 0)\n"
           "  --quality Q      JPEG quality 1..100 (default %d)\n"
-          "  --codec C        image libraries: auto (each one built in: libjpeg decodes\n"
-          "                   and encodes JPEG, libpng encodes PNG; stb the rest), stb (stb\n"
-          "                   for everything), libpng or libjpeg (that one, stb the rest),\n"
-          "                   nvjpeg (JPEG on the GPU with nvJPEG, auto's choice the rest)\n"
-          "  --png-level N    libpng compression level 0..9 (default %d: fast)\n"
+          "  --codec C        image codecs: auto (the fastest built in: libjpeg decodes and\n"
+          "                   encodes JPEG; fastpng encodes PNG at --png-level 0..1, libpng\n"
+          "                   at 2..9; stb the rest), stb (stb for everything), fastpng,\n"
+          "                   libpng or libjpeg (that one, stb the rest), nvjpeg (JPEG on\n"
+          "                   the GPU with nvJPEG, auto's choice the rest)\n"
+          "  --png-level N    PNG compression 0..9: 0 stores, 1 fast, 9 smallest (default %d)\n"
           "  --max-pixels N   refuse larger images (default %" PRIu64 ")\n"
           "  -q, --quiet      no notices on stderr\n"
           "  -h, --help       this help\n"

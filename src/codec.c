@@ -52,7 +52,8 @@ const gpuimg_codec_t *gpuimg_codec_decoder(gpuimg_codec_choice_t choice, const u
   return &gpuimg_codec_stb;
 }
 
-const gpuimg_codec_t *gpuimg_codec_encoder(gpuimg_codec_choice_t choice, gpuimg_format_t fmt)
+const gpuimg_codec_t *gpuimg_codec_encoder(gpuimg_codec_choice_t choice, gpuimg_format_t fmt,
+                                           int png_level)
 {
 #ifdef GPUIMG_HAVE_NVJPEG
   if (choice == GPUIMG_CODEC_NVJPEG) {
@@ -61,6 +62,9 @@ const gpuimg_codec_t *gpuimg_codec_encoder(gpuimg_codec_choice_t choice, gpuimg_
     choice = GPUIMG_CODEC_AUTO;
   }
 #endif
+  if (fmt == GPUIMG_FORMAT_PNG &&
+      (choice == GPUIMG_CODEC_FASTPNG || (choice == GPUIMG_CODEC_AUTO && png_level <= 1)))
+    return &gpuimg_codec_fastpng;
 #ifdef GPUIMG_HAVE_LIBPNG
   if (fmt == GPUIMG_FORMAT_PNG && (choice == GPUIMG_CODEC_AUTO || choice == GPUIMG_CODEC_LIBPNG))
     return &gpuimg_codec_libpng;
@@ -69,7 +73,5 @@ const gpuimg_codec_t *gpuimg_codec_encoder(gpuimg_codec_choice_t choice, gpuimg_
   if (fmt == GPUIMG_FORMAT_JPEG && (choice == GPUIMG_CODEC_AUTO || choice == GPUIMG_CODEC_LIBJPEG))
     return &gpuimg_codec_libjpeg;
 #endif
-  (void)choice;
-  (void)fmt;
   return &gpuimg_codec_stb;
 }

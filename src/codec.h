@@ -43,7 +43,8 @@ const char *gpuimg_format_name(gpuimg_format_t fmt);
 /* What an encoder is told besides the pixels. Each codec reads the fields of its formats. */
 typedef struct {
   int quality;   /* JPEG quality 1..100 */
-  int png_level; /* PNG zlib compression level 0..9 (libpng; stb's level is fixed at 8) */
+  int png_level; /* PNG compression level 0..9 (libpng's zlib level; fastpng: 0 stores,
+                    1..9 its one setting; stb's level is fixed at 8) */
 } gpuimg_encode_opts_t;
 
 #define GPUIMG_DEFAULT_PNG_LEVEL 1
@@ -64,6 +65,8 @@ typedef struct {
 
 /* PNG and JPEG decoding; PNG, JPEG, BMP and TGA encoding (codec_stb.c). */
 extern const gpuimg_codec_t gpuimg_codec_stb;
+/* PNG encoding only: gpuimg's own fast writer, always built (codec_fastpng.c). */
+extern const gpuimg_codec_t gpuimg_codec_fastpng;
 #ifdef GPUIMG_HAVE_LIBPNG
 /* PNG encoding only, with libpng (codec_png.c). */
 extern const gpuimg_codec_t gpuimg_codec_libpng;
@@ -81,12 +84,14 @@ extern const gpuimg_codec_t gpuimg_codec_nvjpeg;
  * buffer); a thread that used --codec nvjpeg calls it before it ends. No-op otherwise. */
 void gpuimg_codec_thread_end(void);
 
-/* --codec: auto uses every host library this build has (libjpeg for JPEG, libpng for PNG
- * output); stb uses stb for everything; libpng and libjpeg use that library for its format
- * and stb for the rest; nvjpeg uses nvJPEG for JPEG and otherwise what auto uses. */
+/* --codec: auto uses the fastest codec this build has for each job (libjpeg for JPEG;
+ * fastpng for PNG output at --png-level 0 and 1, libpng at 2..9); stb uses stb for
+ * everything; fastpng, libpng and libjpeg use that codec for its format and stb for the
+ * rest; nvjpeg uses nvJPEG for JPEG and otherwise what auto uses. */
 typedef enum {
   GPUIMG_CODEC_AUTO,
   GPUIMG_CODEC_STB,
+  GPUIMG_CODEC_FASTPNG,
   GPUIMG_CODEC_LIBPNG,
   GPUIMG_CODEC_LIBJPEG,
   GPUIMG_CODEC_NVJPEG
@@ -100,10 +105,12 @@ int gpuimg_codec_have_nvjpeg(void);
  * under auto) and built in, stb otherwise (stb also reports unsupported formats). */
 const gpuimg_codec_t *gpuimg_codec_decoder(gpuimg_codec_choice_t choice, const uint8_t *bytes,
                                            size_t size);
-/* The codec that encodes fmt under choice: libpng for PNG and libjpeg for JPEG when chosen
- * (or under auto) and built in; stb otherwise. Never NULL (the command line refuses a
- * library the build lacks). */
-const gpuimg_codec_t *gpuimg_codec_encoder(gpuimg_codec_choice_t choice, gpuimg_format_t fmt);
+/* The codec that encodes fmt under choice at PNG level png_level: for PNG, fastpng when
+ * chosen, or under auto at levels 0 and 1; libpng when chosen, or under auto at 2..9 when
+ * built in; libjpeg for JPEG when chosen (or under auto) and built in; stb otherwise. Never
+ * NULL (the command line refuses a library the build lacks). */
+const gpuimg_codec_t *gpuimg_codec_encoder(gpuimg_codec_choice_t choice, gpuimg_format_t fmt,
+                                           int png_level);
 
 /* Atomic output: a temporary file in the destination directory, renamed into place
  * on commit. "-" writes to stdout (refused when stdout is a terminal and binary is set).

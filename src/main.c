@@ -144,7 +144,7 @@ int main(int argc, char **argv)
 #else
     printf("gpuimg %s (backends: cpu; ", GPUIMG_VERSION);
 #endif
-    printf("png encoders: stb%s; jpeg codecs: stb%s%s)\n",
+    printf("png encoders: stb, fastpng%s; jpeg codecs: stb%s%s)\n",
            gpuimg_codec_have_libpng() ? ", libpng" : "",
            gpuimg_codec_have_libjpeg() ? ", libjpeg" : "",
            gpuimg_codec_have_nvjpeg() ? ", nvjpeg" : "");
@@ -227,7 +227,7 @@ int main(int argc, char **argv)
     gpuimg_stage_t *s;
     /* Encoded on the device already (the run has the output's size), or here. */
     if (!encoded_on_device) {
-      const gpuimg_codec_t *codec = gpuimg_codec_encoder(cli.codec, cli.format);
+      const gpuimg_codec_t *codec = gpuimg_codec_encoder(cli.codec, cli.format, cli.png_level);
       gpuimg_encode_opts_t eo = {.quality = cli.quality, .png_level = cli.png_level};
       if (codec->encode(&dst, cli.format, &eo, what, &encoded) < 0)
         goto fail;

@@ -245,7 +245,7 @@ def version():
     for flag in ("-V", "--version"):
         res = expect_ok(run(flag))
         m = re.fullmatch(rb"gpuimg (\S+) \(backends: cpu(, cuda)?; "
-                         rb"png encoders: stb(, libpng)?; jpeg codecs: stb(, libjpeg)?(, nvjpeg)?\)\n",
+                         rb"png encoders: stb, fastpng(, libpng)?; jpeg codecs: stb(, libjpeg)?(, nvjpeg)?\)\n",
                          res.out)
         check(m is not None, "unexpected version line", res)
         if want_version:
@@ -1383,18 +1383,21 @@ def has_libjpeg():
 
 NO_LIBPNG = "--codec: not available: this gpuimg was built without libpng"
 NO_LIBJPEG = "--codec: not available: this gpuimg was built without libjpeg"
-BAD_CODEC = "--codec: invalid value '%s' (expected auto, stb, libpng, libjpeg or nvjpeg)"
+BAD_CODEC = "--codec: invalid value '%s' (expected auto, stb, fastpng, libpng, libjpeg or nvjpeg)"
 
 
 def codec_choices():
     """The --codec values this build accepts."""
-    return ["auto", "stb"] + (["libpng"] if has_libpng() else []) + \
+    return ["auto", "stb", "fastpng"] + (["libpng"] if has_libpng() else []) + \
         (["libjpeg"] if has_libjpeg() else [])
 
 
-def codec_of(choice, job):
+def codec_of(choice, job, png_level=1):
     """The codec that --codec CHOICE uses for job: 'decode png', 'decode jpeg', 'encode png',
-    'encode jpeg', 'encode bmp' or 'encode tga'."""
+    'encode jpeg', 'encode bmp' or 'encode tga'; auto encodes PNG with fastpng at
+    --png-level 0 and 1 and with libpng (when built in) at 2..9."""
+    if job == "encode png" and (choice == "fastpng" or (choice == "auto" and png_level <= 1)):
+        return "fastpng"
     lib = {"encode png": "libpng", "decode jpeg": "libjpeg", "encode jpeg": "libjpeg"}.get(job)
     built = {"libpng": has_libpng(), "libjpeg": has_libjpeg()}
     return lib if lib and built[lib] and choice in ("auto", lib) else "stb"
@@ -1436,6 +1439,60 @@ def libpng_round_trip_every_layout():
         expect_ok(cpu("blur", "-r", "0", "o.png", "back.png", "--codec", "stb"),
                   stdout_expected=False)
         same_image(png_decode(read("back.png")), img, name + " -> libpng -> stb")
+    check_no_leftovers()
+
+
+def fastpng_images():
+    """(name, (w, h, c, pixels)) that exercise fastpng's deflate: runs of 3, 4, 258 and 259
+    equal bytes (matches of every length class), a flat image (one long run), stripes,
+    noise (stored blocks), and images of several 256 KiB blocks (several IDAT chunks)."""
+    out = []
+    row = bytes([7, 7, 7, 9, 9, 9, 9, 1] + [5] * 258 + [6] * 259 + [0, 0, 1, 1, 1] +
+                list(range(200)))
+    out.append(("runs-1.png", (len(row), 3, 1, row * 3)))
+    out.append(("flat-3.png", (300, 200, 3, bytes([90, 140, 200]) * (300 * 200))))
+    out.append(("stripes-4.png", (257, 31, 4, bytes(
+        (0 if (x // 3) % 2 else 255) for _ in range(31) for x in range(257) for _ in range(4)))))
+    out.append(("noise-3.png", (211, 97, 3, make_pixels(211, 97, 3, seed=77))))
+    w, h = 700, 400
+    px = bytes(((x * x) // (y + 1) + 3 * y + 50 * k) & 255 for y in range(h) for x in range(w)
+               for k in range(3))
+    out.append(("big-3.png", (w, h, 3, px)))
+    out.append(("wide-2.png", (70000, 2, 2, make_pixels(70000, 2, 2, seed=5))))
+    for name, (w, h, c, px) in out:
+        write(name, png_encode_8bit(w, h, c, px))
+    return out
+
+
+@test("codec")
+def fastpng_round_trips():
+    # The checks: the test's own decoder (every chunk's CRC, the zlib stream and its
+    # Adler-32, each filter), then stb reading the file back.
+    for level in ("0", "1", "9"):
+        for name, img in codec_images() + fastpng_images():
+            res = expect_ok(cpu("blur", "-r", "0", name, "o.png", "--codec", "fastpng",
+                                "--png-level", level, "--report", "-"))
+            check(encode_stage(res)["codec"] == "fastpng", "encode codec", res)
+            same_image(png_decode(read("o.png")), img, "%s -> fastpng -%s" % (name, level))
+            if level != "9":
+                expect_ok(cpu("blur", "-r", "0", "o.png", "back.png", "--codec", "stb"),
+                          stdout_expected=False)
+                same_image(png_decode(read("back.png")), img,
+                           "%s -> fastpng -%s -> stb" % (name, level))
+    # Level 1 compresses (a flat image to almost nothing); level 0 stores; noise, which
+    # does not compress, costs at most a few bytes in 64 KiB more than its raw size.
+    sizes = {}
+    for name, (w, h, c, px) in fastpng_images():
+        for level in ("0", "1"):
+            expect_ok(cpu("blur", "-r", "0", name, "o.png", "--codec", "fastpng",
+                          "--png-level", level), stdout_expected=False)
+            sizes[name, level] = len(read("o.png"))
+        raw = (w * c + 1) * h
+        check(sizes[name, "0"] <= raw + 5 * (raw // 65535 + 1) + 60 * (raw // 262144 + 1) + 60,
+              "%s stored in %d bytes (%d raw)" % (name, sizes[name, "0"], raw))
+        check(sizes[name, "1"] <= sizes[name, "0"], "%s: level 1 larger than 0" % name)
+    check(sizes["flat-3.png", "1"] < 1000, "flat image: %d bytes" % sizes["flat-3.png", "1"])
+    check(sizes["big-3.png", "1"] < sizes["big-3.png", "0"] // 2, "big-3 barely compressed")
     check_no_leftovers()
 
 
@@ -1500,6 +1557,12 @@ def report_names_the_codec():
                   codecs["encode"] == codec_of(choice, "encode " + kind),
                   "batch --codec %s: %s codecs %r" % (choice, kind, codecs), res)
     same_image(read_png(path("batch-stb/g8.png")), expected("g8.png"), "batch --codec stb")
+    # auto's PNG encoder depends on the level: fastpng at 0 and 1, libpng (if built) above.
+    for level in range(10):
+        res = expect_ok(cpu("gray", "rgb8.png", "o.png", "--png-level", str(level),
+                            "--report", "-"))
+        want = codec_of("auto", "encode png", level)
+        check(encode_stage(res)["codec"] == want, "--png-level %d: not %s" % (level, want), res)
     if has_libpng():
         res = expect_ok(cpu("blur", "-r", "0", "-q", "-o", "batch2", "rgba8.png", "--codec",
                             "libpng", "--png-level", "9"))

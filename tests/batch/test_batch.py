@@ -696,8 +696,8 @@ def progress_only_on_a_terminal():
 
 @test("terminal")
 def signals_remove_temporary_files():
-    # Enough images that the run outlasts the wait below with the fast libpng encoder too.
-    inputs = make_samples("insig", 32)
+    # Enough images that the run outlasts the wait below with the fast PNG encoder too.
+    inputs = make_samples("insig", 64)
     for sig in (signal.SIGTERM, signal.SIGINT):
         out = fresh("outsig")
         argv = [GPUIMG, "--backend", "cpu", "blur", "-r", "4", "-j", "2", "-o", out,

@@ -1,0 +1,646 @@
+/* codec_fastpng.c: gpuimg's own PNG writer (--codec fastpng, and --codec auto at
+ * --png-level 0 and 1). Lossless, 8-bit, 1 to 4 channels, no dependency.
+ *
+ * Why it exists: on a 1024x768 photograph libpng at its fastest (zlib level 1, run-length
+ * strategy, Sub filter) spends about 12 ms per image, most of it in zlib's general match
+ * finder and bit writer; that one stage then bounds a whole batch of JPEG -> gray -> PNG
+ * conversions. This writer does the one thing a fast setting needs and no more:
+ *   - every row gets the same filter (Paeth: the best of the five on photographs, and for
+ *     flat or synthetic images it leaves runs of zero bytes);
+ *   - deflate with run-length matches only (a byte repeating the one before it, distance
+ *     1, as zlib's Z_RLE strategy) and a Huffman code built for each block of about
+ *     256 KiB of filtered data, which adapts to the image's statistics;
+ *   - a block that would not shrink is stored instead, so noise costs ~0.01% extra.
+ * Level 0 stores every block (no filter, no compression), as zlib's level 0.
+ * The output is an ordinary PNG (IHDR, IDAT chunks, IEND; zlib stream with Adler-32; CRC-32
+ * on every chunk) that any decoder reads back to the same pixels (tests/test_cli.py checks
+ * it with stb, libpng and Python's zlib). Deflate format: RFC 1951; zlib: RFC 1950; PNG
+ * filters and chunks: the PNG specification. */
+#include "codec.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Bytes of filtered rows per deflate block (and per IDAT chunk): at least one row. */
+#define BLOCK_BYTES (256u * 1024u)
+/* deflate limits: Huffman code lengths of the literal/length and distance alphabets, and of
+ * the code-length alphabet; the longest match; the largest stored block. */
+#define MAX_BITS 15
+#define MAX_CL_BITS 7
+#define MAX_MATCH 258
+#define MAX_STORED 65535u
+
+/* ---- CRC-32 (PNG chunks) and Adler-32 (the zlib stream) ---------------------------- */
+
+/* crc_table[k][b]: the CRC of byte b followed by k zero bytes (slicing by 8). */
+static uint32_t crc_table[8][256];
+static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
+
+static void crc_init(void)
+{
+  for (uint32_t n = 0; n < 256; n++) {
+    uint32_t c = n;
+    for (int k = 0; k < 8; k++)
+      c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+    crc_table[0][n] = c;
+  }
+  for (int k = 1; k < 8; k++)
+    for (int n = 0; n < 256; n++)
+      crc_table[k][n] = (crc_table[k - 1][n] >> 8) ^ crc_table[0][crc_table[k - 1][n] & 0xff];
+}
+
+static uint32_t load32le(const uint8_t *p)
+{
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t n)
+{
+  crc = ~crc;
+  for (; n >= 8; p += 8, n -= 8) {
+    uint32_t a = crc ^ load32le(p), b = load32le(p + 4);
+    crc = crc_table[7][a & 0xff] ^ crc_table[6][(a >> 8) & 0xff] ^ crc_table[5][(a >> 16) & 0xff] ^
+          crc_table[4][a >> 24] ^ crc_table[3][b & 0xff] ^ crc_table[2][(b >> 8) & 0xff] ^
+          crc_table[1][(b >> 16) & 0xff] ^ crc_table[0][b >> 24];
+  }
+  while (n--)
+    crc = crc_table[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
+  return ~crc;
+}
+
+/* Adler-32, with the sums reduced every 5552 bytes (the most that cannot overflow 32 bits). */
+static uint32_t adler32_update(uint32_t adler, const uint8_t *p, size_t n)
+{
+  uint32_t a = adler & 0xffff, b = adler >> 16;
+  while (n) {
+    size_t k = n < 5552 ? n : 5552;
+    n -= k;
+    for (; k >= 4; k -= 4, p += 4) {
+      a += p[0];
+      b += a;
+      a += p[1];
+      b += a;
+      a += p[2];
+      b += a;
+      a += p[3];
+      b += a;
+    }
+    while (k--) {
+      a += *p++;
+      b += a;
+    }
+    a %= 65521;
+    b %= 65521;
+  }
+  return b << 16 | a;
+}
+
+/* ---- output: a bit writer straight into the buffer ----------------------------------- */
+
+/* Bits go out least significant first (RFC 1951 3.1.1). After each put the whole bytes are
+ * stored, 8 at a time (the buffer keeps 8 bytes of slack past size: see reserve()), so at
+ * most 7 bits wait and one put may carry up to 57 bits. */
+typedef struct {
+  gpuimg_buf_t *out;
+  uint64_t bits;
+  unsigned nbits;
+} bit_writer_t;
+
+/* Makes room for n more bytes plus the writer's 8 bytes of slack. */
+static int reserve(gpuimg_buf_t *buf, size_t n)
+{
+  if (n > SIZE_MAX - 8 - buf->size)
+    return -1;
+  n += 8;
+  if (n <= buf->cap - buf->size)
+    return 0;
+  size_t cap = buf->cap ? buf->cap : 65536;
+  while (cap - buf->size < n) {
+    if (cap > SIZE_MAX / 2)
+      return -1;
+    cap *= 2;
+  }
+  uint8_t *p = realloc(buf->data, cap);
+  if (!p)
+    return -1;
+  buf->data = p;
+  buf->cap = cap;
+  return 0;
+}
+
+static inline void put_bits(bit_writer_t *w, uint64_t value, unsigned n)
+{
+  uint64_t v = w->bits | value << w->nbits;
+  uint8_t *p = w->out->data + w->out->size;
+  unsigned nbits = w->nbits + n, bytes = nbits >> 3;
+  for (int k = 0; k < 8; k++)
+    p[k] = (uint8_t)(v >> (8 * k));
+  w->out->size += bytes;
+  w->bits = bytes == 8 ? 0 : v >> (bytes * 8);
+  w->nbits = nbits & 7;
+}
+
+/* Pads the waiting bits with zeros to a byte boundary and stores them. */
+static void align_bits(bit_writer_t *w)
+{
+  if (w->nbits > 0)
+    w->out->data[w->out->size++] = (uint8_t)w->bits;
+  w->bits = 0;
+  w->nbits = 0;
+}
+
+static void put_bytes(bit_writer_t *w, const void *bytes, size_t n)
+{
+  memcpy(w->out->data + w->out->size, bytes, n);
+  w->out->size += n;
+}
+
+static void put_be32(bit_writer_t *w, uint32_t v)
+{
+  uint8_t b[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
+  put_bytes(w, b, 4);
+}
+
+/* ---- Huffman codes ------------------------------------------------------------------ */
+
+/* Code lengths (at most limit bits) for n symbols of the given frequencies; a symbol of
+ * frequency 0 gets length 0. The code is always complete, as zlib's inflate requires:
+ * a lone used symbol is paired with a second one. Huffman's algorithm with two queues over
+ * the leaves in increasing frequency; when the tree is deeper than limit, the frequencies
+ * are halved (rare symbols meet the common ones sooner) and the tree built again. */
+typedef struct {
+  uint32_t freq;
+  uint16_t sym;
+} leaf_t;
+
+static int leaf_cmp(const void *a, const void *b)
+{
+  const leaf_t *x = a, *y = b;
+  if (x->freq != y->freq)
+    return x->freq < y->freq ? -1 : 1;
+  return (int)x->sym - (int)y->sym;
+}
+
+static void huffman_lengths(const uint32_t *freq_in, int n, int limit, uint8_t *len)
+{
+  uint32_t freq[320];
+  leaf_t leaf[320];
+  uint32_t weight[640];
+  uint16_t parent[640];
+  uint8_t depth[640];
+  int m = 0;
+
+  memset(len, 0, (size_t)n);
+  for (int s = 0; s < n; s++)
+    freq[s] = freq_in[s];
+  for (int s = 0; s < n; s++)
+    m += freq[s] > 0;
+  if (m < 2) {
+    /* Two codes of one bit: the used symbol (if any) and another. */
+    int used = 0;
+    for (int s = 0; s < n; s++)
+      if (freq[s])
+        used = s;
+    len[used] = 1;
+    len[used == 0 ? 1 : 0] = 1;
+    return;
+  }
+  for (;;) {
+    m = 0;
+    for (int s = 0; s < n; s++)
+      if (freq[s])
+        leaf[m++] = (leaf_t){freq[s], (uint16_t)s};
+    qsort(leaf, (size_t)m, sizeof *leaf, leaf_cmp);
+    for (int k = 0; k < m; k++)
+      weight[k] = leaf[k].freq;
+    /* Internal node k (m <= k < 2m-1) joins the two lightest of the unused leaves (i) and
+     * the unused internal nodes (j); internal nodes are made in increasing weight. */
+    int i = 0, j = m;
+    for (int k = m; k < 2 * m - 1; k++) {
+      int pick[2];
+      for (int t = 0; t < 2; t++)
+        pick[t] = i < m && (j >= k || weight[i] <= weight[j]) ? i++ : j++;
+      weight[k] = weight[pick[0]] + weight[pick[1]];
+      parent[pick[0]] = parent[pick[1]] = (uint16_t)k;
+    }
+    int deepest = 0;
+    depth[2 * m - 2] = 0;
+    for (int k = 2 * m - 3; k >= 0; k--) {
+      depth[k] = (uint8_t)(depth[parent[k]] + 1);
+      if (depth[k] > deepest)
+        deepest = depth[k];
+    }
+    if (deepest <= limit) {
+      for (int k = 0; k < m; k++)
+        len[leaf[k].sym] = depth[k];
+      return;
+    }
+    for (int s = 0; s < n; s++)
+      if (freq[s])
+        freq[s] = (freq[s] >> 1) | 1;
+  }
+}
+
+/* Canonical codes for the lengths (RFC 1951 3.2.2), bit-reversed because the bit writer
+ * sends least significant first while Huffman codes go most significant first. */
+static void huffman_codes(const uint8_t *len, int n, uint16_t *code)
+{
+  uint16_t count[MAX_BITS + 1] = {0}, next[MAX_BITS + 1];
+  for (int s = 0; s < n; s++)
+    count[len[s]]++;
+  count[0] = 0;
+  uint16_t c = 0;
+  for (int b = 1; b <= MAX_BITS; b++) {
+    c = (uint16_t)((c + count[b - 1]) << 1);
+    next[b] = c;
+  }
+  for (int s = 0; s < n; s++) {
+    if (!len[s]) {
+      code[s] = 0;
+      continue;
+    }
+    uint16_t v = next[len[s]]++, r = 0;
+    for (int b = 0; b < len[s]; b++, v >>= 1)
+      r = (uint16_t)(r << 1 | (v & 1));
+    code[s] = r;
+  }
+}
+
+/* ---- deflate blocks ----------------------------------------------------------------- */
+
+/* Length symbols: for each match length 3..258, its symbol (257..285), the number of extra
+ * bits and their value (RFC 1951 3.2.5). */
+typedef struct {
+  uint16_t sym[MAX_MATCH + 1];
+  uint8_t extra_bits[MAX_MATCH + 1];
+  uint8_t extra[MAX_MATCH + 1];
+} length_table_t;
+
+static length_table_t length_table;
+static pthread_once_t length_once = PTHREAD_ONCE_INIT;
+
+static void length_init(void)
+{
+  static const uint16_t base[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
+                                    31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
+  static const uint8_t bits[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
+                                   2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
+  for (int s = 0; s < 29; s++) {
+    int last = s == 28 ? MAX_MATCH : base[s] + (1 << bits[s]) - 1;
+    if (s == 27)
+      last = 257; /* 258 has a symbol of its own */
+    for (int l = base[s]; l <= last; l++) {
+      length_table.sym[l] = (uint16_t)(257 + s);
+      length_table.extra_bits[l] = bits[s];
+      length_table.extra[l] = (uint8_t)(l - base[s]);
+    }
+  }
+}
+
+/* A block's data as tokens: a literal byte (0..255), or 256 + (length - 3) for a copy of
+ * the previous byte repeated length times (distance 1). */
+typedef uint16_t token_t;
+
+/* Tokens of data[0..n) into tok, counting symbols in lit_freq (286) and matches. A byte
+ * that repeats the one before it at least 3 times becomes a match (as zlib's Z_RLE).
+ * Literals are counted in four tables by position and summed at the end: filtered photos
+ * repeat the same few values, and one table would make each count wait for the last. */
+static size_t tokenize(const uint8_t *data, size_t n, token_t *tok, uint32_t *lit_freq,
+                       uint32_t *matches)
+{
+  uint32_t part[4][256];
+  size_t t = 0, i = 0;
+  memset(part, 0, sizeof part);
+  /* The first byte can only be a literal; after it, data[i - 1..i + 2] all equal (one
+   * 32-bit compare, one branch that photographs rarely take) starts a match. */
+  if (n > 0) {
+    part[0][data[0]]++;
+    tok[t++] = data[0];
+    i = 1;
+  }
+  while (i < n) {
+    uint8_t v = data[i];
+    if (i + 3 <= n && load32le(data + i - 1) == 0x01010101u * data[i - 1]) {
+      size_t run = 3;
+      while (run < MAX_MATCH && i + run < n && data[i + run] == v)
+        run++;
+      tok[t++] = (token_t)(256 + run - 3);
+      lit_freq[length_table.sym[run]]++;
+      (*matches)++;
+      i += run;
+    } else {
+      part[t & 3][v]++;
+      tok[t++] = v;
+      i++;
+    }
+  }
+  for (int v = 0; v < 256; v++)
+    lit_freq[v] += part[0][v] + part[1][v] + part[2][v] + part[3][v];
+  return t;
+}
+
+/* The order in which the code-length code's lengths are sent (RFC 1951 3.2.7). */
+static const uint8_t cl_order[19] = {16, 17, 18, 0, 8,  7, 9,  6, 10, 5,
+                                     11, 4,  12, 3, 13, 2, 14, 1, 15};
+
+/* The code lengths of a dynamic block, run-length coded with symbols 16 (repeat the previous
+ * length 3..6 times), 17 (3..10 zeros) and 18 (11..138 zeros). */
+typedef struct {
+  uint8_t sym[320];
+  uint8_t extra[320];
+  int n;
+} cl_tokens_t;
+
+static void cl_add(cl_tokens_t *c, int sym, int extra)
+{
+  c->sym[c->n] = (uint8_t)sym;
+  c->extra[c->n++] = (uint8_t)extra;
+}
+
+static void cl_encode(const uint8_t *lens, int n, cl_tokens_t *c)
+{
+  c->n = 0;
+  for (int i = 0; i < n;) {
+    int l = lens[i], run = 1;
+    while (i + run < n && lens[i + run] == l)
+      run++;
+    i += run;
+    if (l == 0) {
+      for (; run >= 11; run -= run < 138 ? run : 138)
+        cl_add(c, 18, (run < 138 ? run : 138) - 11);
+      if (run >= 3) {
+        cl_add(c, 17, run - 3);
+        run = 0;
+      }
+    } else {
+      cl_add(c, l, 0);
+      run--;
+      for (; run >= 3; run -= run < 6 ? run : 6)
+        cl_add(c, 16, (run < 6 ? run : 6) - 3);
+    }
+    for (; run > 0; run--)
+      cl_add(c, l, 0);
+  }
+}
+
+/* Stored blocks for data[0..n): no compression (the final one has BFINAL if last). */
+static void put_stored(bit_writer_t *w, const uint8_t *data, size_t n, int last)
+{
+  do {
+    size_t k = n < MAX_STORED ? n : MAX_STORED;
+    put_bits(w, last && k == n ? 1 : 0, 3);
+    align_bits(w);
+    uint8_t hdr[4] = {(uint8_t)k, (uint8_t)(k >> 8), (uint8_t)~k, (uint8_t)(~k >> 8)};
+    put_bytes(w, hdr, 4);
+    put_bytes(w, data, k);
+    data += k;
+    n -= k;
+  } while (n > 0);
+}
+
+static size_t stored_bytes(size_t n)
+{
+  return n + 5 * (n / MAX_STORED + 1);
+}
+
+/* One dynamic-Huffman block for data[0..n) with the tokens made by tokenize(), or stored
+ * blocks when those would be smaller. tok has room for n tokens. */
+static void put_block(bit_writer_t *w, const uint8_t *data, size_t n, token_t *tok, int last)
+{
+  static const uint8_t cl_extra_bits[19] = {[16] = 2, [17] = 3, [18] = 7};
+  uint32_t lit_freq[286] = {0}, matches = 0;
+  size_t ntok = tokenize(data, n, tok, lit_freq, &matches);
+  lit_freq[256] = 1;
+
+  uint8_t lens[286];
+  uint16_t code[286];
+  huffman_lengths(lit_freq, 286, MAX_BITS, lens);
+  huffman_codes(lens, 286, code);
+  int nlit = 286;
+  while (nlit > 257 && !lens[nlit - 1])
+    nlit--;
+  /* The code lengths sent: the literal/length code's, then the distance code's. Distance 1
+   * is the only one used: two distance codes of one bit (a complete code), code 0 used. */
+  uint8_t seq[286 + 2];
+  memcpy(seq, lens, (size_t)nlit);
+  seq[nlit] = seq[nlit + 1] = 1;
+  cl_tokens_t cl;
+  cl_encode(seq, nlit + 2, &cl);
+  uint32_t cl_freq[19] = {0};
+  for (int k = 0; k < cl.n; k++)
+    cl_freq[cl.sym[k]]++;
+  uint8_t cl_len[19];
+  uint16_t cl_code[19];
+  huffman_lengths(cl_freq, 19, MAX_CL_BITS, cl_len);
+  huffman_codes(cl_len, 19, cl_code);
+  int ncl = 19;
+  while (ncl > 4 && !cl_len[cl_order[ncl - 1]])
+    ncl--;
+
+  /* The block's exact size in bits, to compare with storing the data. */
+  uint64_t bits = 3 + 5 + 5 + 4 + 3 * (uint64_t)ncl;
+  for (int k = 0; k < cl.n; k++)
+    bits += cl_len[cl.sym[k]] + cl_extra_bits[cl.sym[k]];
+  for (int s = 0; s < 286; s++)
+    bits += (uint64_t)lit_freq[s] * lens[s];
+  for (int s = 265; s < 285; s++)
+    bits += (uint64_t)lit_freq[s] * (unsigned)((s - 261) / 4);
+  bits += matches; /* one bit of distance code each */
+  if (bits / 8 + 1 >= stored_bytes(n)) {
+    put_stored(w, data, n, last);
+    return;
+  }
+
+  put_bits(w, (last ? 1u : 0u) | 2u << 1, 3);
+  put_bits(w, (uint64_t)(nlit - 257) | (uint64_t)(2 - 1) << 5 | (uint64_t)(ncl - 4) << 10, 14);
+  for (int k = 0; k < ncl; k++)
+    put_bits(w, cl_len[cl_order[k]], 3);
+  for (int k = 0; k < cl.n; k++) {
+    int s = cl.sym[k];
+    put_bits(w, (uint64_t)cl_code[s] | (uint64_t)cl.extra[k] << cl_len[s],
+             (unsigned)cl_len[s] + cl_extra_bits[s]);
+  }
+  /* A match of length l: its length symbol, the extra bits, then distance code 0 (one bit,
+   * 0), as one put. */
+  uint32_t match_code[MAX_MATCH + 1];
+  uint8_t match_bits[MAX_MATCH + 1];
+  if (matches)
+    for (int l = 3; l <= MAX_MATCH; l++) {
+      int s = length_table.sym[l];
+      match_code[l] = code[s] | (uint32_t)length_table.extra[l] << lens[s];
+      match_bits[l] = (uint8_t)(lens[s] + length_table.extra_bits[l] + 1);
+    }
+  for (size_t k = 0; k < ntok;) {
+    token_t a = tok[k];
+    if (k + 3 <= ntok && (a | tok[k + 1] | tok[k + 2]) < 256) {
+      /* Three literals (45 bits at most) in one put. */
+      token_t b = tok[k + 1], c = tok[k + 2];
+      put_bits(w, code[a] | (uint64_t)code[b] << lens[a] | (uint64_t)code[c] << (lens[a] + lens[b]),
+               (unsigned)lens[a] + lens[b] + lens[c]);
+      k += 3;
+    } else {
+      if (a < 256)
+        put_bits(w, code[a], lens[a]);
+      else
+        put_bits(w, match_code[a - 253], match_bits[a - 253]);
+      k++;
+    }
+  }
+  put_bits(w, code[256], lens[256]);
+}
+
+/* ---- PNG filters -------------------------------------------------------------------- */
+
+/* Filter type byte and filtered bytes of one row: Paeth, or None at level 0. prev is the
+ * row above (NULL for the first row). Paeth (PNG specification, filter type 4) predicts
+ * each byte by whichever of left (a), above (b) and upper left (c) is closest to
+ * a + b - c, ties in that order; written without branches, in 16-bit lanes, so that the
+ * compiler can vectorise it (the inputs are the unfiltered rows: no dependency between
+ * bytes). */
+static void filter_row(const uint8_t *row, const uint8_t *prev, size_t len, int bpp, int level,
+                       uint8_t *dst)
+{
+  const size_t k = (size_t)bpp < len ? (size_t)bpp : len;
+  if (level == 0) {
+    dst[0] = 0;
+    memcpy(dst + 1, row, len);
+    return;
+  }
+  dst[0] = 4;
+  dst++;
+  if (!prev) {
+    /* Paeth with no row above is Sub. */
+    memcpy(dst, row, k);
+    for (size_t i = k; i < len; i++)
+      dst[i] = (uint8_t)(row[i] - row[i - k]);
+    return;
+  }
+  for (size_t i = 0; i < k; i++)
+    dst[i] = (uint8_t)(row[i] - prev[i]);
+  for (size_t i = k; i < len; i++) {
+    int16_t a = row[i - k], b = prev[i], c = prev[i - k];
+    int16_t p = (int16_t)(b - c), q = (int16_t)(a - c), r = (int16_t)(p + q);
+    int16_t pa = p < 0 ? (int16_t)-p : p, pb = q < 0 ? (int16_t)-q : q,
+            pc = r < 0 ? (int16_t)-r : r;
+    int16_t pred = pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+    dst[i] = (uint8_t)(row[i] - pred);
+  }
+}
+
+/* ---- the PNG file ------------------------------------------------------------------- */
+
+/* Starts a chunk: length (filled in by chunk_end) and type. Returns its offset. */
+static size_t chunk_begin(bit_writer_t *w, const char *type)
+{
+  size_t at = w->out->size;
+  put_be32(w, 0);
+  put_bytes(w, type, 4);
+  return at;
+}
+
+/* Ends the chunk begun at offset at: its length, then the CRC of its type and data. */
+static void chunk_end(bit_writer_t *w, size_t at)
+{
+  uint8_t *p = w->out->data + at;
+  size_t len = w->out->size - at - 8;
+  p[0] = (uint8_t)(len >> 24);
+  p[1] = (uint8_t)(len >> 16);
+  p[2] = (uint8_t)(len >> 8);
+  p[3] = (uint8_t)len;
+  put_be32(w, crc32_update(0, p + 4, len + 4));
+}
+
+static int fastpng_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
+                          const gpuimg_encode_opts_t *opts, const char *what, gpuimg_buf_t *out)
+{
+  static const uint8_t color_types[5] = {0, 0, 4, 2, 6};
+  static const uint8_t signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  const int level = opts->png_level == 0 ? 0 : 1;
+
+  if (fmt != GPUIMG_FORMAT_PNG) {
+    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what, "cannot encode %s with fastpng (PNG only)",
+                     gpuimg_format_name(fmt));
+    return -1;
+  }
+  if (img->channels < 1 || img->channels > 4 || img->width < 1 || img->height < 1) {
+    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what,
+                     "cannot encode PNG: unsupported %dx%d image of %d channels", img->width,
+                     img->height, img->channels);
+    return -1;
+  }
+  pthread_once(&crc_once, crc_init);
+  pthread_once(&length_once, length_init);
+
+  const size_t stride = (size_t)img->width * (size_t)img->channels;
+  const size_t row_bytes = stride + 1;
+  size_t rows_per_block = BLOCK_BYTES / row_bytes;
+  if (rows_per_block < 1)
+    rows_per_block = 1;
+  if (rows_per_block > (size_t)img->height)
+    rows_per_block = (size_t)img->height;
+  const size_t block_cap = rows_per_block * row_bytes;
+  uint8_t *filtered = malloc(block_cap);
+  token_t *tok = level ? malloc(block_cap * sizeof *tok) : NULL;
+  bit_writer_t w = {.out = out};
+  /* Room for the worst case at once (stored blocks, chunk overhead): pages never written
+   * cost nothing, and the buffer never moves while it grows. */
+  const size_t total = (size_t)img->height * row_bytes;
+  const size_t blocks = ((size_t)img->height + rows_per_block - 1) / rows_per_block;
+  if (!filtered || (level && !tok) || reserve(out, stored_bytes(total) + 12 * blocks + 128))
+    goto oom;
+
+  put_bytes(&w, signature, 8);
+  size_t at = chunk_begin(&w, "IHDR");
+  put_be32(&w, (uint32_t)img->width);
+  put_be32(&w, (uint32_t)img->height);
+  uint8_t ihdr[5] = {8, color_types[img->channels], 0, 0, 0};
+  put_bytes(&w, ihdr, 5);
+  chunk_end(&w, at);
+
+  /* One IDAT chunk per block; the bits of a block's last byte may wait for the next one. */
+  uint32_t adler = 1;
+  for (size_t y = 0; y < (size_t)img->height; y += rows_per_block) {
+    size_t rows =
+        (size_t)img->height - y < rows_per_block ? (size_t)img->height - y : rows_per_block;
+    size_t n = rows * row_bytes;
+    int last = y + rows == (size_t)img->height;
+    for (size_t r = 0; r < rows; r++) {
+      const uint8_t *row = img->data + (y + r) * stride;
+      filter_row(row, y + r ? row - stride : NULL, stride, img->channels, level,
+                 filtered + r * row_bytes);
+    }
+    adler = adler32_update(adler, filtered, n);
+    /* Worst case: stored blocks, plus the chunk's 12 bytes, the zlib header and trailer. */
+    if (reserve(out, stored_bytes(n) + 64))
+      goto oom;
+    at = chunk_begin(&w, "IDAT");
+    if (y == 0)
+      put_bytes(&w, (const uint8_t[]){0x78, 0x01}, 2); /* deflate, 32K window, fastest */
+    if (level)
+      put_block(&w, filtered, n, tok, last);
+    else
+      put_stored(&w, filtered, n, last);
+    if (last) {
+      align_bits(&w);
+      put_be32(&w, adler);
+    }
+    chunk_end(&w, at);
+  }
+  at = chunk_begin(&w, "IEND");
+  chunk_end(&w, at);
+  free(filtered);
+  free(tok);
+  return 0;
+oom:
+  free(filtered);
+  free(tok);
+  gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what, "cannot encode PNG: out of memory");
+  return -1;
+}
+
+const gpuimg_codec_t gpuimg_codec_fastpng = {
+    .name = "fastpng",
+    .decode = NULL,
+    .encode = fastpng_encode,
+};
