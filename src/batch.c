@@ -118,8 +118,6 @@ struct batch {
   pthread_mutex_t err_mu;
   int progress, progress_len;
   double t_start;
-  /* gpuimg_output_open() reads the umask by setting it: not while another thread does. */
-  pthread_mutex_t open_mu;
   /* Inputs and masks by device and inode, built on the first existing output. */
   pthread_mutex_t ids_mu;
   int ids_built;
@@ -612,14 +610,13 @@ static int check_masks(const batch_t *b, const item_t *it, int width, int height
 
 /* Writes the encoded image (atomically) and closes the item's timings; t0: when the store
  * interval's writing began. 0, or -1 with the error set (nothing left behind). */
-static int store(batch_t *b, item_t *it, gpuimg_run_t *run, const gpuimg_buf_t *encoded, double t0)
+static int store(item_t *it, gpuimg_run_t *run, const gpuimg_buf_t *encoded, double t0)
 {
   gpuimg_output_t out = {0};
   out.fd = -1;
-  pthread_mutex_lock(&b->open_mu);
-  int orc = gpuimg_output_open(&out, it->output, 1);
-  pthread_mutex_unlock(&b->open_mu);
-  if (orc < 0)
+  /* No lock: the umask that gpuimg_output_open() needs was read before the workers started
+   * (gpuimg_output_install_signal_cleanup()), and its list of temporary files is atomic. */
+  if (gpuimg_output_open(&out, it->output, 1) < 0)
     return -1;
   if (gpuimg_output_commit(&out, encoded->data, encoded->size) < 0) {
     gpuimg_output_abort(&out);
@@ -680,7 +677,7 @@ static int convert_on_device(batch_t *b, worker_t *wk, item_t *it, gpuimg_run_t 
   /* Encoded on the device (the run has the output's size), or here. */
   if (!io.out && encode_host(b, it, run, &dst, &encoded, t0, &t0) < 0)
     goto done;
-  rc = store(b, it, run, &encoded, t0);
+  rc = store(it, run, &encoded, t0);
 done:
   gpuimg_buf_free(&encoded);
   gpuimg_image_free(&dst);
@@ -765,7 +762,7 @@ static int convert(batch_t *b, worker_t *wk, item_t *it, gpuimg_run_t *run)
   /* Encoded on the device (the run has the output's size), or here. */
   if (!device_out && encode_host(b, it, run, &dst, &encoded, t1, &t1) < 0)
     goto done;
-  rc = store(b, it, run, &encoded, t1);
+  rc = store(it, run, &encoded, t1);
 done:
   /* Close the interval a failure left open. */
   for (int k = 0; k < IV_COUNT; k++)
@@ -1227,7 +1224,6 @@ int gpuimg_batch_main(const gpuimg_cli_t *cli)
   pthread_cond_init(&b->cv, &ca);
   pthread_condattr_destroy(&ca);
   pthread_mutex_init(&b->err_mu, NULL);
-  pthread_mutex_init(&b->open_mu, NULL);
   pthread_mutex_init(&b->ids_mu, NULL);
   pthread_mutex_init(&b->report_mu, NULL);
   locks = 1;
@@ -1489,7 +1485,6 @@ out:
     pthread_mutex_destroy(&b->mu);
     pthread_cond_destroy(&b->cv);
     pthread_mutex_destroy(&b->err_mu);
-    pthread_mutex_destroy(&b->open_mu);
     pthread_mutex_destroy(&b->ids_mu);
     pthread_mutex_destroy(&b->report_mu);
   }
