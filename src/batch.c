@@ -12,6 +12,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #ifndef GPUIMG_VERSION
 #define GPUIMG_VERSION "unknown"
@@ -1308,6 +1311,18 @@ int gpuimg_batch_main(const gpuimg_cli_t *cli)
     b->have_report = 1;
   }
   gpuimg_output_install_signal_cleanup();
+#ifdef __GLIBC__
+  /* Every image allocates and frees the same few large buffers (the file, the decoded and
+   * the result pixels, the encoded file: megabytes each). glibc serves such blocks with
+   * fresh mmap()s and hands freed heap tops back to the kernel, so each image would fault
+   * its pages in again, zeroed: about 1,200 faults per 1024x768 RGB image, a third of a
+   * batch's CPU time (measured with perf stat on 200 JPEG -> JPEG conversions, 2-core
+   * Debian 12: 236,000 faults and 1.6 s of CPU before, 2,800 and 1.0 s after). Keeping
+   * blocks up to 32 MiB (glibc's most) on the heap and never trimming it lets each thread
+   * reuse its memory. */
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
 
   /* The work: the selected items that have not failed already. */
   for (int i = 0; i < b->nitems; i++) {
