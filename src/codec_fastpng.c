@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Bytes of filtered rows per deflate block (and per IDAT chunk): at least one row. */
+/* Bytes of filtered rows per deflate block and per IDAT chunk, at most. */
 #define BLOCK_BYTES (256u * 1024u)
 /* deflate limits: Huffman code lengths of the literal/length and distance alphabets, and of
  * the code-length alphabet; the longest match; the largest stored block. */
@@ -401,7 +401,7 @@ static void put_stored(bit_writer_t *w, const uint8_t *data, size_t n, int last)
 
 static size_t stored_bytes(size_t n)
 {
-  return n + 5 * (n / MAX_STORED + 1);
+  return n + 5 * (n ? (n - 1) / MAX_STORED + 1 : 1);
 }
 
 /* One dynamic-Huffman block for data[0..n) with the tokens made by tokenize(), or stored
@@ -574,20 +574,22 @@ static int fastpng_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
 
   const size_t stride = (size_t)img->width * (size_t)img->channels;
   const size_t row_bytes = stride + 1;
-  size_t rows_per_block = BLOCK_BYTES / row_bytes;
-  if (rows_per_block < 1)
-    rows_per_block = 1;
-  if (rows_per_block > (size_t)img->height)
-    rows_per_block = (size_t)img->height;
-  const size_t block_cap = rows_per_block * row_bytes;
-  uint8_t *filtered = malloc(block_cap);
-  token_t *tok = level ? malloc(block_cap * sizeof *tok) : NULL;
+  /* Rows are filtered a group at a time (at least one row), and the group goes out in
+   * slices of at most BLOCK_BYTES: one deflate block and one IDAT chunk each, whatever the
+   * row's length (a chunk may hold at most 2^31 - 1 bytes; a block's counts stay 32-bit). */
+  size_t rows_per_group = BLOCK_BYTES / row_bytes;
+  if (rows_per_group < 1)
+    rows_per_group = 1;
+  if (rows_per_group > (size_t)img->height)
+    rows_per_group = (size_t)img->height;
+  const size_t group_cap = rows_per_group * row_bytes;
+  uint8_t *filtered = malloc(group_cap);
+  token_t *tok =
+      level ? malloc((group_cap < BLOCK_BYTES ? group_cap : BLOCK_BYTES) * sizeof *tok) : NULL;
   bit_writer_t w = {.out = out};
-  /* Room for the worst case at once (stored blocks, chunk overhead): pages never written
-   * cost nothing, and the buffer never moves while it grows. */
+  /* Room for a typical photograph's file at once; a larger one grows as it is written. */
   const size_t total = (size_t)img->height * row_bytes;
-  const size_t blocks = ((size_t)img->height + rows_per_block - 1) / rows_per_block;
-  if (!filtered || (level && !tok) || reserve(out, stored_bytes(total) + 12 * blocks + 128))
+  if (!filtered || (level && !tok) || reserve(out, (level ? total / 2 : total) + 4096))
     goto oom;
 
   put_bytes(&w, signature, 8);
@@ -598,34 +600,38 @@ static int fastpng_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
   put_bytes(&w, ihdr, 5);
   chunk_end(&w, at);
 
-  /* One IDAT chunk per block; the bits of a block's last byte may wait for the next one. */
+  /* The bits of a chunk's last byte may wait for the next chunk. */
   uint32_t adler = 1;
-  for (size_t y = 0; y < (size_t)img->height; y += rows_per_block) {
+  for (size_t y = 0; y < (size_t)img->height; y += rows_per_group) {
     size_t rows =
-        (size_t)img->height - y < rows_per_block ? (size_t)img->height - y : rows_per_block;
+        (size_t)img->height - y < rows_per_group ? (size_t)img->height - y : rows_per_group;
     size_t n = rows * row_bytes;
-    int last = y + rows == (size_t)img->height;
     for (size_t r = 0; r < rows; r++) {
       const uint8_t *row = img->data + (y + r) * stride;
       filter_row(row, y + r ? row - stride : NULL, stride, img->channels, level,
                  filtered + r * row_bytes);
     }
     adler = adler32_update(adler, filtered, n);
-    /* Worst case: stored blocks, plus the chunk's 12 bytes, the zlib header and trailer. */
-    if (reserve(out, stored_bytes(n) + 64))
-      goto oom;
-    at = chunk_begin(&w, "IDAT");
-    if (y == 0)
-      put_bytes(&w, (const uint8_t[]){0x78, 0x01}, 2); /* deflate, 32K window, fastest */
-    if (level)
-      put_block(&w, filtered, n, tok, last);
-    else
-      put_stored(&w, filtered, n, last);
-    if (last) {
-      align_bits(&w);
-      put_be32(&w, adler);
+    for (size_t off = 0; off < n;) {
+      size_t k = n - off < BLOCK_BYTES ? n - off : BLOCK_BYTES;
+      int last = y + rows == (size_t)img->height && off + k == n;
+      /* Worst case: stored blocks, plus the chunk's 12 bytes, the zlib header and trailer. */
+      if (reserve(out, stored_bytes(k) + 64))
+        goto oom;
+      at = chunk_begin(&w, "IDAT");
+      if (y == 0 && off == 0)
+        put_bytes(&w, (const uint8_t[]){0x78, 0x01}, 2); /* deflate, 32K window, fastest */
+      if (level)
+        put_block(&w, filtered + off, k, tok, last);
+      else
+        put_stored(&w, filtered + off, k, last);
+      if (last) {
+        align_bits(&w);
+        put_be32(&w, adler);
+      }
+      chunk_end(&w, at);
+      off += k;
     }
-    chunk_end(&w, at);
   }
   at = chunk_begin(&w, "IEND");
   chunk_end(&w, at);

@@ -1445,7 +1445,8 @@ def libpng_round_trip_every_layout():
 def fastpng_images():
     """(name, (w, h, c, pixels)) that exercise fastpng's deflate: runs of 3, 4, 258 and 259
     equal bytes (matches of every length class), a flat image (one long run), stripes,
-    noise (stored blocks), and images of several 256 KiB blocks (several IDAT chunks)."""
+    noise (stored blocks), and images of several 256 KiB blocks (several IDAT chunks), rows
+    longer than a block included."""
     out = []
     row = bytes([7, 7, 7, 9, 9, 9, 9, 1] + [5] * 258 + [6] * 259 + [0, 0, 1, 1, 1] +
                 list(range(200)))
@@ -1458,7 +1459,8 @@ def fastpng_images():
     px = bytes(((x * x) // (y + 1) + 3 * y + 50 * k) & 255 for y in range(h) for x in range(w)
                for k in range(3))
     out.append(("big-3.png", (w, h, 3, px)))
-    out.append(("wide-2.png", (70000, 2, 2, make_pixels(70000, 2, 2, seed=5))))
+    # Rows longer than a block: each row goes out in several blocks and chunks.
+    out.append(("wide-2.png", (140000, 2, 2, make_pixels(140000, 2, 2, seed=5))))
     for name, (w, h, c, px) in out:
         write(name, png_encode_8bit(w, h, c, px))
     return out
