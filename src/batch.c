@@ -820,6 +820,9 @@ static void *worker_main(void *arg)
   } else {
     wk->pipe = gpuimg_pipeline_create(&b->cli, wk->device);
   }
+  /* On CUDA, JPEGs decode straight into the runner's pinned staging buffer. */
+  if (wk->pipe && wk->device >= 0)
+    gpuimg_codec_set_pixel_source(gpuimg_pipeline_pixel_source, wk->pipe);
   if (!wk->pipe) {
     wk->init_code = gpuimg_error_code();
     snprintf(wk->init_error, sizeof wk->init_error, "%s", gpuimg_error_message());
@@ -835,6 +838,7 @@ static void *worker_main(void *arg)
   for (int k; go && (k = atomic_fetch_add(&b->next, 1)) < b->ntodo;)
     process(b, wk, b->todo[k]);
 
+  gpuimg_codec_set_pixel_source(NULL, NULL);
   gpuimg_pipeline_destroy(wk->pipe);
   wk->pipe = NULL;
   gpuimg_codec_thread_end();

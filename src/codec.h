@@ -80,6 +80,18 @@ extern const gpuimg_codec_t gpuimg_codec_libjpeg;
 /* JPEG decoding and encoding on the GPU with nvJPEG (codec_nvjpeg.c). */
 extern const gpuimg_codec_t gpuimg_codec_nvjpeg;
 #endif
+/* Where the calling thread's decodes put their pixels (io.c). A decoder that can (libjpeg) asks
+ * gpuimg_codec_pixels() for its pixel memory: from the thread's source when one is set and
+ * it gives a buffer (the image is then marked borrowed: the source owns the memory, which
+ * must outlive the image), else from malloc. CUDA batch workers point the source at their
+ * runner's pinned staging buffer, so that a decoded image is uploaded from where it was
+ * decoded, without a copy. fn NULL: no source. */
+typedef uint8_t *(*gpuimg_pixel_source_t)(void *ctx, size_t bytes);
+void gpuimg_codec_set_pixel_source(gpuimg_pixel_source_t fn, void *ctx);
+/* bytes of pixel memory for a decoder: *borrowed 1 from the source, 0 from malloc (the
+ * caller frees it then); NULL when out of memory. */
+uint8_t *gpuimg_codec_pixels(size_t bytes, int *borrowed);
+
 /* Frees what a codec keeps for the calling thread (nvJPEG's context, handle and device
  * buffer); a thread that used --codec nvjpeg calls it before it ends. No-op otherwise. */
 void gpuimg_codec_thread_end(void);

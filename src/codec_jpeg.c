@@ -35,7 +35,8 @@ typedef struct {
   char msg[JMSG_LENGTH_MAX]; /* libjpeg's message, as a reason (msg_code >= 0) */
   char reason[256];          /* the whole reason (msg_code -1) */
   uint64_t mem_limit;        /* cinfo->mem->max_memory_to_use, for the message */
-  uint8_t *pixels;           /* the decoded image while it is being filled (owned here) */
+  uint8_t *pixels;           /* the decoded image while it is being filled (owned here */
+  int borrowed;              /* unless borrowed: see gpuimg_codec_pixels()) */
 } jpeg_ctx_t;
 
 /* libjpeg's message as a reason: its first letter lowered when the second is lower case
@@ -215,7 +216,7 @@ static void jpeg_decode_run(jpeg_ctx_t *ctx, struct jpeg_decompress_struct *cinf
     jpeg_fail(ctx, GPUIMG_EXIT_INPUT, "cannot decode JPEG: unexpected output layout");
 
   size_t stride = (size_t)w * (size_t)out_c;
-  ctx->pixels = malloc(stride * (size_t)h);
+  ctx->pixels = gpuimg_codec_pixels(stride * (size_t)h, &ctx->borrowed);
   if (!ctx->pixels)
     jpeg_fail(ctx, GPUIMG_EXIT_FAILURE, "cannot decode JPEG: out of memory");
   JSAMPARRAY cmyk = NULL;
@@ -291,7 +292,8 @@ static int jpeg_decode(const uint8_t *bytes, size_t size, const char *what, uint
     } else if (ctx.msg_code >= 0)
       snprintf(ctx.reason, sizeof ctx.reason, "cannot decode JPEG: %s", ctx.msg);
     jpeg_destroy_decompress(&cinfo);
-    free(ctx.pixels);
+    if (!ctx.borrowed)
+      free(ctx.pixels);
     gpuimg_error_set(code, what, "%s", ctx.reason);
     return -1;
   }
@@ -302,6 +304,7 @@ static int jpeg_decode(const uint8_t *bytes, size_t size, const char *what, uint
   out->height = (int)cinfo.output_height;
   out->channels = cinfo.output_components == 1 ? 1 : 3;
   out->data = ctx.pixels;
+  out->borrowed = ctx.borrowed;
   jpeg_destroy_decompress(&cinfo);
   return 0;
 }

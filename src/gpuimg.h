@@ -25,6 +25,8 @@ typedef struct {
   int height;
   int channels;
   uint8_t *data; /* owned by whoever created the image */
+  int borrowed;  /* data belongs to someone else (a runner's pinned staging buffer): freeing
+                    the image only forgets it */
 } gpuimg_image_t;
 
 /* Bytes of pixel data of a width x height x channels image (64-bit). */
@@ -35,7 +37,8 @@ static inline size_t gpuimg_image_bytes(int width, int height, int channels)
 
 /* Allocates data for img (fields set); 0 or -1 with the error set. */
 int gpuimg_image_alloc(gpuimg_image_t *img, int width, int height, int channels);
-/* Frees img->data (allocated by gpuimg_image_alloc) and zeroes img. */
+/* Frees img->data (allocated by gpuimg_image_alloc or a decoder) unless borrowed, and zeroes
+ * img. */
 void gpuimg_image_free(gpuimg_image_t *img);
 
 /* Error recording: the last error's "what: reason" message and its exit code.

@@ -1,4 +1,5 @@
-/* io.c: reading input files, output formats by extension, and atomic output files. */
+/* io.c: reading input files, byte buffers, where decoders put pixels, output formats by
+ * extension, and atomic output files. */
 #define _XOPEN_SOURCE 700
 #include "codec.h"
 
@@ -37,6 +38,22 @@ void gpuimg_buf_free(gpuimg_buf_t *buf)
 {
   free(buf->data);
   memset(buf, 0, sizeof *buf);
+}
+
+static _Thread_local gpuimg_pixel_source_t pixel_source;
+static _Thread_local void *pixel_source_ctx;
+
+void gpuimg_codec_set_pixel_source(gpuimg_pixel_source_t fn, void *ctx)
+{
+  pixel_source = fn;
+  pixel_source_ctx = ctx;
+}
+
+uint8_t *gpuimg_codec_pixels(size_t bytes, int *borrowed)
+{
+  uint8_t *p = pixel_source ? pixel_source(pixel_source_ctx, bytes) : NULL;
+  *borrowed = p != NULL;
+  return p ? p : malloc(bytes ? bytes : 1);
 }
 
 /* Whether bytes can begin an image the codec reads: a PNG or a JPEG signature (see

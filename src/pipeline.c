@@ -100,6 +100,7 @@ typedef struct {
   const uint8_t *mask_of[GPUIMG_MAX_STEPS]; /* the host mask that d_mask holds, or NULL */
   size_t mask_cap[GPUIMG_MAX_STEPS];
   int allocations; /* pinned and device allocations made so far */
+  int lend;        /* a runner's: the result is lent from h_out, not copied */
 } cuda_buffers_t;
 
 /* Makes *h_buf at least need bytes of pinned memory, keeping it when it is large enough. */
@@ -273,9 +274,12 @@ static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_cli_t *c
     w = src->width;
     h = src->height;
     in_c = src->channels;
-    if (grow_host(b, &b->h_in, &b->h_in_cap, gpuimg_image_bytes(w, h, in_c)) < 0)
-      return -1;
-    memcpy(b->h_in, src->data, gpuimg_image_bytes(w, h, in_c));
+    /* Pixels decoded into the staging buffer (gpuimg_pipeline_pixel_source()) are there. */
+    if (src->data != b->h_in) {
+      if (grow_host(b, &b->h_in, &b->h_in_cap, gpuimg_image_bytes(w, h, in_c)) < 0)
+        return -1;
+      memcpy(b->h_in, src->data, gpuimg_image_bytes(w, h, in_c));
+    }
   }
   size_t in_bytes = gpuimg_image_bytes(w, h, in_c);
   size_t px = gpuimg_image_bytes(w, h, 1);
@@ -383,6 +387,11 @@ static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_cli_t *c
 #endif
   }
   (void)d_last;
+  if (b->lend) {
+    *dst = (gpuimg_image_t){
+        .width = w, .height = h, .channels = out_c, .data = b->h_out, .borrowed = 1};
+    return 0;
+  }
   if (gpuimg_image_alloc(dst, w, h, out_c) < 0)
     return -1;
   memcpy(dst->data, b->h_out, out_bytes);
@@ -411,6 +420,7 @@ gpuimg_pipeline_t *gpuimg_pipeline_create(const gpuimg_cli_t *cli, int device)
   if (device < 0)
     return p;
 #ifdef GPUIMG_HAVE_CUDA
+  p->buffers.lend = 1;
   if (!(p->ctx = gpuimg_cuda_create(device)) ||
       gpuimg_cuda_set_block(p->ctx, cli->block_w, cli->block_h) < 0) {
     gpuimg_pipeline_destroy(p);
@@ -447,6 +457,19 @@ int gpuimg_pipeline_process_jpeg(gpuimg_pipeline_t *p, const gpuimg_jpeg_io_t *i
   (void)p, (void)src, (void)masks, (void)run;
   gpuimg_error_set(GPUIMG_EXIT_DEVICE, io->what, "no device JPEG decoder in this runner");
   return -1;
+}
+
+uint8_t *gpuimg_pipeline_pixel_source(void *runner, size_t bytes)
+{
+  gpuimg_pipeline_t *p = runner;
+#ifdef GPUIMG_HAVE_CUDA
+  cuda_buffers_t *b = &p->buffers;
+  if (p->ctx && grow_host(b, &b->h_in, &b->h_in_cap, bytes) == 0)
+    return b->h_in;
+#else
+  (void)p, (void)bytes;
+#endif
+  return NULL;
 }
 
 int gpuimg_pipeline_allocations(const gpuimg_pipeline_t *p)

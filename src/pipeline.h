@@ -20,7 +20,9 @@ gpuimg_pipeline_t *gpuimg_pipeline_create(const gpuimg_cli_t *cli, int device);
  * divergence counting, no copy-bandwidth measurement). masks[i] is the portrait step i's
  * mask, shared and never changed while the runner lives: the device copy is uploaded on its
  * first use only (an upload-mask stage then) and reused while masks[i].data is the same
- * pointer. dst receives the result; the caller frees it with gpuimg_image_free(). */
+ * pointer. dst receives the result; the caller frees it with gpuimg_image_free(). On CUDA the
+ * result is lent (dst->borrowed): it lies in the runner's pinned staging buffer, valid until
+ * the runner's next run or its destruction, and needed no copy. */
 int gpuimg_pipeline_process(gpuimg_pipeline_t *p, const gpuimg_image_t *src,
                             const gpuimg_image_t *masks, gpuimg_image_t *dst, gpuimg_run_t *run);
 
@@ -57,6 +59,12 @@ int gpuimg_pipeline_device_jpeg(const gpuimg_cli_t *cli);
  * with the run's own nvJPEG handle: io->batch is NULL. */
 int gpuimg_pipeline_run_jpeg(const gpuimg_cli_t *cli, const gpuimg_jpeg_io_t *io,
                              const gpuimg_image_t *masks, gpuimg_image_t *dst, gpuimg_run_t *run);
+
+/* A gpuimg_pixel_source_t (codec.h) for a runner: its pinned input staging buffer, grown to
+ * bytes, which the next run uploads without copying; NULL on the CPU (or when the pinned
+ * allocation fails: the decoder then allocates as usual). Only the runner's thread uses it,
+ * and the image decoded there must be done with before the runner's next decode. */
+uint8_t *gpuimg_pipeline_pixel_source(void *runner, size_t bytes);
 
 /* Pinned and device allocations made so far (0 on the CPU): constant in steady state. */
 int gpuimg_pipeline_allocations(const gpuimg_pipeline_t *p);

@@ -61,7 +61,8 @@ int gpuimg_image_alloc(gpuimg_image_t *img, int width, int height, int channels)
 
 void gpuimg_image_free(gpuimg_image_t *img)
 {
-  free(img->data);
+  if (!img->borrowed)
+    free(img->data);
   memset(img, 0, sizeof *img);
 }
 

@@ -424,8 +424,8 @@ static int prepare_check(const size_state_t *s, const bench_case_t *c)
 /* The CPU reference of c into ref (allocated by the caller, out_channels(c) channels). */
 static int reference(const size_state_t *s, const bench_case_t *c, gpuimg_image_t *ref)
 {
-  gpuimg_image_t src = {s->w, s->h, 3, s->h_src};
-  gpuimg_image_t mask = {s->w, s->h, 1, s->h_mask};
+  gpuimg_image_t src = {.width = s->w, .height = s->h, .channels = 3, .data = s->h_src};
+  gpuimg_image_t mask = {.width = s->w, .height = s->h, .channels = 1, .data = s->h_mask};
   switch (c->kind) {
   case CASE_GRAY:
   case CASE_ROUNDTRIP:

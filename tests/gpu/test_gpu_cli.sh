@@ -98,6 +98,18 @@ batch() { # name, then the operation and its options (inputs: $bin/*.png unless 
 }
 batch gray gray
 batch blur blur -r 8 --format jpg
+# JPEG inputs, decoded by libjpeg straight into the workers' pinned staging buffers (and the
+# results lent from theirs), mixed with PNGs that stb decodes into its own memory; sizes
+# that grow and shrink within a worker.
+jin=$tmp/batch-jin
+mkdir -p "$jin"
+for f in "$bin"/*.png; do
+  n=$(basename "$f" .png)
+  "$GPUIMG" blur -r 0 --backend cpu -q "$f" "$jin/$n.jpg" || fail=1
+done
+cp "$bin/s1.png" "$bin/odd-33x17x4.png" "$jin/"
+BATCH_IN="$jin/*" batch jpeg-pinned blur -r 5 --format jpg
+BATCH_IN="$jin/*" batch jpeg-pinned-png gray "then" blur -r 2 --format png
 batch blur-tiled blur -r 20 --tiled --format bmp
 batch pipeline gray "then" blur -r 3 "then" checkerboard --cell 8 --format png
 BATCH_IN="$bin/s*.png" batch portrait portrait -r 6 --mask "$here/../../assets/sample-mask.png"
