@@ -64,6 +64,7 @@ typedef struct {
   char *error; /* its message, "<file>: <reason>" (malloc'd) */
   int worker;  /* -1: never reached a worker */
   int done;    /* finished (under report_mu) */
+  int on_cuda; /* its worker ran it on CUDA */
   char *json;  /* its report line, until written (malloc'd) */
   double iv[IV_COUNT][2];
 } item_t;
@@ -73,13 +74,14 @@ typedef struct batch batch_t;
 typedef struct {
   batch_t *b;
   int index;
-  int device;                /* CUDA device number, -1 on the CPU */
+  int device;                /* CUDA device number, -1 on the CPU (so far: see hybrid) */
   gpuimg_jpeg_batch_t *jpeg; /* its device's shared JPEG decoder, or NULL */
   pthread_t thread;
   int started;
   gpuimg_pipeline_t *pipe;
   int init_code;
   char init_error[1100];
+  int hybrid_done;  /* a hybrid worker that moved to CUDA, or tried */
   gpuimg_cli_t cli; /* the batch's, with the image's output format for its report */
   gpuimg_run_t *run;
   double totals[MAX_KEYS];
@@ -109,6 +111,17 @@ struct batch {
   long jpeg_batches, jpeg_batch_images;
   double jpeg_batch_ms, jpeg_setup_ms, jpeg_teardown_ms;
   double go_ms; /* when the workers were told to go, from t_start */
+  /* --backend auto on one device with host codecs: the device is brought up by the starter
+   * thread while the workers begin on the CPU, each moving to CUDA at its next image once
+   * the device is up (dev_state 1), or staying on the CPU if it is not (-1, dev_reason).
+   * The outputs are the same bytes either way; CUDA's start-up (about 0.2 s on an H200)
+   * costs no idle time. */
+  int hybrid;
+  pthread_t starter;
+  int starter_started;
+  atomic_int dev_state;
+  char dev_reason[256];
+  double dev_ready_ms; /* when the device was up, from t_start; -1: never */
   gpuimg_image_t masks[GPUIMG_MAX_STEPS];
   /* Stage names of the report's stage_ms and the summary's totals. */
   char keys[MAX_KEYS][48];
@@ -530,7 +543,7 @@ static char *item_json(batch_t *b, worker_t *wk, item_t *it, int index, const gp
   }
   if (wk) {
     if (it->status != ITEM_OK) {
-      add_string(root, "backend", b->use_cuda ? "cuda" : "cpu");
+      add_string(root, "backend", it->on_cuda ? "cuda" : "cpu");
       if (run && run->device[0])
         add_string(root, "device", run->device);
     }
@@ -787,6 +800,7 @@ static void process(batch_t *b, worker_t *wk, int i)
   memset(run, 0, sizeof *run);
   gpuimg_error_clear();
   it->worker = wk->index;
+  it->on_cuda = wk->device >= 0;
   if (convert(b, wk, it, run) == 0) {
     it->status = ITEM_OK;
   } else {
@@ -808,6 +822,40 @@ static void process(batch_t *b, worker_t *wk, int i)
     it->json = item_json(b, wk, it, i, run);
   atomic_fetch_add(&b->ndone, 1);
   report_done(b, i);
+}
+
+/* The hybrid start's thread: brings device devices[0] up while the workers convert on the
+ * CPU, then lets them move to it (or says, unless -q, that the batch stays on the CPU). */
+static void *device_starter(void *arg)
+{
+  batch_t *b = arg;
+  const char *sync = getenv("GPUIMG_CUDA_SYNC");
+  int ok = gpuimg_pipeline_device_start(b->devices[0], !(sync && strcmp(sync, "spin") == 0),
+                                        b->dev_reason, sizeof b->dev_reason);
+  b->dev_ready_ms = ok ? gpuimg_now_ms() - b->t_start : -1;
+  atomic_store(&b->dev_state, ok ? 1 : -1);
+  if (!ok && !b->cli.quiet) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "no usable CUDA device (%s); using the CPU backend", b->dev_reason);
+    say(b, msg);
+  }
+  return NULL;
+}
+
+/* A hybrid worker's move to CUDA, once the device is up: a CUDA runner instead of its CPU
+ * one. A runner that cannot be made (out of device memory) leaves the worker on the CPU. */
+static void move_to_device(batch_t *b, worker_t *wk)
+{
+  wk->hybrid_done = 1;
+  gpuimg_pipeline_t *p = gpuimg_pipeline_create(&b->cli, b->devices[0]);
+  if (!p) {
+    gpuimg_error_clear();
+    return;
+  }
+  gpuimg_pipeline_destroy(wk->pipe);
+  wk->pipe = p;
+  wk->device = b->devices[0];
+  gpuimg_codec_set_pixel_source(gpuimg_pipeline_pixel_source, wk->pipe);
 }
 
 static void *worker_main(void *arg)
@@ -835,8 +883,11 @@ static void *worker_main(void *arg)
   int go = b->go && !b->stop;
   pthread_mutex_unlock(&b->mu);
 
-  for (int k; go && (k = atomic_fetch_add(&b->next, 1)) < b->ntodo;)
+  for (int k; go && (k = atomic_fetch_add(&b->next, 1)) < b->ntodo;) {
+    if (b->hybrid && !wk->hybrid_done && atomic_load(&b->dev_state) == 1)
+      move_to_device(b, wk);
     process(b, wk, b->todo[k]);
+  }
 
   gpuimg_codec_set_pixel_source(NULL, NULL);
   gpuimg_pipeline_destroy(wk->pipe);
@@ -1005,8 +1056,9 @@ static void device_overlap(const batch_t *b, double *busy, double *hidden)
       const double *iv = b->items[i].iv[k];
       if (iv[0] < 0 || iv[1] < iv[0])
         continue;
-      e[n++] = (edge_t){iv[0], +1, k == IV_PIPE};
-      e[n++] = (edge_t){iv[1], -1, k == IV_PIPE};
+      int device = k == IV_PIPE && b->items[i].on_cuda;
+      e[n++] = (edge_t){iv[0], +1, device};
+      e[n++] = (edge_t){iv[1], -1, device};
     }
   qsort(e, n, sizeof *e, cmp_edge);
   int dev = 0, host = 0;
@@ -1057,6 +1109,11 @@ static char *summary_json(batch_t *b, worker_t *workers, int nworkers, int conve
   }
   if ((t = cJSON_AddObjectToObject(root, "stage_totals_ms")))
     for (int k = 0; k < b->nkeys; k++) {
+      /* A hybrid batch that never reached the device has no CUDA stages. */
+      if (b->hybrid && !b->use_cuda &&
+          (!strcmp(b->keys[k], "upload-mask") || !strcmp(b->keys[k], "upload") ||
+           !strcmp(b->keys[k], "download")))
+        continue;
       double sum = 0;
       for (int w = 0; w < nworkers; w++)
         sum += workers[w].totals[k];
@@ -1075,6 +1132,11 @@ static char *summary_json(batch_t *b, worker_t *workers, int nworkers, int conve
   cJSON_AddNumberToObject(root, "jpeg_setup_ms", rnd4(b->jpeg_setup_ms));
   cJSON_AddNumberToObject(root, "jpeg_teardown_ms", rnd4(b->jpeg_teardown_ms));
   cJSON_AddNumberToObject(root, "workers_ready_ms", rnd4(b->go_ms));
+  /* the hybrid start: when the device was up for the workers to move to it */
+  if (b->hybrid && b->dev_ready_ms >= 0)
+    cJSON_AddNumberToObject(root, "device_ready_ms", rnd4(b->dev_ready_ms));
+  else
+    cJSON_AddNullToObject(root, "device_ready_ms");
   cJSON_AddNumberToObject(root, "exit_status", status);
   text = cJSON_PrintUnformatted(root);
   cJSON_Delete(root);
@@ -1093,7 +1155,7 @@ static void start_device_jpeg(batch_t *b)
 #ifdef GPUIMG_HAVE_CUDA
   const char *sync = getenv("GPUIMG_CUDA_SYNC");
   int blocking = !(sync && strcmp(sync, "spin") == 0);
-  for (int d = 0; b->use_cuda && d < b->ndevices; d++)
+  for (int d = 0; b->use_cuda && !b->hybrid && d < b->ndevices; d++)
     if (gpuimg_cuda_set_blocking_sync(b->devices[d], blocking) < 0)
       gpuimg_error_clear(); /* the default way of waiting is no failure */
 #endif
@@ -1105,6 +1167,20 @@ static void start_device_jpeg(batch_t *b)
     if (!(b->jpeg[d] =
               gpuimg_jpeg_batch_create(b->devices[d], !(share && strcmp(share, "0") == 0))))
       gpuimg_error_clear(); /* no thread: each worker then makes its own nvJPEG handle */
+}
+
+/* Waits for the hybrid start's thread; the batch then counts as a CUDA one (backend,
+ * devices, the CUDA stages' totals) when an image ran there. */
+static void stop_starter(batch_t *b)
+{
+  if (b->starter_started)
+    pthread_join(b->starter, NULL);
+  b->starter_started = 0;
+  if (!b->hybrid)
+    return;
+  b->use_cuda = 0;
+  for (int i = 0; i < b->nitems; i++)
+    b->use_cuda |= b->items[i].on_cuda;
 }
 
 static void stop_device_jpeg(batch_t *b)
@@ -1185,7 +1261,16 @@ int gpuimg_batch_main(const gpuimg_cli_t *cli)
   int count = 0;
   char reason[256] = "";
 #ifdef GPUIMG_HAVE_CUDA
-  if (cli->backend != GPUIMG_BACKEND_CPU)
+  /* auto on the default device with host codecs and the default block: hybrid, the device
+   * found (or not) by the starter thread (GPUIMG_HYBRID=0: wait for it, as before). */
+  const char *hybrid = getenv("GPUIMG_HYBRID");
+  b->hybrid = cli->backend == GPUIMG_BACKEND_AUTO && !cli->devices &&
+              cli->codec != GPUIMG_CODEC_NVJPEG && !cli->block_w && !cli->block_h &&
+              !(hybrid && strcmp(hybrid, "0") == 0);
+  b->dev_ready_ms = -1;
+  if (b->hybrid)
+    count = 1; /* device 0, if the starter finds it usable */
+  else if (cli->backend != GPUIMG_BACKEND_CPU)
     count = gpuimg_cuda_probe(reason, sizeof reason);
 #else
   snprintf(reason, sizeof reason, "this gpuimg was built without CUDA");
@@ -1236,6 +1321,12 @@ int gpuimg_batch_main(const gpuimg_cli_t *cli)
   locks = 1;
   b->progress = !cli->quiet && isatty(STDERR_FILENO);
 #ifdef GPUIMG_HAVE_CUDA
+  if (b->hybrid) {
+    if (gpuimg_thread_start(&b->starter, device_starter, b) == 0)
+      b->starter_started = 1;
+    else
+      device_starter(b); /* no thread: bring the device up before the workers, as before */
+  }
   if (!b->use_cuda && cli->backend == GPUIMG_BACKEND_AUTO && !cli->quiet) {
     char msg[512];
     snprintf(msg, sizeof msg, "no usable CUDA device (%s); using the CPU backend", reason);
@@ -1363,7 +1454,7 @@ int gpuimg_batch_main(const gpuimg_cli_t *cli)
     worker_t *wk = &workers[w];
     wk->b = b;
     wk->index = w;
-    wk->device = b->use_cuda ? b->devices[w % b->ndevices] : -1;
+    wk->device = b->use_cuda && !b->hybrid ? b->devices[w % b->ndevices] : -1;
     wk->jpeg = b->use_cuda ? b->jpeg[w % b->ndevices] : NULL;
     wk->cli = b->cli;
     pthread_mutex_lock(&b->mu);
@@ -1417,6 +1508,7 @@ int gpuimg_batch_main(const gpuimg_cli_t *cli)
   for (int w = 0; w < nworkers; w++)
     if (workers[w].started)
       pthread_join(workers[w].thread, NULL);
+  stop_starter(b);
   stop_device_jpeg(b);
   if (b->progress) {
     pthread_mutex_lock(&b->err_mu);
@@ -1482,6 +1574,7 @@ finish:;
             wall_ms > 0 ? converted / (wall_ms / 1000.0) : 0.0);
 
 out:
+  stop_starter(b);
   stop_device_jpeg(b); /* when an error came before the workers */
   if (b->have_report)
     gpuimg_output_abort(&b->report);

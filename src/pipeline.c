@@ -1,6 +1,7 @@
 /* pipeline.c: runs the steps of a pipeline on the CPU or CUDA backend and times every stage. */
 #include "pipeline.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -470,6 +471,32 @@ uint8_t *gpuimg_pipeline_pixel_source(void *runner, size_t bytes)
   (void)p, (void)bytes;
 #endif
   return NULL;
+}
+
+int gpuimg_pipeline_device_start(int device, int blocking, char *reason, size_t reason_size)
+{
+#ifdef GPUIMG_HAVE_CUDA
+  int count = gpuimg_cuda_probe(reason, reason_size);
+  if (count <= device) {
+    if (count > 0)
+      snprintf(reason, reason_size, "no CUDA device %d", device);
+    return 0;
+  }
+  if (gpuimg_cuda_set_blocking_sync(device, blocking) < 0)
+    gpuimg_error_clear(); /* the default way of waiting is no failure */
+  gpuimg_cuda_t *ctx = gpuimg_cuda_create(device);
+  if (!ctx) {
+    snprintf(reason, reason_size, "%s", gpuimg_error_message());
+    gpuimg_error_clear();
+    return 0;
+  }
+  gpuimg_cuda_destroy(ctx);
+  return 1;
+#else
+  (void)device, (void)blocking;
+  snprintf(reason, reason_size, "this gpuimg was built without CUDA");
+  return 0;
+#endif
 }
 
 int gpuimg_pipeline_allocations(const gpuimg_pipeline_t *p)

@@ -107,7 +107,8 @@ for f in "$bin"/*.png; do
   n=$(basename "$f" .png)
   "$GPUIMG" blur -r 0 --backend cpu -q "$f" "$jin/$n.jpg" || fail=1
 done
-cp "$bin/s1.png" "$bin/odd-33x17x4.png" "$jin/"
+cp "$bin/s1.png" "$jin/p-s1.png"
+cp "$bin/odd-33x17x4.png" "$jin/p-odd-33x17x4.png"
 BATCH_IN="$jin/*" batch jpeg-pinned blur -r 5 --format jpg
 BATCH_IN="$jin/*" batch jpeg-pinned-png gray "then" blur -r 2 --format png
 batch blur-tiled blur -r 20 --tiled --format bmp
@@ -141,6 +142,45 @@ for w, items in seen.items():
         biggest, allocs = max(biggest, size), a
 print("ok   batch-report")
 PY
+# The default backend (auto) starts on the CPU while the device comes up, each worker moving
+# to CUDA at its next image once it is: the same bytes as CUDA alone, every image on one of
+# the two, the summary saying when the device was up (GPUIMG_HYBRID=0: the old wait).
+# 120 images (copies of the batch inputs), enough to outlast the device's start-up.
+hin=$tmp/hybrid-in
+rm -rf "$hin" "$tmp/batch-hybrid" "$tmp/batch-hybrid0" "$tmp/batch-hybrid-cpu"
+mkdir -p "$hin"
+for k in 0 1 2 3 4 5 6 7; do
+  for f in "$bin"/*.png; do cp "$f" "$hin/$k-$(basename "$f")"; done
+done
+if "$GPUIMG" blur -r 8 --format jpg -q -j 4 -o "$tmp/batch-hybrid" --report "$tmp/hybrid.jsonl" \
+  "$hin"/*.png 2>"$tmp/err" &&
+  GPUIMG_HYBRID=0 "$GPUIMG" blur -r 8 --format jpg -q -j 4 -o "$tmp/batch-hybrid0" \
+    --report "$tmp/hybrid0.jsonl" "$hin"/*.png &&
+  "$GPUIMG" blur -r 8 --format jpg -q -j 4 --backend cpu -o "$tmp/batch-hybrid-cpu" "$hin"/*.png &&
+  diff -rq "$tmp/batch-hybrid" "$tmp/batch-hybrid-cpu" >/dev/null &&
+  diff -rq "$tmp/batch-hybrid0" "$tmp/batch-hybrid-cpu" >/dev/null &&
+  python3 - "$tmp/hybrid.jsonl" "$tmp/hybrid0.jsonl" <<'PY'; then
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
+s = lines[-1]
+assert s["failed"] == 0 and s["device_ready_ms"] > 0, s
+backends = [o["backend"] for o in lines[:-1]]
+assert set(backends) <= {"cpu", "cuda"}, backends
+assert s["backend"] == ("cuda" if "cuda" in backends else "cpu"), (s, backends)
+for o in lines[:-1]:
+    cuda = o["backend"] == "cuda"
+    assert (o["device_index"] == 0) == cuda, o
+    assert ("upload" in [st["name"] for st in o["stages"]]) == cuda, o
+print("hybrid: %d of %d images on CUDA, device up after %.0f ms" % (
+    backends.count("cuda"), len(backends), s["device_ready_ms"]))
+s0 = [json.loads(l) for l in open(sys.argv[2], encoding="utf-8")][-1]
+assert s0["backend"] == "cuda" and s0["device_ready_ms"] is None, s0
+PY
+  echo "ok   batch-hybrid"
+else
+  echo "FAIL batch-hybrid: $(cat "$tmp/err")"
+  fail=1
+fi
 # Devices: a device number that does not exist is a usage error; 0,0 is two workers on 0.
 n=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 if [ "${n:-0}" -ge 1 ]; then
