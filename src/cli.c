@@ -492,7 +492,8 @@ void gpuimg_cli_help(FILE *f)
   }
   fprintf(f,
           "\nGlobal options:\n"
-          "  --backend B      auto (CUDA when a device is usable, else CPU), cpu or cuda\n"
+          "  --backend B      auto (CUDA when a device is usable, else CPU; batches start\n"
+          "                   on the CPU while the device comes up), cpu or cuda\n"
           "  --block WxH      CUDA block shape for 2-D kernels (W*H <= 1024)\n"
           "  --report FILE    write a JSON timing report ('-' = stdout)\n"
           "  --explain        one line per kernel on stderr: blocks, occupancy, waves,\n"
