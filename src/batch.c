@@ -114,12 +114,13 @@ struct batch {
   /* --backend auto on one device with host codecs: the device is brought up by the starter
    * thread while the workers begin on the CPU, each moving to CUDA at its next image once
    * the device is up (dev_state 1), or staying on the CPU if it is not (-1, dev_reason).
-   * The outputs are the same bytes either way; CUDA's start-up (about 0.2 s on an H200)
-   * costs no idle time. */
+   * The outputs are the same bytes either way; the CPU works through CUDA's start-up (about
+   * 0.25 s on an H200) instead of waiting for it. */
   int hybrid;
   pthread_t starter;
   int starter_started;
   atomic_int dev_state;
+  atomic_int move_failed; /* a worker could not move (said once) */
   char dev_reason[256];
   double dev_ready_ms; /* when the device was up, from t_start; -1: never */
   gpuimg_image_t masks[GPUIMG_MAX_STEPS];
@@ -825,16 +826,23 @@ static void process(batch_t *b, worker_t *wk, int i)
 }
 
 /* The hybrid start's thread: brings device devices[0] up while the workers convert on the
- * CPU, then lets them move to it (or says, unless -q, that the batch stays on the CPU). */
+ * CPU, then lets them move to it (or says, unless -q, that the batch stays on the CPU). The
+ * context (the second half of the start-up) is not made once every image is taken. */
+static int work_left(void *arg)
+{
+  batch_t *b = arg;
+  return atomic_load(&b->next) < b->ntodo;
+}
+
 static void *device_starter(void *arg)
 {
   batch_t *b = arg;
   const char *sync = getenv("GPUIMG_CUDA_SYNC");
   int ok = gpuimg_pipeline_device_start(b->devices[0], !(sync && strcmp(sync, "spin") == 0),
-                                        b->dev_reason, sizeof b->dev_reason);
-  b->dev_ready_ms = ok ? gpuimg_now_ms() - b->t_start : -1;
-  atomic_store(&b->dev_state, ok ? 1 : -1);
-  if (!ok && !b->cli.quiet) {
+                                        work_left, b, b->dev_reason, sizeof b->dev_reason);
+  b->dev_ready_ms = ok > 0 ? gpuimg_now_ms() - b->t_start : -1;
+  atomic_store(&b->dev_state, ok > 0 ? 1 : -1);
+  if (ok == 0 && !b->cli.quiet) {
     char msg[512];
     snprintf(msg, sizeof msg, "no usable CUDA device (%s); using the CPU backend", b->dev_reason);
     say(b, msg);
@@ -843,12 +851,21 @@ static void *device_starter(void *arg)
 }
 
 /* A hybrid worker's move to CUDA, once the device is up: a CUDA runner instead of its CPU
- * one. A runner that cannot be made (out of device memory) leaves the worker on the CPU. */
+ * one. A runner that cannot be made (out of device memory) leaves the worker on the CPU, with
+ * a notice (once per batch). */
 static void move_to_device(batch_t *b, worker_t *wk)
 {
   wk->hybrid_done = 1;
   gpuimg_pipeline_t *p = gpuimg_pipeline_create(&b->cli, b->devices[0]);
   if (!p) {
+    if (!atomic_exchange(&b->move_failed, 1) && !b->cli.quiet) {
+      char msg[1200];
+      snprintf(msg, sizeof msg,
+               "CUDA device %d is up but a worker cannot use it (%s); it stays "
+               "on the CPU backend",
+               b->devices[0], gpuimg_error_message());
+      say(b, msg);
+    }
     gpuimg_error_clear();
     return;
   }
@@ -1169,8 +1186,8 @@ static void start_device_jpeg(batch_t *b)
       gpuimg_error_clear(); /* no thread: each worker then makes its own nvJPEG handle */
 }
 
-/* Waits for the hybrid start's thread; the batch then counts as a CUDA one (backend,
- * devices, the CUDA stages' totals) when an image ran there. */
+/* Waits for the hybrid start's thread (safe to call twice); the batch then counts as a CUDA
+ * one (backend, devices, the CUDA stages' totals) when an image was converted there. */
 static void stop_starter(batch_t *b)
 {
   if (b->starter_started)
@@ -1180,7 +1197,7 @@ static void stop_starter(batch_t *b)
     return;
   b->use_cuda = 0;
   for (int i = 0; i < b->nitems; i++)
-    b->use_cuda |= b->items[i].on_cuda;
+    b->use_cuda |= b->items[i].on_cuda && b->items[i].status == ITEM_OK;
 }
 
 static void stop_device_jpeg(batch_t *b)
@@ -1223,6 +1240,18 @@ int gpuimg_batch_main(const gpuimg_cli_t *cli)
 
   if (!b)
     return setup_error();
+#ifdef __GLIBC__
+  /* Every image allocates and frees the same few large buffers (the file, the decoded and
+   * the result pixels, the encoded file: megabytes each). glibc serves such blocks with
+   * fresh mmap()s and hands freed heap tops back to the kernel, so each image would fault
+   * its pages in again, zeroed: about 1,200 faults per 1024x768 RGB image, a third of a
+   * batch's CPU time (measured with perf stat on 200 JPEG -> JPEG conversions, 2-core
+   * Debian 12: 236,000 faults and 1.6 s of CPU before, 2,800 and 1.0 s after). Keeping
+   * blocks up to 32 MiB (glibc's most) on the heap and never trimming it lets each thread
+   * reuse its memory. */
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
   b->t_start = gpuimg_now_ms();
   b->cli = *cli;
   b->outdir = cli->outdir;
@@ -1267,6 +1296,9 @@ int gpuimg_batch_main(const gpuimg_cli_t *cli)
   b->hybrid = cli->backend == GPUIMG_BACKEND_AUTO && !cli->devices &&
               cli->codec != GPUIMG_CODEC_NVJPEG && !cli->block_w && !cli->block_h &&
               !(hybrid && strcmp(hybrid, "0") == 0);
+  /* --naive and --tiled choose CUDA kernels: such a batch is about them, all on CUDA. */
+  for (int i = 0; i < cli->nsteps; i++)
+    b->hybrid &= cli->steps[i].params.variant == GPUIMG_VARIANT_FAST;
   b->dev_ready_ms = -1;
   if (b->hybrid)
     count = 1; /* device 0, if the starter finds it usable */
@@ -1321,12 +1353,6 @@ int gpuimg_batch_main(const gpuimg_cli_t *cli)
   locks = 1;
   b->progress = !cli->quiet && isatty(STDERR_FILENO);
 #ifdef GPUIMG_HAVE_CUDA
-  if (b->hybrid) {
-    if (gpuimg_thread_start(&b->starter, device_starter, b) == 0)
-      b->starter_started = 1;
-    else
-      device_starter(b); /* no thread: bring the device up before the workers, as before */
-  }
   if (!b->use_cuda && cli->backend == GPUIMG_BACKEND_AUTO && !cli->quiet) {
     char msg[512];
     snprintf(msg, sizeof msg, "no usable CUDA device (%s); using the CPU backend", reason);
@@ -1406,18 +1432,6 @@ int gpuimg_batch_main(const gpuimg_cli_t *cli)
     b->have_report = 1;
   }
   gpuimg_output_install_signal_cleanup();
-#ifdef __GLIBC__
-  /* Every image allocates and frees the same few large buffers (the file, the decoded and
-   * the result pixels, the encoded file: megabytes each). glibc serves such blocks with
-   * fresh mmap()s and hands freed heap tops back to the kernel, so each image would fault
-   * its pages in again, zeroed: about 1,200 faults per 1024x768 RGB image, a third of a
-   * batch's CPU time (measured with perf stat on 200 JPEG -> JPEG conversions, 2-core
-   * Debian 12: 236,000 faults and 1.6 s of CPU before, 2,800 and 1.0 s after). Keeping
-   * blocks up to 32 MiB (glibc's most) on the heap and never trimming it lets each thread
-   * reuse its memory. */
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
-#endif
 
   /* The work: the selected items that have not failed already. */
   for (int i = 0; i < b->nitems; i++) {
@@ -1446,8 +1460,18 @@ int gpuimg_batch_main(const gpuimg_cli_t *cli)
 
   if (nworkers > 0 && !(workers = xcalloc((size_t)nworkers, sizeof *workers))) {
     status = setup_error();
+    nworkers = 0;
     goto finish;
   }
+#ifdef GPUIMG_HAVE_CUDA
+  /* Started last, when nothing can stop the batch before the workers run. */
+  if (b->hybrid && nworkers > 0) {
+    if (gpuimg_thread_start(&b->starter, device_starter, b) == 0)
+      b->starter_started = 1;
+    else
+      device_starter(b); /* no thread: bring the device up before the workers, as before */
+  }
+#endif
   b->running = 0;
   /* Workers start with the cleanup signals blocked (gpuimg_thread_start). */
   for (int w = 0; w < nworkers; w++) {
@@ -1526,7 +1550,8 @@ int gpuimg_batch_main(const gpuimg_cli_t *cli)
     goto out;
   }
 
-finish:;
+finish:
+  stop_starter(b);
   double wall_ms = gpuimg_now_ms() - b->t_start;
   int converted = 0, failed = 0, skipped = 0;
   for (int i = 0; i < b->nitems; i++) {

@@ -473,7 +473,8 @@ uint8_t *gpuimg_pipeline_pixel_source(void *runner, size_t bytes)
   return NULL;
 }
 
-int gpuimg_pipeline_device_start(int device, int blocking, char *reason, size_t reason_size)
+int gpuimg_pipeline_device_start(int device, int blocking, int (*wanted)(void *), void *arg,
+                                 char *reason, size_t reason_size)
 {
 #ifdef GPUIMG_HAVE_CUDA
   int count = gpuimg_cuda_probe(reason, reason_size);
@@ -482,6 +483,8 @@ int gpuimg_pipeline_device_start(int device, int blocking, char *reason, size_t 
       snprintf(reason, reason_size, "no CUDA device %d", device);
     return 0;
   }
+  if (wanted && !wanted(arg))
+    return -1;
   if (gpuimg_cuda_set_blocking_sync(device, blocking) < 0)
     gpuimg_error_clear(); /* the default way of waiting is no failure */
   gpuimg_cuda_t *ctx = gpuimg_cuda_create(device);
@@ -493,7 +496,7 @@ int gpuimg_pipeline_device_start(int device, int blocking, char *reason, size_t 
   gpuimg_cuda_destroy(ctx);
   return 1;
 #else
-  (void)device, (void)blocking;
+  (void)device, (void)blocking, (void)wanted, (void)arg;
   snprintf(reason, reason_size, "this gpuimg was built without CUDA");
   return 0;
 #endif

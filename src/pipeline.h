@@ -66,11 +66,13 @@ int gpuimg_pipeline_run_jpeg(const gpuimg_cli_t *cli, const gpuimg_jpeg_io_t *io
  * and the image decoded there must be done with before the runner's next decode. */
 uint8_t *gpuimg_pipeline_pixel_source(void *runner, size_t bytes);
 
-/* Brings CUDA device `device` up: the driver, its primary context (the slow part: about
+/* Brings CUDA device `device` up: the driver, its primary context (the slow parts: about
  * 0.1 s each on an H200) and its way of waiting (blocking: a thread sleeps while the device
- * works), so that runners created on it afterwards start at once. 1 when it is usable, else
- * 0 with why in reason. Any thread may call it. */
-int gpuimg_pipeline_device_start(int device, int blocking, char *reason, size_t reason_size);
+ * works), so that runners created on it afterwards start at once. wanted (or NULL) is asked
+ * once the driver is up whether the device is still wanted. 1 when it is usable, 0 when not
+ * (why in reason), -1 when no longer wanted (no context made). Any thread may call it. */
+int gpuimg_pipeline_device_start(int device, int blocking, int (*wanted)(void *), void *arg,
+                                 char *reason, size_t reason_size);
 
 /* Pinned and device allocations made so far (0 on the CPU): constant in steady state. */
 int gpuimg_pipeline_allocations(const gpuimg_pipeline_t *p);
