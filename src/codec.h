@@ -22,6 +22,8 @@ typedef struct {
 } gpuimg_buf_t;
 
 int gpuimg_buf_append(gpuimg_buf_t *buf, const void *bytes, size_t n);
+/* Makes room for n more bytes (capacity doubles from 64 KiB). 0, or -1: out of memory. */
+int gpuimg_buf_reserve(gpuimg_buf_t *buf, size_t n);
 void gpuimg_buf_free(gpuimg_buf_t *buf);
 
 /* Largest input file read, in bytes. */
@@ -48,6 +50,11 @@ typedef struct {
 } gpuimg_encode_opts_t;
 
 #define GPUIMG_DEFAULT_PNG_LEVEL 1
+
+/* What every encoder checks first: fmt is the one format it writes (only), and img has 1..4
+ * channels and a size. 0, or -1 with "cannot encode ..." set (exit 4) against what. */
+int gpuimg_encode_check(const gpuimg_image_t *img, gpuimg_format_t fmt, gpuimg_format_t only,
+                        const char *codec, const char *what);
 
 /* A codec decodes file bytes into pixels and encodes pixels into file bytes.
  * Decoded data is malloc'd: the caller owns it and frees it with gpuimg_image_free().

@@ -110,23 +110,7 @@ typedef struct {
 /* Makes room for n more bytes plus the writer's 8 bytes of slack. */
 static int reserve(gpuimg_buf_t *buf, size_t n)
 {
-  if (n > SIZE_MAX - 8 - buf->size)
-    return -1;
-  n += 8;
-  if (n <= buf->cap - buf->size)
-    return 0;
-  size_t cap = buf->cap ? buf->cap : 65536;
-  while (cap - buf->size < n) {
-    if (cap > SIZE_MAX / 2)
-      return -1;
-    cap *= 2;
-  }
-  uint8_t *p = realloc(buf->data, cap);
-  if (!p)
-    return -1;
-  buf->data = p;
-  buf->cap = cap;
-  return 0;
+  return n > SIZE_MAX - 8 ? -1 : gpuimg_buf_reserve(buf, n + 8);
 }
 
 static inline void put_bits(bit_writer_t *w, uint64_t value, unsigned n)
@@ -558,17 +542,8 @@ static int fastpng_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
   static const uint8_t signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
   const int level = opts->png_level == 0 ? 0 : 1;
 
-  if (fmt != GPUIMG_FORMAT_PNG) {
-    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what, "cannot encode %s with fastpng (PNG only)",
-                     gpuimg_format_name(fmt));
+  if (gpuimg_encode_check(img, fmt, GPUIMG_FORMAT_PNG, "fastpng", what) < 0)
     return -1;
-  }
-  if (img->channels < 1 || img->channels > 4 || img->width < 1 || img->height < 1) {
-    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what,
-                     "cannot encode PNG: unsupported %dx%d image of %d channels", img->width,
-                     img->height, img->channels);
-    return -1;
-  }
   pthread_once(&crc_once, crc_init);
   pthread_once(&length_once, length_init);
 

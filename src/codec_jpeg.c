@@ -391,17 +391,8 @@ static int jpeg_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
   struct jpeg_compress_struct cinfo;
   const int quality = opts->quality < 1 ? 1 : opts->quality > 100 ? 100 : opts->quality;
 
-  if (fmt != GPUIMG_FORMAT_JPEG) {
-    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what, "cannot encode %s with libjpeg (JPEG only)",
-                     gpuimg_format_name(fmt));
+  if (gpuimg_encode_check(img, fmt, GPUIMG_FORMAT_JPEG, "libjpeg", what) < 0)
     return -1;
-  }
-  if (img->channels < 1 || img->channels > 4 || img->width < 1 || img->height < 1) {
-    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what,
-                     "cannot encode JPEG: unsupported %dx%d image of %d channels", img->width,
-                     img->height, img->channels);
-    return -1;
-  }
   jpeg_ctx_init(&ctx, GPUIMG_EXIT_OUTPUT);
   memset(&cinfo, 0, sizeof cinfo);
   memset(&dest, 0, sizeof dest);

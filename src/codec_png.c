@@ -88,17 +88,8 @@ static int png_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
   const int level =
       opts->png_level >= 0 && opts->png_level <= 9 ? opts->png_level : GPUIMG_DEFAULT_PNG_LEVEL;
 
-  if (fmt != GPUIMG_FORMAT_PNG) {
-    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what, "cannot encode %s with libpng (PNG only)",
-                     gpuimg_format_name(fmt));
+  if (gpuimg_encode_check(img, fmt, GPUIMG_FORMAT_PNG, "libpng", what) < 0)
     return -1;
-  }
-  if (img->channels < 1 || img->channels > 4 || img->width < 1 || img->height < 1) {
-    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what,
-                     "cannot encode PNG: unsupported %dx%d image of %d channels", img->width,
-                     img->height, img->channels);
-    return -1;
-  }
   /* The callbacks change sink after the setjmp; they reach it through the pointer libpng
    * holds, so it lives in memory (not a register) and keeps its values across the jump. */
   memset(&sink, 0, sizeof sink);

@@ -14,21 +14,28 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+int gpuimg_buf_reserve(gpuimg_buf_t *buf, size_t n)
+{
+  if (n <= buf->cap - buf->size)
+    return 0;
+  size_t cap = buf->cap ? buf->cap : 65536;
+  while (cap - buf->size < n) {
+    if (cap > SIZE_MAX / 2)
+      return -1;
+    cap *= 2;
+  }
+  uint8_t *p = realloc(buf->data, cap);
+  if (!p)
+    return -1;
+  buf->data = p;
+  buf->cap = cap;
+  return 0;
+}
+
 int gpuimg_buf_append(gpuimg_buf_t *buf, const void *bytes, size_t n)
 {
-  if (n > buf->cap - buf->size) {
-    size_t cap = buf->cap ? buf->cap : 65536;
-    while (cap - buf->size < n) {
-      if (cap > SIZE_MAX / 2)
-        return -1;
-      cap *= 2;
-    }
-    uint8_t *p = realloc(buf->data, cap);
-    if (!p)
-      return -1;
-    buf->data = p;
-    buf->cap = cap;
-  }
+  if (gpuimg_buf_reserve(buf, n) < 0)
+    return -1;
   memcpy(buf->data + buf->size, bytes, n);
   buf->size += n;
   return 0;
@@ -192,6 +199,24 @@ const char *gpuimg_format_name(gpuimg_format_t fmt)
 {
   static const char *const names[] = {"png", "jpeg", "bmp", "tga"};
   return fmt >= GPUIMG_FORMAT_PNG && fmt <= GPUIMG_FORMAT_TGA ? names[fmt] : "none";
+}
+
+int gpuimg_encode_check(const gpuimg_image_t *img, gpuimg_format_t fmt, gpuimg_format_t only,
+                        const char *codec, const char *what)
+{
+  static const char *const upper[] = {"PNG", "JPEG", "BMP", "TGA"};
+  if (fmt != only) {
+    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what, "cannot encode %s with %s (%s only)",
+                     gpuimg_format_name(fmt), codec, upper[only]);
+    return -1;
+  }
+  if (img->channels < 1 || img->channels > 4 || img->width < 1 || img->height < 1) {
+    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what,
+                     "cannot encode %s: unsupported %dx%d image of %d channels", upper[only],
+                     img->width, img->height, img->channels);
+    return -1;
+  }
+  return 0;
 }
 
 /* Temporary files still open, removed by the signal handler. Batch workers open and commit
