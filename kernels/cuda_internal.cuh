@@ -5,7 +5,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "gpuimg.h"
+#include "base.h"
 #include "gpuimg_kernels.h"
 
 struct gpuimg_cuda {

@@ -1,4 +1,4 @@
-// gray.cu: Rec. 601 luma (fixed point, the same integers as src/op_gray.c) on the GPU.
+// gray.cu: Rec. 601 luma (fixed point, the same integers as src/ops/gray.c) on the GPU.
 #include "cuda_internal.cuh"
 
 namespace

@@ -1,7 +1,6 @@
-/* io.c: reading input files, byte buffers, where decoders put pixels, output formats by
- * extension, and atomic output files. */
+/* files.c: reading input files whole, atomic output files, signal cleanup and threads. */
 #define _XOPEN_SOURCE 700
-#include "codec.h"
+#include "files.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,57 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int gpuimg_buf_reserve(gpuimg_buf_t *buf, size_t n)
-{
-  if (n <= buf->cap - buf->size)
-    return 0;
-  size_t cap = buf->cap ? buf->cap : 65536;
-  while (cap - buf->size < n) {
-    if (cap > SIZE_MAX / 2)
-      return -1;
-    cap *= 2;
-  }
-  uint8_t *p = realloc(buf->data, cap);
-  if (!p)
-    return -1;
-  buf->data = p;
-  buf->cap = cap;
-  return 0;
-}
-
-int gpuimg_buf_append(gpuimg_buf_t *buf, const void *bytes, size_t n)
-{
-  if (gpuimg_buf_reserve(buf, n) < 0)
-    return -1;
-  memcpy(buf->data + buf->size, bytes, n);
-  buf->size += n;
-  return 0;
-}
-
-void gpuimg_buf_free(gpuimg_buf_t *buf)
-{
-  free(buf->data);
-  memset(buf, 0, sizeof *buf);
-}
-
-static _Thread_local gpuimg_pixel_source_t pixel_source;
-static _Thread_local void *pixel_source_ctx;
-
-void gpuimg_codec_set_pixel_source(gpuimg_pixel_source_t fn, void *ctx)
-{
-  pixel_source = fn;
-  pixel_source_ctx = ctx;
-}
-
-uint8_t *gpuimg_codec_pixels(size_t bytes, int *borrowed)
-{
-  uint8_t *p = pixel_source ? pixel_source(pixel_source_ctx, bytes) : NULL;
-  *borrowed = p != NULL;
-  return p ? p : malloc(bytes ? bytes : 1);
-}
-
-/* Whether bytes can begin an image the codec reads: a PNG or a JPEG signature (see
- * codec_stb.c), or a prefix of one. */
 static int may_be_image(const uint8_t *b, size_t n)
 {
   static const uint8_t png[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
@@ -175,48 +123,6 @@ int gpuimg_same_file(const char *a, const char *b)
   free(ca);
   free(cb);
   return same;
-}
-
-gpuimg_format_t gpuimg_format_from_name(const char *path)
-{
-  const char *dot = strrchr(path, '.');
-  const char *slash = strrchr(path, '/');
-  if (!dot || (slash && dot < slash))
-    return GPUIMG_FORMAT_NONE;
-  dot++;
-  if (strcasecmp(dot, "png") == 0)
-    return GPUIMG_FORMAT_PNG;
-  if (strcasecmp(dot, "jpg") == 0 || strcasecmp(dot, "jpeg") == 0)
-    return GPUIMG_FORMAT_JPEG;
-  if (strcasecmp(dot, "bmp") == 0)
-    return GPUIMG_FORMAT_BMP;
-  if (strcasecmp(dot, "tga") == 0)
-    return GPUIMG_FORMAT_TGA;
-  return GPUIMG_FORMAT_NONE;
-}
-
-const char *gpuimg_format_name(gpuimg_format_t fmt)
-{
-  static const char *const names[] = {"png", "jpeg", "bmp", "tga"};
-  return fmt >= GPUIMG_FORMAT_PNG && fmt <= GPUIMG_FORMAT_TGA ? names[fmt] : "none";
-}
-
-int gpuimg_encode_check(const gpuimg_image_t *img, gpuimg_format_t fmt, gpuimg_format_t only,
-                        const char *codec, const char *what)
-{
-  static const char *const upper[] = {"PNG", "JPEG", "BMP", "TGA"};
-  if (fmt != only) {
-    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what, "cannot encode %s with %s (%s only)",
-                     gpuimg_format_name(fmt), codec, upper[only]);
-    return -1;
-  }
-  if (img->channels < 1 || img->channels > 4 || img->width < 1 || img->height < 1) {
-    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what,
-                     "cannot encode %s: unsupported %dx%d image of %d channels", upper[only],
-                     img->width, img->height, img->channels);
-    return -1;
-  }
-  return 0;
 }
 
 /* Temporary files still open, removed by the signal handler. Batch workers open and commit

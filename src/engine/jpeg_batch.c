@@ -15,6 +15,7 @@
 #include "jpeg_batch.h"
 
 #include "codec.h"
+#include "files.h"
 
 #ifdef GPUIMG_HAVE_NVJPEG
 #include <pthread.h>
@@ -233,7 +234,7 @@ gpuimg_jpeg_batch_t *gpuimg_jpeg_batch_create(int device, int batching)
   jb->device = device;
   jb->batching = batching;
   /* The threads set up while the caller goes on (nvJPEG takes most of a second); a request
-   * waits for its thread's set-up. They take no SIGINT, SIGTERM or SIGHUP (io.c). */
+   * waits for its thread's set-up. They take no SIGINT, SIGTERM or SIGHUP (files.c). */
   int ok = 1;
   for (int i = 0; i < NLANES; i++) {
     lane_t *lane = &jb->lanes[i];

@@ -1,6 +1,6 @@
 /* util.c: error recording, image allocation and the monotonic clock. */
 #define _POSIX_C_SOURCE 200809L
-#include "gpuimg.h"
+#include "base.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* cli.c: command-line parsing for `gpuimg OP [OPTIONS] [then OP [OPTIONS]]... [INPUT [OUTPUT]]`. */
-#include "run.h"
+#include "cli.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,4 +1,4 @@
-/* op_checkerboard.c: the checkerboard operation (the warp-divergence example) and its CPU
+/* checkerboard.c: the checkerboard operation (the warp-divergence example) and its CPU
  * reference. */
 #include "ops.h"
 

@@ -1,10 +1,8 @@
-/* codec.h: image file I/O: reading bytes, decoding, encoding and atomic output. */
+/* codec.h: image formats and the codecs that decode and encode them, chosen under --codec. */
 #ifndef GPUIMG_CODEC_H
 #define GPUIMG_CODEC_H
 
-#include <pthread.h>
-
-#include "gpuimg.h"
+#include "buf.h"
 
 typedef enum {
   GPUIMG_FORMAT_NONE = -1,
@@ -13,30 +11,6 @@ typedef enum {
   GPUIMG_FORMAT_BMP,
   GPUIMG_FORMAT_TGA,
 } gpuimg_format_t;
-
-/* A growable byte buffer; data is malloc'd and owned by the buffer. */
-typedef struct {
-  uint8_t *data;
-  size_t size;
-  size_t cap;
-} gpuimg_buf_t;
-
-int gpuimg_buf_append(gpuimg_buf_t *buf, const void *bytes, size_t n);
-/* Makes room for n more bytes (capacity doubles from 64 KiB). 0, or -1: out of memory. */
-int gpuimg_buf_reserve(gpuimg_buf_t *buf, size_t n);
-void gpuimg_buf_free(gpuimg_buf_t *buf);
-
-/* Largest input file read, in bytes. */
-#define GPUIMG_MAX_FILE_BYTES ((size_t)1 << 30)
-
-/* Reads a whole file ("-" = stdin) into out. 0, or -1 with the error set (exit 3). */
-int gpuimg_file_read(const char *path, gpuimg_buf_t *out);
-/* The same for a text file (a report, a list of paths): read whole, whatever it holds. */
-int gpuimg_text_read(const char *path, gpuimg_buf_t *out);
-
-/* Whether a and b name the same file: the same inode when both exist, else the same
- * canonical path (a file about to be created). */
-int gpuimg_same_file(const char *a, const char *b);
 
 /* Output format from a file name's extension; GPUIMG_FORMAT_NONE if not supported. */
 gpuimg_format_t gpuimg_format_from_name(const char *path);
@@ -70,16 +44,16 @@ typedef struct {
                 const char *what, gpuimg_buf_t *out);
 } gpuimg_codec_t;
 
-/* PNG and JPEG decoding; PNG, JPEG, BMP and TGA encoding (codec_stb.c). */
+/* PNG and JPEG decoding; PNG, JPEG, BMP and TGA encoding (stb.c). */
 extern const gpuimg_codec_t gpuimg_codec_stb;
-/* PNG encoding only: gpuimg's own fast writer, always built (codec_fastpng.c). */
+/* PNG encoding only: gpuimg's own fast writer, always built (fastpng.c). */
 extern const gpuimg_codec_t gpuimg_codec_fastpng;
 #ifdef GPUIMG_HAVE_LIBPNG
-/* PNG encoding only, with libpng (codec_png.c). */
+/* PNG encoding only, with libpng (libpng.c). */
 extern const gpuimg_codec_t gpuimg_codec_libpng;
 #endif
 #ifdef GPUIMG_HAVE_LIBJPEG
-/* JPEG decoding and encoding with libjpeg(-turbo) (codec_jpeg.c). */
+/* JPEG decoding and encoding with libjpeg(-turbo) (libjpeg.c). */
 extern const gpuimg_codec_t gpuimg_codec_libjpeg;
 #endif
 
@@ -130,28 +104,5 @@ const gpuimg_codec_t *gpuimg_codec_decoder(gpuimg_codec_choice_t choice, const u
  * NULL (the command line refuses a library the build lacks). */
 const gpuimg_codec_t *gpuimg_codec_encoder(gpuimg_codec_choice_t choice, gpuimg_format_t fmt,
                                            int png_level);
-
-/* Atomic output: a temporary file in the destination directory, renamed into place
- * on commit. "-" writes to stdout (refused when stdout is a terminal and binary is set).
- * Creating it early makes a missing or unwritable directory fail before any work. */
-typedef struct {
-  const char *path;
-  char *tmp_path; /* NULL for stdout */
-  int fd;
-} gpuimg_output_t;
-
-int gpuimg_output_open(gpuimg_output_t *out, const char *path, int binary);
-/* Writes all n bytes to fd, retrying short writes and EINTR. 0, or -1 with errno set. */
-int gpuimg_write_all(int fd, const void *bytes, size_t n);
-/* Writes bytes, closes and renames into place. On failure nothing remains. */
-int gpuimg_output_commit(gpuimg_output_t *out, const void *bytes, size_t n);
-/* Removes the temporary file, if any (safe to call twice and after commit). */
-void gpuimg_output_abort(gpuimg_output_t *out);
-/* Installs SIGINT/SIGTERM/SIGHUP handlers that remove open temporary files. */
-void gpuimg_output_install_signal_cleanup(void);
-/* pthread_create() of a thread that starts with SIGINT, SIGTERM and SIGHUP blocked, so that
- * the handler runs on the main thread only and never interrupts one in the middle of
- * creating a temporary file. Returns pthread_create()'s result. */
-int gpuimg_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg);
 
 #endif

@@ -1,4 +1,4 @@
-/* codec_stb.c: the stb codec, compiled here from Debian's stb headers with only PNG and JPEG
+/* stb.c: the stb codec, compiled here from Debian's stb headers with only PNG and JPEG
  * decoders. */
 #include "codec.h"
 

@@ -1,6 +1,6 @@
 /* compare.c: `gpuimg compare BASELINE CURRENT`: timing reports in, regressions out. */
 #define _POSIX_C_SOURCE 200809L
-#include "run.h"
+#include "cli.h"
 
 #include <cJSON.h>
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* op_blur.c: the blur operation: options and the CPU reference (exact running box sums). */
+/* blur.c: the blur operation: options and the CPU reference (exact running box sums). */
 #include "ops.h"
 
 #include <stdlib.h>

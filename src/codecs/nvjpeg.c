@@ -1,4 +1,4 @@
-/* codec_nvjpeg.c: JPEG decode and encode on the GPU with nvJPEG (--codec nvjpeg).
+/* nvjpeg.c: JPEG decode and encode on the GPU with nvJPEG (--codec nvjpeg).
  *
  * The codec interface hands pixels in host memory, so each decode runs nvJPEG into a
  * device buffer and copies the pixels back, and each encode copies the pixels up and runs

@@ -1,4 +1,4 @@
-/* op_gray.c: the gray operation: options and the CPU reference (Rec. 601 luma, fixed point). */
+/* gray.c: the gray operation: options and the CPU reference (Rec. 601 luma, fixed point). */
 #include "ops.h"
 
 #include <string.h>

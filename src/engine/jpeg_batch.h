@@ -2,10 +2,10 @@
 #ifndef GPUIMG_JPEG_BATCH_H
 #define GPUIMG_JPEG_BATCH_H
 
-#include "gpuimg.h"
+#include "base.h"
 
 /* Per GPU, a decoder thread and an encoder thread, each with its own CUDA stream and
- * nvJPEG handle (src/jpeg_batch.c says why). Workers hand them requests and wait; the
+ * nvJPEG handle (jpeg_batch.c says why). Workers hand them requests and wait; the
  * decoder decodes the JPEGs the hardware decoder takes in batched calls, the rest one by
  * one. Builds without nvJPEG have the type and no way to create one. Every call below waits
  * for its request to finish; errors are the requester's, set in its thread as nvJPEG's

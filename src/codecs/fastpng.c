@@ -1,4 +1,4 @@
-/* codec_fastpng.c: gpuimg's own PNG writer (--codec fastpng, and --codec auto at
+/* fastpng.c: gpuimg's own PNG writer (--codec fastpng, and --codec auto at
  * --png-level 0 and 1). Lossless, 8-bit, 1 to 4 channels, no dependency.
  *
  * Why it exists: on a 1024x768 photograph libpng at its fastest (zlib level 1, run-length

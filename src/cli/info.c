@@ -1,5 +1,5 @@
 /* info.c: `gpuimg info`: the CUDA device's limits and a measured copy bandwidth. */
-#include "run.h"
+#include "cli.h"
 
 #include <cJSON.h>
 #include <string.h>

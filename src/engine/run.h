@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "codec.h"
+#include "files.h"
 #include "ops.h"
 
 #define GPUIMG_MAX_STEPS 32
@@ -49,15 +50,6 @@ typedef struct {
   const char *devices;  /* NULL: device 0; "all"; or "0,1,..." */
   int shard_k, shard_n; /* 0/0: no sharding */
 } gpuimg_cli_t;
-
-/* Parses argv; -1 with a usage error (exit 2) set. */
-int gpuimg_cli_parse(int argc, char **argv, gpuimg_cli_t *cli);
-void gpuimg_cli_help(FILE *f);
-void gpuimg_cli_free(gpuimg_cli_t *cli);
-
-/* Batch mode: converts every input into cli->outdir; returns the exit status. */
-int gpuimg_batch_main(const gpuimg_cli_t *cli);
-void gpuimg_cli_usage(FILE *f);
 
 /* One timed stage of the report. */
 #define GPUIMG_MAX_STAGES (GPUIMG_MAX_STEPS * 2 + 8)
@@ -108,10 +100,6 @@ char *gpuimg_utf8_clean(const char *s);
 
 /* Serialises the report to JSON text (malloc'd, caller frees). NULL on failure. */
 char *gpuimg_report_json(const gpuimg_cli_t *cli, const gpuimg_run_t *run);
-
-/* Subcommands with their own command lines (argv[0] is the subcommand's name). */
-int gpuimg_compare_main(int argc, char **argv);
-int gpuimg_info_main(int argc, char **argv);
 
 /* --explain: one plain line per kernel of the run on f. */
 void gpuimg_explain(FILE *f, const gpuimg_cli_t *cli, const gpuimg_run_t *run);

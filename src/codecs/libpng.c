@@ -1,4 +1,4 @@
-/* codec_png.c: the libpng PNG encoder (--codec libpng). */
+/* libpng.c: the libpng PNG encoder (--codec libpng). */
 #include "codec.h"
 
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* main.c: gpuimg's entry point: read, decode, run the pipeline, encode, write, report. */
 #define _XOPEN_SOURCE 700
-#include "pipeline.h"
+#include "cli.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,7 @@
-/* codec_jpeg.c: the libjpeg(-turbo) JPEG codec (--codec libjpeg): hardened decoding and encoding.
+/* libjpeg.c: the libjpeg(-turbo) JPEG codec (--codec libjpeg): hardened decoding and encoding.
  */
 #include "codec.h"
+#include "files.h"
 
 #ifdef GPUIMG_HAVE_LIBJPEG
 #include <ctype.h>

@@ -1,9 +1,13 @@
-/* gpuimg.h: types and helpers shared by every part of the C driver. */
+/* gpuimg.h: libgpuimg's public interface: images, exit codes, errors and the version. */
 #ifndef GPUIMG_H
 #define GPUIMG_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#define GPUIMG_VERSION_MAJOR 0
+#define GPUIMG_VERSION_MINOR 1
+#define GPUIMG_VERSION_PATCH 0
 
 #ifdef __cplusplus
 extern "C" {
@@ -41,23 +45,11 @@ int gpuimg_image_alloc(gpuimg_image_t *img, int width, int height, int channels)
  * img. */
 void gpuimg_image_free(gpuimg_image_t *img);
 
-/* Error recording: the last error's "what: reason" message and its exit code.
- * Functions that fail return -1 (or NULL) after calling gpuimg_error_set();
- * only main() prints it. what is usually a file name ("" for none). */
-void gpuimg_error_set(int exit_code, const char *what, const char *fmt, ...)
-#ifdef __GNUC__
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
+/* The calling thread's last error: "<what>: <reason>" and its exit code (GPUIMG_EXIT_*).
+ * Functions that fail return -1 (or NULL) after recording it. */
 const char *gpuimg_error_message(void); /* "<what>: <reason>" or "<reason>" */
 int gpuimg_error_code(void);
 void gpuimg_error_clear(void);
-
-/* The median of v[0..n-1] (0 for n = 0); sorts v in place. */
-double gpuimg_median(double *v, int n);
-
-/* Monotonic clock in milliseconds. */
-double gpuimg_now_ms(void);
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,4 @@
-/* op_portrait.c: the portrait operation (subject kept, background blurred) and its CPU reference.
+/* portrait.c: the portrait operation (subject kept, background blurred) and its CPU reference.
  */
 #include "ops.h"
 

@@ -2,7 +2,7 @@
 #ifndef GPUIMG_OPS_H
 #define GPUIMG_OPS_H
 
-#include "gpuimg.h"
+#include "base.h"
 #include "gpuimg_kernels.h"
 
 /* Largest blur radius: (2*2047+1)^2 * 255 + C/2 still fits in 32 bits, so every

@@ -1,6 +1,6 @@
 /* batch.c: `gpuimg OP ... -o DIR INPUT...`: many files, host threads, CUDA streams. */
 #define _XOPEN_SOURCE 700
-#include "pipeline.h"
+#include "cli.h"
 
 #include <cJSON.h>
 #include <errno.h>

@@ -1,0 +1,30 @@
+/* base.h: what every layer of libgpuimg shares: the public types, error recording, time. */
+#ifndef GPUIMG_BASE_H
+#define GPUIMG_BASE_H
+
+#include "gpuimg.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Error recording: the last error's "what: reason" message and its exit code.
+ * Functions that fail return -1 (or NULL) after calling gpuimg_error_set();
+ * only main() prints it. what is usually a file name ("" for none). */
+void gpuimg_error_set(int exit_code, const char *what, const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* The median of v[0..n-1] (0 for n = 0); sorts v in place. */
+double gpuimg_median(double *v, int n);
+
+/* Monotonic clock in milliseconds. */
+double gpuimg_now_ms(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

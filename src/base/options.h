@@ -1,0 +1,78 @@
+/* options.h: table-driven command-line options: each entry names an option, its kind, range
+ * and help, and where in a struct its value goes; one parser and one help printer read them. */
+#ifndef GPUIMG_OPTIONS_H
+#define GPUIMG_OPTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "base.h"
+
+typedef enum {
+  GPUIMG_OPTION_FLAG,   /* no value: the int field is set to `value` */
+  GPUIMG_OPTION_INT,    /* an int field, min..max */
+  GPUIMG_OPTION_U64,    /* a uint64_t field, min..max */
+  GPUIMG_OPTION_STRING, /* a const char * field pointing into argv; never empty */
+  GPUIMG_OPTION_CHOICE, /* an int field set to the index of the value in `choices` */
+  GPUIMG_OPTION_CUSTOM, /* `parse` reads the value */
+} gpuimg_option_kind_t;
+
+typedef struct gpuimg_option gpuimg_option_t;
+
+struct gpuimg_option {
+  const char *long_name; /* without "--"; NULL ends a table */
+  char short_name;       /* 0: none */
+  gpuimg_option_kind_t kind;
+  size_t offset;                /* offsetof() the field in the struct the table fills */
+  long long min, max;           /* INT and U64 */
+  int value;                    /* FLAG */
+  const char *const *choices;   /* CHOICE: NULL-terminated names */
+  const char *metavar;          /* the value in --help ("N", "FILE"); NULL for a FLAG */
+  const char *help;             /* --help text; '\n' starts a continuation line */
+  const char *empty_what;       /* STRING: "file name" for "empty file name" */
+  /* CUSTOM: reads arg into target (the whole struct); -1 with a usage error set against
+   * spelled ("--block"). Also run after a CHOICE is stored, to refuse a choice the build
+   * lacks (NULL: none). */
+  int (*parse)(const gpuimg_option_t *o, const char *spelled, const char *arg, void *target);
+};
+
+/* One table and the struct it fills. */
+typedef struct {
+  const gpuimg_option_t *table;
+  void *target;
+} gpuimg_option_set_t;
+
+/* Where the next option's value is: the argument after an option that takes one. */
+typedef struct {
+  int argc;
+  char **argv;
+  int i; /* the option's index; advanced past a separate value */
+} gpuimg_args_t;
+
+/* The option argv[i] names ("--name", "--name=value", "-x", "-xVALUE"), looked up in the
+ * tables of sets in order: the first that has it gets its value. 0 applied (*which says
+ * which set, when which is not NULL); 1 no table has it (nothing set: the caller says which
+ * error; spelled holds "--name" or "-x"); -1 a usage error (exit 2) is set: a bad value, a
+ * value missing or given to a flag. spelled has room for 64 bytes. */
+int gpuimg_options_parse(gpuimg_args_t *args, const gpuimg_option_set_t *sets, int nsets,
+                         int *which, char *spelled);
+
+/* Looks name up in table (NULL-terminated); NULL when it has none of that name. */
+const gpuimg_option_t *gpuimg_options_find(const gpuimg_option_t *table, const char *name,
+                                           size_t len, char short_name);
+
+/* Applies one option with its value (NULL for a flag) to target: what the parser does once
+ * it has found the option. 0, or -1 with a usage error set. */
+int gpuimg_options_apply(const gpuimg_option_t *o, const char *spelled, const char *arg,
+                         void *target);
+
+/* Prints the table's --help lines, indented by indent, the option column width wide. */
+void gpuimg_options_help(FILE *f, const gpuimg_option_t *table, int indent, int width);
+
+/* Integer from lo to hi, with range and overflow checks; -1 with "invalid value ..." set
+ * against what (exit 2). */
+int gpuimg_options_int(const char *what, const char *s, long long lo, long long hi,
+                       long long *out);
+
+#endif
