@@ -543,11 +543,10 @@ static void test_pipeline(void)
       int w = shapes[s][0], h = shapes[s][1], c = shapes[s][2], r = (int)s + 1;
       gpuimg_image_t src = image_random(w, h, c, 3000 + s);
 
-      gpuimg_cli_t cli;
+      gpuimg_plan_t cli;
       memset(&cli, 0, sizeof cli);
       cli.backend = GPUIMG_BACKEND_CPU;
       cli.repeat = repeat;
-      cli.format = GPUIMG_FORMAT_NONE;
       cli.nsteps = 2;
       cli.steps[0].op = gpuimg_ops_find("gray");
       cli.steps[1].op = gpuimg_ops_find("blur");

@@ -82,7 +82,6 @@ typedef struct {
   int init_code;
   char init_error[1100];
   int hybrid_done;  /* a hybrid worker that moved to CUDA, or tried */
-  gpuimg_cli_t cli; /* the batch's, with the image's output format for its report */
   gpuimg_run_t *run;
   double totals[MAX_KEYS];
 } worker_t;
@@ -447,9 +446,9 @@ static int is_input(batch_t *b, const struct stat *st)
   if (!b->ids_built) {
     b->ids_built = 1;
     b->ids = calloc((size_t)b->nitems + GPUIMG_MAX_STEPS + 1, sizeof *b->ids);
-    for (int i = 0; b->ids && i < b->nitems + b->cli.nsteps; i++) {
+    for (int i = 0; b->ids && i < b->nitems + b->cli.plan.nsteps; i++) {
       const char *path =
-          i < b->nitems ? b->items[i].input : b->cli.steps[i - b->nitems].params.mask_path;
+          i < b->nitems ? b->items[i].input : b->cli.plan.steps[i - b->nitems].params.mask_path;
       struct stat s;
       if (path && strcmp(path, "-") && stat(path, &s) == 0) {
         b->ids[b->nids].dev = s.st_dev;
@@ -497,8 +496,7 @@ static char *item_json(batch_t *b, worker_t *wk, item_t *it, int index, const gp
 {
   cJSON *root = NULL;
   if (it->status == ITEM_OK) {
-    wk->cli.format = it->format;
-    char *text = gpuimg_report_json(&wk->cli, run);
+    char *text = gpuimg_report_json(&b->cli.plan, run);
     root = text ? cJSON_Parse(text) : NULL;
     free(text);
   } else {
@@ -612,12 +610,12 @@ static double *stage_add(gpuimg_run_t *run, const char *name, double ms, uint64_
 /* Each portrait mask must have the image's size. 0, or -1 with an input error. */
 static int check_masks(const batch_t *b, const item_t *it, int width, int height)
 {
-  for (int i = 0; i < b->cli.nsteps; i++) {
+  for (int i = 0; i < b->cli.plan.nsteps; i++) {
     const gpuimg_image_t *m = &b->masks[i];
     if (m->data && (m->width != width || m->height != height)) {
       char reason[512];
       snprintf(reason, sizeof reason, "mask %s is %dx%d but the image is %dx%d",
-               b->cli.steps[i].params.mask_path, m->width, m->height, width, height);
+               b->cli.plan.steps[i].params.mask_path, m->width, m->height, width, height);
       gpuimg_error_set(GPUIMG_EXIT_INPUT, it->input, "%s", reason);
       return -1;
     }
@@ -644,6 +642,7 @@ static int store(item_t *it, gpuimg_run_t *run, const gpuimg_buf_t *encoded, dou
     return -1;
   it->iv[IV_STORE][1] = t1;
   run->output_name = it->output;
+  run->output_format = it->format;
   run->output_bytes = encoded->size;
   run->total_ms = t1 - it->iv[IV_LOAD][0];
   return 0;
@@ -654,8 +653,8 @@ static int store(item_t *it, gpuimg_run_t *run, const gpuimg_buf_t *encoded, dou
 static int encode_host(const batch_t *b, const item_t *it, gpuimg_run_t *run,
                        const gpuimg_image_t *dst, gpuimg_buf_t *encoded, double t0, double *t1)
 {
-  const gpuimg_codec_t *codec = gpuimg_codec_encoder(b->cli.codec, it->format, b->cli.png_level);
-  gpuimg_encode_opts_t eo = {.quality = b->cli.quality, .png_level = b->cli.png_level};
+  const gpuimg_codec_t *codec = gpuimg_codec_encoder(b->cli.plan.codec, it->format, b->cli.plan.png_level);
+  gpuimg_encode_opts_t eo = {.quality = b->cli.plan.quality, .png_level = b->cli.plan.png_level};
   if (codec->encode(dst, it->format, &eo, it->output, encoded) < 0)
     return -1;
   *t1 = gpuimg_now_ms();
@@ -683,9 +682,9 @@ static int convert_on_device(batch_t *b, worker_t *wk, item_t *it, gpuimg_run_t 
 
   it->iv[IV_LOAD][1] = it->iv[IV_PIPE][0] = t0;
   gpuimg_jpeg_io_t io = {file->data,   file->size,
-                         it->input,    cli->max_pixels,
+                         it->input,    cli->plan.max_pixels,
                          wk->jpeg,     it->format == GPUIMG_FORMAT_JPEG ? &encoded : NULL,
-                         cli->quality, it->output};
+                         cli->plan.quality, it->output};
   int prc = gpuimg_pipeline_process_jpeg(wk->pipe, &io, NULL, b->masks, &dst, run);
   it->iv[IV_PIPE][1] = t0 = gpuimg_now_ms();
   if (prc < 0)
@@ -745,8 +744,8 @@ static int convert(batch_t *b, worker_t *wk, item_t *it, gpuimg_run_t *run)
     rc = convert_on_device(b, wk, it, run, &file);
     goto done;
   }
-  const gpuimg_codec_t *decoder = gpuimg_codec_decoder(cli->codec, file.data, file.size);
-  if (decoder->decode(file.data, file.size, it->input, cli->max_pixels, &src) < 0)
+  const gpuimg_codec_t *decoder = gpuimg_codec_decoder(cli->plan.codec, file.data, file.size);
+  if (decoder->decode(file.data, file.size, it->input, cli->plan.max_pixels, &src) < 0)
     goto done;
   t0 = gpuimg_now_ms();
   if (!stage_add(run, "decode", t0 - t1,
@@ -763,11 +762,11 @@ static int convert(batch_t *b, worker_t *wk, item_t *it, gpuimg_run_t *run)
 
   /* --codec nvjpeg on CUDA: a JPEG output of 1 or 3 channels is encoded on the device. */
   int out_c = src.channels;
-  for (int i = 0; i < cli->nsteps; i++)
-    out_c = cli->steps[i].op->out_channels(out_c);
+  for (int i = 0; i < cli->plan.nsteps; i++)
+    out_c = cli->plan.steps[i].op->out_channels(out_c);
   int device_out = b->device_jpeg && it->format == GPUIMG_FORMAT_JPEG && (out_c == 1 || out_c == 3);
-  gpuimg_jpeg_io_t io = {NULL,     0,        it->input,    cli->max_pixels,
-                         wk->jpeg, &encoded, cli->quality, it->output};
+  gpuimg_jpeg_io_t io = {NULL,     0,        it->input,    cli->plan.max_pixels,
+                         wk->jpeg, &encoded, cli->plan.quality, it->output};
   it->iv[IV_PIPE][0] = gpuimg_now_ms();
   int prc = device_out ? gpuimg_pipeline_process_jpeg(wk->pipe, &io, &src, b->masks, &dst, run)
                        : gpuimg_pipeline_process(wk->pipe, &src, b->masks, &dst, run);
@@ -842,7 +841,7 @@ static void *device_starter(void *arg)
                                         work_left, b, b->dev_reason, sizeof b->dev_reason);
   b->dev_ready_ms = ok > 0 ? gpuimg_now_ms() - b->t_start : -1;
   atomic_store(&b->dev_state, ok > 0 ? 1 : -1);
-  if (ok == 0 && !b->cli.quiet) {
+  if (ok == 0 && !b->cli.plan.quiet) {
     char msg[512];
     snprintf(msg, sizeof msg, "no usable CUDA device (%s); using the CPU backend", b->dev_reason);
     say(b, msg);
@@ -856,9 +855,9 @@ static void *device_starter(void *arg)
 static void move_to_device(batch_t *b, worker_t *wk)
 {
   wk->hybrid_done = 1;
-  gpuimg_pipeline_t *p = gpuimg_pipeline_create(&b->cli, b->devices[0]);
+  gpuimg_pipeline_t *p = gpuimg_pipeline_create(&b->cli.plan, b->devices[0]);
   if (!p) {
-    if (!atomic_exchange(&b->move_failed, 1) && !b->cli.quiet) {
+    if (!atomic_exchange(&b->move_failed, 1) && !b->cli.plan.quiet) {
       char msg[1200];
       snprintf(msg, sizeof msg,
                "CUDA device %d is up but a worker cannot use it (%s); it stays "
@@ -883,7 +882,7 @@ static void *worker_main(void *arg)
   if (!(wk->run = calloc(1, sizeof *wk->run))) {
     gpuimg_error_set(GPUIMG_EXIT_FAILURE, "", "out of memory");
   } else {
-    wk->pipe = gpuimg_pipeline_create(&b->cli, wk->device);
+    wk->pipe = gpuimg_pipeline_create(&b->cli.plan, wk->device);
   }
   /* On CUDA, JPEGs decode straight into the runner's pinned staging buffer. */
   if (wk->pipe && wk->device >= 0)
@@ -964,17 +963,17 @@ static int parse_devices(batch_t *b, const char *spec, int count)
 /* Loads each portrait step's mask once for the whole batch: first channel only. */
 static int load_masks(batch_t *b)
 {
-  for (int i = 0; i < b->cli.nsteps; i++) {
-    const char *path = b->cli.steps[i].params.mask_path;
-    if (!(b->cli.steps[i].op->options & GPUIMG_OPT_MASK) || !path)
+  for (int i = 0; i < b->cli.plan.nsteps; i++) {
+    const char *path = b->cli.plan.steps[i].params.mask_path;
+    if (!(b->cli.plan.steps[i].op->options & GPUIMG_OPT_MASK) || !path)
       continue;
     gpuimg_buf_t buf;
     gpuimg_image_t m;
     if (gpuimg_file_read(path, &buf) < 0)
       return -1;
-    const gpuimg_codec_t *decoder = gpuimg_codec_decoder(b->cli.codec, buf.data, buf.size);
+    const gpuimg_codec_t *decoder = gpuimg_codec_decoder(b->cli.plan.codec, buf.data, buf.size);
     int rc = decoder->decode(buf.data, buf.size, strcmp(path, "-") ? path : "<stdin>",
-                             b->cli.max_pixels, &m);
+                             b->cli.plan.max_pixels, &m);
     gpuimg_buf_free(&buf);
     if (rc < 0)
       return -1;
@@ -1017,18 +1016,18 @@ static void make_keys(batch_t *b)
   b->nkeys = 0;
   snprintf(b->keys[b->nkeys++], sizeof b->keys[0], "read");
   snprintf(b->keys[b->nkeys++], sizeof b->keys[0], "decode");
-  for (int i = 0; i < b->cli.nsteps; i++)
+  for (int i = 0; i < b->cli.plan.nsteps; i++)
     has_mask |= b->masks[i].data != NULL;
   if (b->use_cuda && has_mask)
     snprintf(b->keys[b->nkeys++], sizeof b->keys[0], "upload-mask");
   if (b->use_cuda)
     snprintf(b->keys[b->nkeys++], sizeof b->keys[0], "upload");
   b->key_first_op = b->nkeys;
-  for (int i = 0; i < b->cli.nsteps; i++) {
-    const char *name = b->cli.steps[i].op->name;
+  for (int i = 0; i < b->cli.plan.nsteps; i++) {
+    const char *name = b->cli.plan.steps[i].op->name;
     int twice = 0;
-    for (int k = 0; k < b->cli.nsteps; k++)
-      twice |= k != i && b->cli.steps[k].op == b->cli.steps[i].op;
+    for (int k = 0; k < b->cli.plan.nsteps; k++)
+      twice |= k != i && b->cli.plan.steps[k].op == b->cli.plan.steps[i].op;
     if (twice)
       snprintf(b->keys[b->nkeys++], sizeof b->keys[0], "%s#%d", name, i);
     else
@@ -1176,7 +1175,7 @@ static void start_device_jpeg(batch_t *b)
     if (gpuimg_cuda_set_blocking_sync(b->devices[d], blocking) < 0)
       gpuimg_error_clear(); /* the default way of waiting is no failure */
 #endif
-  b->device_jpeg = b->use_cuda && b->cli.codec == GPUIMG_CODEC_NVJPEG && gpuimg_codec_have_nvjpeg();
+  b->device_jpeg = b->use_cuda && b->cli.plan.codec == GPUIMG_CODEC_NVJPEG && gpuimg_codec_have_nvjpeg();
   const char *share = getenv("GPUIMG_JPEG_BATCH");
   if (!b->device_jpeg)
     return;
@@ -1257,8 +1256,8 @@ int gpuimg_batch_main(const gpuimg_cli_t *cli)
   b->outdir = cli->outdir;
 
   /* Options that make no sense for many files. */
-  if (cli->repeat != 1 || cli->warmup != 0) {
-    gpuimg_error_set(GPUIMG_EXIT_USAGE, cli->repeat != 1 ? "--repeat" : "--warmup",
+  if (cli->plan.repeat != 1 || cli->plan.warmup != 0) {
+    gpuimg_error_set(GPUIMG_EXIT_USAGE, cli->plan.repeat != 1 ? "--repeat" : "--warmup",
                      "not available with -o DIR");
     status = setup_error();
     goto out;
@@ -1271,8 +1270,8 @@ int gpuimg_batch_main(const gpuimg_cli_t *cli)
       status = setup_error();
       goto out;
     }
-  for (int i = 0; i < cli->nsteps; i++) {
-    const char *m = cli->steps[i].params.mask_path;
+  for (int i = 0; i < cli->plan.nsteps; i++) {
+    const char *m = cli->plan.steps[i].params.mask_path;
     if (m && strcmp(m, "-") == 0 && cli->from && strcmp(cli->from, "-") == 0) {
       gpuimg_error_set(GPUIMG_EXIT_USAGE, "--mask", "the mask and --from cannot both be stdin");
       status = setup_error();
@@ -1293,22 +1292,22 @@ int gpuimg_batch_main(const gpuimg_cli_t *cli)
   /* auto on the default device with host codecs and the default block: hybrid, the device
    * found (or not) by the starter thread (GPUIMG_HYBRID=0: wait for it, as before). */
   const char *hybrid = getenv("GPUIMG_HYBRID");
-  b->hybrid = cli->backend == GPUIMG_BACKEND_AUTO && !cli->devices &&
-              cli->codec != GPUIMG_CODEC_NVJPEG && !cli->block_w && !cli->block_h &&
+  b->hybrid = cli->plan.backend == GPUIMG_BACKEND_AUTO && !cli->devices &&
+              cli->plan.codec != GPUIMG_CODEC_NVJPEG && !cli->plan.block_w && !cli->plan.block_h &&
               !(hybrid && strcmp(hybrid, "0") == 0);
   /* --naive and --tiled choose CUDA kernels: such a batch is about them, all on CUDA. */
-  for (int i = 0; i < cli->nsteps; i++)
-    b->hybrid &= cli->steps[i].params.variant == GPUIMG_VARIANT_FAST;
+  for (int i = 0; i < cli->plan.nsteps; i++)
+    b->hybrid &= cli->plan.steps[i].params.variant == GPUIMG_VARIANT_FAST;
   b->dev_ready_ms = -1;
   if (b->hybrid)
     count = 1; /* device 0, if the starter finds it usable */
-  else if (cli->backend != GPUIMG_BACKEND_CPU)
+  else if (cli->plan.backend != GPUIMG_BACKEND_CPU)
     count = gpuimg_cuda_probe(reason, sizeof reason);
 #else
   snprintf(reason, sizeof reason, "this gpuimg was built without CUDA");
 #endif
   b->use_cuda = count > 0;
-  if (!b->use_cuda && cli->backend == GPUIMG_BACKEND_CUDA) {
+  if (!b->use_cuda && cli->plan.backend == GPUIMG_BACKEND_CUDA) {
 #ifdef GPUIMG_HAVE_CUDA
     gpuimg_error_set(GPUIMG_EXIT_DEVICE, "", "no usable CUDA device: %s", reason);
 #else
@@ -1351,9 +1350,9 @@ int gpuimg_batch_main(const gpuimg_cli_t *cli)
   pthread_mutex_init(&b->ids_mu, NULL);
   pthread_mutex_init(&b->report_mu, NULL);
   locks = 1;
-  b->progress = !cli->quiet && isatty(STDERR_FILENO);
+  b->progress = !cli->plan.quiet && isatty(STDERR_FILENO);
 #ifdef GPUIMG_HAVE_CUDA
-  if (!b->use_cuda && cli->backend == GPUIMG_BACKEND_AUTO && !cli->quiet) {
+  if (!b->use_cuda && cli->plan.backend == GPUIMG_BACKEND_AUTO && !cli->plan.quiet) {
     char msg[512];
     snprintf(msg, sizeof msg, "no usable CUDA device (%s); using the CPU backend", reason);
     say(b, msg);
@@ -1480,7 +1479,6 @@ int gpuimg_batch_main(const gpuimg_cli_t *cli)
     wk->index = w;
     wk->device = b->use_cuda && !b->hybrid ? b->devices[w % b->ndevices] : -1;
     wk->jpeg = b->use_cuda ? b->jpeg[w % b->ndevices] : NULL;
-    wk->cli = b->cli;
     pthread_mutex_lock(&b->mu);
     b->running++;
     pthread_mutex_unlock(&b->mu);
@@ -1592,7 +1590,7 @@ finish:
     free(sum);
     b->have_report = 0;
   }
-  if (!cli->quiet)
+  if (!cli->plan.quiet)
     fprintf(stderr,
             "gpuimg: %d converted, %d failed, %d skipped (shard) in %.2f s (%.1f images/s)\n",
             converted, failed, skipped, wall_ms / 1000.0,

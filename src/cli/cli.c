@@ -104,8 +104,8 @@ static int parse_block(const char *s, gpuimg_cli_t *cli)
     long h = strtol(hs, &end, 10);
     if (!errno && end != hs && !*end && w >= 1 && h >= 1 && w <= 1024 && h <= 1024 &&
         w * h <= 1024) {
-      cli->block_w = (int)w;
-      cli->block_h = (int)h;
+      cli->plan.block_w = (int)w;
+      cli->plan.block_h = (int)h;
       return 0;
     }
   }
@@ -205,11 +205,11 @@ static int apply_option(gpuimg_cli_t *cli, gpuimg_step_t *step, const option_t *
   }
   case OPT_BACKEND:
     if (strcmp(arg, "auto") == 0)
-      cli->backend = GPUIMG_BACKEND_AUTO;
+      cli->plan.backend = GPUIMG_BACKEND_AUTO;
     else if (strcmp(arg, "cpu") == 0)
-      cli->backend = GPUIMG_BACKEND_CPU;
+      cli->plan.backend = GPUIMG_BACKEND_CPU;
     else if (strcmp(arg, "cuda") == 0)
-      cli->backend = GPUIMG_BACKEND_CUDA;
+      cli->plan.backend = GPUIMG_BACKEND_CUDA;
     else
       return usage_error(spelled, "invalid value '%s' (expected auto, cpu or cuda)", arg);
     return 0;
@@ -221,35 +221,35 @@ static int apply_option(gpuimg_cli_t *cli, gpuimg_step_t *step, const option_t *
   case OPT_REPEAT:
     if (parse_int(spelled, arg, 1, 100000, &v) < 0)
       return -1;
-    cli->repeat = (int)v;
+    cli->plan.repeat = (int)v;
     return 0;
   case OPT_WARMUP:
     if (parse_int(spelled, arg, 0, 10000, &v) < 0)
       return -1;
-    cli->warmup = (int)v;
+    cli->plan.warmup = (int)v;
     return 0;
   case OPT_QUALITY:
     if (parse_int(spelled, arg, 1, 100, &v) < 0)
       return -1;
-    cli->quality = (int)v;
+    cli->plan.quality = (int)v;
     return 0;
   case OPT_CODEC:
     if (strcmp(arg, "auto") == 0)
-      cli->codec = GPUIMG_CODEC_AUTO;
+      cli->plan.codec = GPUIMG_CODEC_AUTO;
     else if (strcmp(arg, "stb") == 0)
-      cli->codec = GPUIMG_CODEC_STB;
+      cli->plan.codec = GPUIMG_CODEC_STB;
     else if (strcmp(arg, "fastpng") == 0)
-      cli->codec = GPUIMG_CODEC_FASTPNG;
+      cli->plan.codec = GPUIMG_CODEC_FASTPNG;
     else if (strcmp(arg, "libpng") == 0 && gpuimg_codec_have_libpng())
-      cli->codec = GPUIMG_CODEC_LIBPNG;
+      cli->plan.codec = GPUIMG_CODEC_LIBPNG;
     else if (strcmp(arg, "libpng") == 0)
       return usage_error(spelled, "%snot available: this gpuimg was built without libpng", "");
     else if (strcmp(arg, "libjpeg") == 0 && gpuimg_codec_have_libjpeg())
-      cli->codec = GPUIMG_CODEC_LIBJPEG;
+      cli->plan.codec = GPUIMG_CODEC_LIBJPEG;
     else if (strcmp(arg, "libjpeg") == 0)
       return usage_error(spelled, "%snot available: this gpuimg was built without libjpeg", "");
     else if (strcmp(arg, "nvjpeg") == 0 && gpuimg_codec_have_nvjpeg())
-      cli->codec = GPUIMG_CODEC_NVJPEG;
+      cli->plan.codec = GPUIMG_CODEC_NVJPEG;
     else if (strcmp(arg, "nvjpeg") == 0)
       return usage_error(spelled, "%snot available: this gpuimg was built without nvJPEG", "");
     else
@@ -259,10 +259,10 @@ static int apply_option(gpuimg_cli_t *cli, gpuimg_step_t *step, const option_t *
   case OPT_PNG_LEVEL:
     if (parse_int(spelled, arg, 0, 9, &v) < 0)
       return -1;
-    cli->png_level = (int)v;
+    cli->plan.png_level = (int)v;
     return 0;
   case OPT_QUIET:
-    cli->quiet = 1;
+    cli->plan.quiet = 1;
     return 0;
   case OPT_HELP:
     cli->help = 1;
@@ -275,7 +275,7 @@ static int apply_option(gpuimg_cli_t *cli, gpuimg_step_t *step, const option_t *
   case OPT_MAX_PIXELS:
     if (parse_int(spelled, arg, 1, (long long)1 << 40, &v) < 0)
       return -1;
-    cli->max_pixels = (uint64_t)v;
+    cli->plan.max_pixels = (uint64_t)v;
     return 0;
   }
   return usage_error(spelled, "%sunhandled option", "");
@@ -303,9 +303,9 @@ static int start_step(gpuimg_cli_t *cli, const char *name)
   if (!op)
     return usage_error("", "unknown operation '%s' (expected gray, blur, checkerboard or portrait)",
                        name);
-  if (cli->nsteps == GPUIMG_MAX_STEPS)
+  if (cli->plan.nsteps == GPUIMG_MAX_STEPS)
     return usage_error("", "too many operations (at most 32)%s", "");
-  gpuimg_step_t *s = &cli->steps[cli->nsteps++];
+  gpuimg_step_t *s = &cli->plan.steps[cli->plan.nsteps++];
   memset(s, 0, sizeof *s);
   s->op = op;
   op->defaults(&s->params);
@@ -350,7 +350,7 @@ static int parse_option(gpuimg_cli_t *cli, int argc, char **argv, int *i)
     arg = argv[++*i];
   }
 
-  gpuimg_step_t *step = cli->nsteps ? &cli->steps[cli->nsteps - 1] : NULL;
+  gpuimg_step_t *step = cli->plan.nsteps ? &cli->plan.steps[cli->plan.nsteps - 1] : NULL;
   if (o->id & OP_OPTIONS) {
     if (!step)
       return usage_error(spelled, "%sgiven before any operation", "");
@@ -378,10 +378,10 @@ int gpuimg_cli_parse(int argc, char **argv, gpuimg_cli_t *cli)
   cli->inputs = positional;
   cli->batch_format = GPUIMG_FORMAT_NONE;
   cli->format = GPUIMG_FORMAT_NONE;
-  cli->repeat = 1;
-  cli->quality = GPUIMG_DEFAULT_QUALITY;
-  cli->png_level = GPUIMG_DEFAULT_PNG_LEVEL;
-  cli->max_pixels = GPUIMG_DEFAULT_MAX_PIXELS;
+  cli->plan.repeat = 1;
+  cli->plan.quality = GPUIMG_DEFAULT_QUALITY;
+  cli->plan.png_level = GPUIMG_DEFAULT_PNG_LEVEL;
+  cli->plan.max_pixels = GPUIMG_DEFAULT_MAX_PIXELS;
 
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -407,9 +407,10 @@ int gpuimg_cli_parse(int argc, char **argv, gpuimg_cli_t *cli)
     positional[npositional++] = a;
   }
   cli->ninputs = npositional;
+  cli->plan.measure = cli->report || cli->explain;
   if (cli->help || cli->version)
     return 0;
-  if (cli->nsteps == 0)
+  if (cli->plan.nsteps == 0)
     return usage_error("", "%sno operation given", "");
   if (want_op)
     return usage_error("", "%s'then' must be followed by an operation", "");
@@ -419,8 +420,8 @@ int gpuimg_cli_parse(int argc, char **argv, gpuimg_cli_t *cli)
       return usage_error(cli->outdir, "%sno input files (give INPUT... or --from LIST)", "");
     if (cli->explain)
       return usage_error("--explain", "%snot available with -o DIR", "");
-    for (int s = 0; s < cli->nsteps; s++)
-      if (cli->steps[s].op == &gpuimg_op_portrait && !cli->steps[s].params.mask_path)
+    for (int s = 0; s < cli->plan.nsteps; s++)
+      if (cli->plan.steps[s].op == &gpuimg_op_portrait && !cli->plan.steps[s].params.mask_path)
         return usage_error("portrait", "%s--mask FILE is required with an input image", "");
     return 0;
   }
@@ -449,8 +450,8 @@ int gpuimg_cli_parse(int argc, char **argv, gpuimg_cli_t *cli)
     if (cli->report && strcmp(cli->output, "-") == 0 && strcmp(cli->report, "-") == 0)
       return usage_error("", "%simage and report cannot both go to stdout", "");
   }
-  for (int s = 0; s < cli->nsteps; s++)
-    if (cli->steps[s].op == &gpuimg_op_portrait && cli->input && !cli->steps[s].params.mask_path)
+  for (int s = 0; s < cli->plan.nsteps; s++)
+    if (cli->plan.steps[s].op == &gpuimg_op_portrait && cli->input && !cli->plan.steps[s].params.mask_path)
       return usage_error("portrait", "%s--mask FILE is required with an input image", "");
   return 0;
 }

@@ -4,6 +4,27 @@
 
 #include "pipeline.h"
 
+/* Everything the command line says; strings point into argv. */
+typedef struct {
+  gpuimg_plan_t plan; /* what the engine is given */
+  const char *input;  /* NULL: the built-in sample */
+  const char *output; /* NULL: no image written */
+  gpuimg_format_t format;
+  const char *report; /* NULL: no report; "-": stdout */
+  int explain;
+  int help, version;
+  /* Batch mode (-o DIR): every positional argument is an input. */
+  const char *outdir;
+  const char **inputs; /* the positional arguments (malloc'd array into argv) */
+  int ninputs;
+  const char *from;             /* --from LIST, "-" = stdin */
+  gpuimg_format_t batch_format; /* --format, NONE = each input's own */
+  int force;
+  int jobs;             /* 0: online cores */
+  const char *devices;  /* NULL: device 0; "all"; or "0,1,..." */
+  int shard_k, shard_n; /* 0/0: no sharding */
+} gpuimg_cli_t;
+
 /* Parses argv; -1 with a usage error (exit 2) set. */
 int gpuimg_cli_parse(int argc, char **argv, gpuimg_cli_t *cli);
 void gpuimg_cli_help(FILE *f);

@@ -17,8 +17,8 @@ static int decode_timed(const gpuimg_cli_t *cli, const uint8_t *bytes, size_t si
                         const char *what, const char *stage, gpuimg_image_t *img, gpuimg_run_t *run)
 {
   double t0 = gpuimg_now_ms();
-  const gpuimg_codec_t *codec = gpuimg_codec_decoder(cli->codec, bytes, size);
-  if (codec->decode(bytes, size, what, cli->max_pixels, img) < 0)
+  const gpuimg_codec_t *codec = gpuimg_codec_decoder(cli->plan.codec, bytes, size);
+  if (codec->decode(bytes, size, what, cli->plan.max_pixels, img) < 0)
     return -1;
   gpuimg_stage_t *s = gpuimg_run_stage(run, stage, -1, 0, 1);
   if (!s)
@@ -75,10 +75,10 @@ static int load_image(const gpuimg_cli_t *cli, const char *path, const unsigned 
 static int load_masks(const gpuimg_cli_t *cli, const gpuimg_image_t *src, gpuimg_image_t *masks,
                       gpuimg_run_t *run)
 {
-  for (int i = 0; i < cli->nsteps; i++) {
-    if (!(cli->steps[i].op->options & GPUIMG_OPT_MASK))
+  for (int i = 0; i < cli->plan.nsteps; i++) {
+    if (!(cli->plan.steps[i].op->options & GPUIMG_OPT_MASK))
       continue;
-    const char *path = cli->steps[i].params.mask_path;
+    const char *path = cli->plan.steps[i].params.mask_path;
     const char *what = path ? path : SAMPLE_NAME;
     gpuimg_image_t m;
     uint64_t bytes;
@@ -157,9 +157,9 @@ int main(int argc, char **argv)
   int ninputs = 0;
   if (cli.input && strcmp(cli.input, "-"))
     inputs[ninputs++] = cli.input;
-  for (int i = 0; i < cli.nsteps; i++)
-    if (cli.steps[i].params.mask_path && strcmp(cli.steps[i].params.mask_path, "-"))
-      inputs[ninputs++] = cli.steps[i].params.mask_path;
+  for (int i = 0; i < cli.plan.nsteps; i++)
+    if (cli.plan.steps[i].params.mask_path && strcmp(cli.plan.steps[i].params.mask_path, "-"))
+      inputs[ninputs++] = cli.plan.steps[i].params.mask_path;
   for (int i = 0; i < ninputs; i++) {
     const char *outs[2] = {cli.output, cli.report};
     for (int k = 0; k < 2; k++)
@@ -186,7 +186,7 @@ int main(int argc, char **argv)
   }
 
   run.input_name = cli.input ? (strcmp(cli.input, "-") ? cli.input : "<stdin>") : SAMPLE_NAME;
-  if (cli.input && gpuimg_pipeline_device_jpeg(&cli)) {
+  if (cli.input && gpuimg_pipeline_device_jpeg(&cli.plan)) {
     /* --codec nvjpeg on CUDA: a JPEG is decoded on the device and, to a JPEG output of 1
      * or 3 channels, encoded there; other inputs are decoded from these bytes as usual. */
     static const uint8_t soi[3] = {0xff, 0xd8, 0xff};
@@ -206,10 +206,10 @@ int main(int argc, char **argv)
   if (on_device) {
     gpuimg_jpeg_io_t io = {
         input.data,     input.size,
-        run.input_name, cli.max_pixels,
+        run.input_name, cli.plan.max_pixels,
         NULL,           have_out && cli.format == GPUIMG_FORMAT_JPEG ? &encoded : NULL,
-        cli.quality,    have_out && strcmp(cli.output, "-") ? cli.output : "<stdout>"};
-    if (gpuimg_pipeline_run_jpeg(&cli, &io, masks, &dst, &run) < 0)
+        cli.plan.quality,    have_out && strcmp(cli.output, "-") ? cli.output : "<stdout>"};
+    if (gpuimg_pipeline_run_jpeg(&cli.plan, &io, masks, &dst, &run) < 0)
       goto fail;
     gpuimg_buf_free(&input);
     encoded_on_device = io.out != NULL;
@@ -217,7 +217,7 @@ int main(int argc, char **argv)
     run.in_w = src.width;
     run.in_h = src.height;
     run.in_c = src.channels;
-    if (gpuimg_pipeline_run(&cli, &src, masks, &dst, &run) < 0)
+    if (gpuimg_pipeline_run(&cli.plan, &src, masks, &dst, &run) < 0)
       goto fail;
   }
 
@@ -227,8 +227,8 @@ int main(int argc, char **argv)
     gpuimg_stage_t *s;
     /* Encoded on the device already (the run has the output's size), or here. */
     if (!encoded_on_device) {
-      const gpuimg_codec_t *codec = gpuimg_codec_encoder(cli.codec, cli.format, cli.png_level);
-      gpuimg_encode_opts_t eo = {.quality = cli.quality, .png_level = cli.png_level};
+      const gpuimg_codec_t *codec = gpuimg_codec_encoder(cli.plan.codec, cli.format, cli.plan.png_level);
+      gpuimg_encode_opts_t eo = {.quality = cli.plan.quality, .png_level = cli.plan.png_level};
       if (codec->encode(&dst, cli.format, &eo, what, &encoded) < 0)
         goto fail;
       if (!(s = gpuimg_run_stage(&run, "encode", -1, 0, 1)))
@@ -248,13 +248,14 @@ int main(int argc, char **argv)
     s->ms[0] = gpuimg_now_ms() - t0;
     s->bytes = encoded.size;
     run.output_name = what;
+    run.output_format = cli.format;
     run.output_bytes = encoded.size;
   }
   if (cli.explain)
-    gpuimg_explain(stderr, &cli, &run);
+    gpuimg_explain(stderr, &cli.plan, &run);
   if (have_rep) {
     run.total_ms = gpuimg_now_ms() - t_start;
-    if (!(json = gpuimg_report_json(&cli, &run)))
+    if (!(json = gpuimg_report_json(&cli.plan, &run)))
       goto fail;
     size_t len = strlen(json);
     json[len] = '\n'; /* cJSON's buffer ends in a NUL we can turn into a newline */

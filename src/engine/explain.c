@@ -30,14 +30,14 @@ static double median_ms(const gpuimg_stage_t *s)
   return m;
 }
 
-void gpuimg_explain(FILE *f, const gpuimg_cli_t *cli, const gpuimg_run_t *run)
+void gpuimg_explain(FILE *f, const gpuimg_plan_t *plan, const gpuimg_run_t *run)
 {
   char a[32], b[32];
   for (int i = 0; i < run->nstages; i++) {
     const gpuimg_stage_t *s = &run->stages[i];
     if (s->step < 0 || strcmp(s->name, "upload-mask") == 0)
       continue;
-    const gpuimg_step_t *st = &cli->steps[s->step];
+    const gpuimg_step_t *st = &plan->steps[s->step];
     const char *variant = st->op->variant_name(&st->params);
     double ms = median_ms(s);
     double gbps = ms > 0 ? (double)s->bytes / (ms * 1e6) : 0;

@@ -42,7 +42,7 @@ static uint64_t step_bytes(const gpuimg_step_t *s, int w, int h, int cin)
          (s->op == &gpuimg_op_portrait ? px : 0);
 }
 
-static int run_cpu(const gpuimg_cli_t *cli, const gpuimg_image_t *src, const gpuimg_image_t *masks,
+static int run_cpu(const gpuimg_plan_t *plan, const gpuimg_image_t *src, const gpuimg_image_t *masks,
                    gpuimg_image_t *dst, gpuimg_run_t *run)
 {
   gpuimg_image_t tmp[GPUIMG_MAX_STEPS];
@@ -52,19 +52,19 @@ static int run_cpu(const gpuimg_cli_t *cli, const gpuimg_image_t *src, const gpu
   memset(tmp, 0, sizeof tmp);
   run->backend = "cpu";
   snprintf(run->device, sizeof run->device, "none");
-  for (int i = 0; i < cli->nsteps; i++) {
-    const gpuimg_step_t *s = &cli->steps[i];
+  for (int i = 0; i < plan->nsteps; i++) {
+    const gpuimg_step_t *s = &plan->steps[i];
     int out_c = s->op->out_channels(c);
-    stage[i] = gpuimg_run_stage(run, s->op->name, i, 0, cli->repeat);
+    stage[i] = gpuimg_run_stage(run, s->op->name, i, 0, plan->repeat);
     if (!stage[i] || gpuimg_image_alloc(&tmp[i], src->width, src->height, out_c) < 0)
       goto done;
     stage[i]->bytes = step_bytes(s, src->width, src->height, c);
     c = out_c;
   }
-  for (int r = -cli->warmup; r < cli->repeat; r++) { /* r < 0: warm-up, not recorded */
+  for (int r = -plan->warmup; r < plan->repeat; r++) { /* r < 0: warm-up, not recorded */
     const gpuimg_image_t *in = src;
-    for (int i = 0; i < cli->nsteps; i++) {
-      const gpuimg_step_t *s = &cli->steps[i];
+    for (int i = 0; i < plan->nsteps; i++) {
+      const gpuimg_step_t *s = &plan->steps[i];
       double t0 = gpuimg_now_ms();
       if (s->op->run_cpu(&s->params, in, &masks[i], &tmp[i]) < 0)
         goto done;
@@ -73,11 +73,11 @@ static int run_cpu(const gpuimg_cli_t *cli, const gpuimg_image_t *src, const gpu
       in = &tmp[i];
     }
   }
-  *dst = tmp[cli->nsteps - 1];
-  memset(&tmp[cli->nsteps - 1], 0, sizeof tmp[0]);
+  *dst = tmp[plan->nsteps - 1];
+  memset(&tmp[plan->nsteps - 1], 0, sizeof tmp[0]);
   rc = 0;
 done:
-  for (int i = 0; i < cli->nsteps; i++)
+  for (int i = 0; i < plan->nsteps; i++)
     gpuimg_image_free(&tmp[i]);
   return rc;
 }
@@ -165,7 +165,7 @@ static int need_nvjpeg(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const char *what)
 
 /* Decodes io's JPEG into b->d_src (by the device's nvJPEG thread where there is one) and
  * checks the masks against its size. */
-static int decode_jpeg(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_cli_t *cli,
+static int decode_jpeg(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_plan_t *plan,
                        const gpuimg_jpeg_io_t *io, const gpuimg_image_t *masks, int *w, int *h,
                        int *c, gpuimg_run_t *run)
 {
@@ -200,11 +200,11 @@ static int decode_jpeg(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_cli_t
   s->ms[0] = gpuimg_now_ms() - t0;
   s->codec = "nvjpeg";
   s->bytes = io->size + gpuimg_image_bytes(*w, *h, *c);
-  for (int i = 0; i < cli->nsteps; i++) {
+  for (int i = 0; i < plan->nsteps; i++) {
     const gpuimg_image_t *m = &masks[i];
     if (m->data && (m->width != *w || m->height != *h)) {
       gpuimg_error_set(GPUIMG_EXIT_INPUT, io->what, "mask %s is %dx%d but the image is %dx%d",
-                       cli->steps[i].params.mask_path, m->width, m->height, *w, *h);
+                       plan->steps[i].params.mask_path, m->width, m->height, *w, *h);
       return -1;
     }
   }
@@ -241,7 +241,7 @@ static int encode_jpeg(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_jpeg_
  * with these buffers) is not uploaded again and gets no upload-mask stage. io: with
  * io->jpeg the input is a JPEG decoded on the device (src is NULL then), and with io->out
  * the result is JPEG-encoded there. */
-static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_cli_t *cli,
+static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_plan_t *plan,
                     const gpuimg_image_t *src, const gpuimg_jpeg_io_t *io,
                     const gpuimg_image_t *masks, gpuimg_image_t *dst, gpuimg_run_t *run,
                     int measure)
@@ -255,7 +255,7 @@ static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_cli_t *c
   snprintf(run->device, sizeof run->device, "%s", gpuimg_cuda_device_name(ctx));
   gpuimg_cuda_device_cc(ctx, &run->cc_major, &run->cc_minor);
   gpuimg_cuda_versions(&run->driver_version, &run->runtime_version);
-  if (gpuimg_cuda_set_block(ctx, cli->block_w, cli->block_h) < 0)
+  if (gpuimg_cuda_set_block(ctx, plan->block_w, plan->block_h) < 0)
     return -1;
   /* What the report and --explain show: divergence counts and the copy bandwidth. */
   gpuimg_cuda_set_count_divergence(ctx, measure);
@@ -265,7 +265,7 @@ static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_cli_t *c
   if (device_in) {
 #ifdef GPUIMG_HAVE_NVJPEG
     /* Decoded once into its own buffer, which every --repeat run starts from. */
-    if (decode_jpeg(ctx, b, cli, io, masks, &w, &h, &in_c, run) < 0)
+    if (decode_jpeg(ctx, b, plan, io, masks, &w, &h, &in_c, run) < 0)
       return -1;
 #else
     gpuimg_error_set(GPUIMG_EXIT_DEVICE, io->what, "this gpuimg was built without nvJPEG");
@@ -291,7 +291,7 @@ static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_cli_t *c
     return -1;
   d_first = device_in ? b->d_src : b->d_buf[0];
 
-  for (int i = 0; i < cli->nsteps; i++) {
+  for (int i = 0; i < plan->nsteps; i++) {
     if (!masks[i].data)
       continue;
     if (b->mask_of[i] == masks[i].data && b->mask_cap[i] >= px)
@@ -306,25 +306,25 @@ static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_cli_t *c
     ms->pinned = 0;
   }
   if (!device_in) {
-    if (!(up = gpuimg_run_stage(run, "upload", -1, 1, cli->repeat)))
+    if (!(up = gpuimg_run_stage(run, "upload", -1, 1, plan->repeat)))
       return -1;
     up->bytes = in_bytes;
     up->pinned = 1;
   }
   {
     int c = in_c;
-    for (int i = 0; i < cli->nsteps; i++) {
-      if (!(stage[i] = gpuimg_run_stage(run, cli->steps[i].op->name, i, 1, cli->repeat)))
+    for (int i = 0; i < plan->nsteps; i++) {
+      if (!(stage[i] = gpuimg_run_stage(run, plan->steps[i].op->name, i, 1, plan->repeat)))
         return -1;
-      stage[i]->bytes = step_bytes(&cli->steps[i], w, h, c);
+      stage[i]->bytes = step_bytes(&plan->steps[i], w, h, c);
       stage[i]->has_launch = 1;
-      c = cli->steps[i].op->out_channels(c);
+      c = plan->steps[i].op->out_channels(c);
     }
     out_c = c;
   }
   size_t out_bytes = gpuimg_image_bytes(w, h, out_c);
   if (!device_out) {
-    if (!(down = gpuimg_run_stage(run, "download", -1, 1, cli->repeat)) ||
+    if (!(down = gpuimg_run_stage(run, "download", -1, 1, plan->repeat)) ||
         grow_host(b, &b->h_out, &b->h_out_cap, out_bytes) < 0)
       return -1;
     down->bytes = out_bytes;
@@ -332,7 +332,7 @@ static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_cli_t *c
   }
 
   d_last = d_first;
-  for (int r = -cli->warmup; r < cli->repeat; r++) { /* r < 0: warm-up, not recorded */
+  for (int r = -plan->warmup; r < plan->repeat; r++) { /* r < 0: warm-up, not recorded */
     float ms;
     int o = d_first == b->d_buf[0], c = in_c; /* next output buffer */
     const uint8_t *in = d_first;
@@ -342,8 +342,8 @@ static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_cli_t *c
       if (r >= 0)
         up->ms[r] = ms;
     }
-    for (int i = 0; i < cli->nsteps; i++) {
-      const gpuimg_step_t *s = &cli->steps[i];
+    for (int i = 0; i < plan->nsteps; i++) {
+      const gpuimg_step_t *s = &plan->steps[i];
       gpuimg_cuda_set_tile(ctx, s->params.tile);
       if (s->op->run_gpu(ctx, &s->params, in, b->d_mask[i], b->d_buf[o], w, h, c,
                          &stage[i]->launch) < 0)
@@ -362,14 +362,14 @@ static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_cli_t *c
         down->ms[r] = ms;
     }
   }
-  for (int i = 0; i < cli->nsteps; i++) {
+  for (int i = 0; i < plan->nsteps; i++) {
     gpuimg_stage_t *st = stage[i];
     const gpuimg_launch_t *l = &st->launch;
     if (!l->has_divergence)
       continue;
     st->has_prediction = 1;
-    if (cli->steps[i].op == &gpuimg_op_checkerboard)
-      gpuimg_divergence_checkerboard(w, h, cli->steps[i].params.cell, (int)l->block[0],
+    if (plan->steps[i].op == &gpuimg_op_checkerboard)
+      gpuimg_divergence_checkerboard(w, h, plan->steps[i].params.cell, (int)l->block[0],
                                      (int)l->block[1], &st->predicted_warps,
                                      &st->predicted_divergent);
     else
@@ -403,27 +403,27 @@ static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_cli_t *c
 /* A runner for many images: the backend chosen once, and on CUDA one context (its own
  * non-blocking stream) with buffers kept from image to image. */
 struct gpuimg_pipeline {
-  const gpuimg_cli_t *cli;
+  const gpuimg_plan_t *plan;
   gpuimg_cuda_t *ctx; /* NULL: the CPU backend */
 #ifdef GPUIMG_HAVE_CUDA
   cuda_buffers_t buffers;
 #endif
 };
 
-gpuimg_pipeline_t *gpuimg_pipeline_create(const gpuimg_cli_t *cli, int device)
+gpuimg_pipeline_t *gpuimg_pipeline_create(const gpuimg_plan_t *plan, int device)
 {
   gpuimg_pipeline_t *p = calloc(1, sizeof *p);
   if (!p) {
     gpuimg_error_set(GPUIMG_EXIT_FAILURE, "", "out of memory");
     return NULL;
   }
-  p->cli = cli;
+  p->plan = plan;
   if (device < 0)
     return p;
 #ifdef GPUIMG_HAVE_CUDA
   p->buffers.lend = 1;
   if (!(p->ctx = gpuimg_cuda_create(device)) ||
-      gpuimg_cuda_set_block(p->ctx, cli->block_w, cli->block_h) < 0) {
+      gpuimg_cuda_set_block(p->ctx, plan->block_w, plan->block_h) < 0) {
     gpuimg_pipeline_destroy(p);
     return NULL;
   }
@@ -441,9 +441,9 @@ int gpuimg_pipeline_process(gpuimg_pipeline_t *p, const gpuimg_image_t *src,
   memset(dst, 0, sizeof *dst);
 #ifdef GPUIMG_HAVE_CUDA
   if (p->ctx)
-    return run_cuda(p->ctx, &p->buffers, p->cli, src, NULL, masks, dst, run, 0);
+    return run_cuda(p->ctx, &p->buffers, p->plan, src, NULL, masks, dst, run, 0);
 #endif
-  return run_cpu(p->cli, src, masks, dst, run);
+  return run_cpu(p->plan, src, masks, dst, run);
 }
 
 int gpuimg_pipeline_process_jpeg(gpuimg_pipeline_t *p, const gpuimg_jpeg_io_t *io,
@@ -453,7 +453,7 @@ int gpuimg_pipeline_process_jpeg(gpuimg_pipeline_t *p, const gpuimg_jpeg_io_t *i
   memset(dst, 0, sizeof *dst);
 #if defined(GPUIMG_HAVE_CUDA) && defined(GPUIMG_HAVE_NVJPEG)
   if (p->ctx)
-    return run_cuda(p->ctx, &p->buffers, p->cli, src, io, masks, dst, run, 0);
+    return run_cuda(p->ctx, &p->buffers, p->plan, src, io, masks, dst, run, 0);
 #endif
   (void)p, (void)src, (void)masks, (void)run;
   gpuimg_error_set(GPUIMG_EXIT_DEVICE, io->what, "no device JPEG decoder in this runner");
@@ -523,19 +523,19 @@ void gpuimg_pipeline_destroy(gpuimg_pipeline_t *p)
   free(p);
 }
 
-int gpuimg_pipeline_device_jpeg(const gpuimg_cli_t *cli)
+int gpuimg_pipeline_device_jpeg(const gpuimg_plan_t *plan)
 {
 #if defined(GPUIMG_HAVE_CUDA) && defined(GPUIMG_HAVE_NVJPEG)
   char reason[256];
-  return cli->codec == GPUIMG_CODEC_NVJPEG && cli->backend != GPUIMG_BACKEND_CPU &&
+  return plan->codec == GPUIMG_CODEC_NVJPEG && plan->backend != GPUIMG_BACKEND_CPU &&
          gpuimg_cuda_probe(reason, sizeof reason) > 0;
 #else
-  (void)cli;
+  (void)plan;
   return 0;
 #endif
 }
 
-int gpuimg_pipeline_run_jpeg(const gpuimg_cli_t *cli, const gpuimg_jpeg_io_t *io,
+int gpuimg_pipeline_run_jpeg(const gpuimg_plan_t *plan, const gpuimg_jpeg_io_t *io,
                              const gpuimg_image_t *masks, gpuimg_image_t *dst, gpuimg_run_t *run)
 {
   memset(dst, 0, sizeof *dst);
@@ -545,22 +545,22 @@ int gpuimg_pipeline_run_jpeg(const gpuimg_cli_t *cli, const gpuimg_jpeg_io_t *io
     return -1;
   cuda_buffers_t buffers;
   memset(&buffers, 0, sizeof buffers);
-  int rc = run_cuda(ctx, &buffers, cli, NULL, io, masks, dst, run, cli->report || cli->explain);
+  int rc = run_cuda(ctx, &buffers, plan, NULL, io, masks, dst, run, plan->measure);
   buffers_free(&buffers);
   gpuimg_cuda_destroy(ctx);
   return rc;
 #else
-  (void)cli, (void)masks, (void)run;
+  (void)plan, (void)masks, (void)run;
   gpuimg_error_set(GPUIMG_EXIT_DEVICE, io->what, "this gpuimg was built without nvJPEG");
   return -1;
 #endif
 }
 
-int gpuimg_pipeline_run(const gpuimg_cli_t *cli, const gpuimg_image_t *src,
+int gpuimg_pipeline_run(const gpuimg_plan_t *plan, const gpuimg_image_t *src,
                         const gpuimg_image_t *masks, gpuimg_image_t *dst, gpuimg_run_t *run)
 {
 #ifdef GPUIMG_HAVE_CUDA
-  if (cli->backend != GPUIMG_BACKEND_CPU) {
+  if (plan->backend != GPUIMG_BACKEND_CPU) {
     char reason[256];
     if (gpuimg_cuda_probe(reason, sizeof reason) > 0) {
       gpuimg_cuda_t *ctx = gpuimg_cuda_create(-1);
@@ -569,23 +569,23 @@ int gpuimg_pipeline_run(const gpuimg_cli_t *cli, const gpuimg_image_t *src,
       cuda_buffers_t buffers;
       memset(&buffers, 0, sizeof buffers);
       int rc =
-          run_cuda(ctx, &buffers, cli, src, NULL, masks, dst, run, cli->report || cli->explain);
+          run_cuda(ctx, &buffers, plan, src, NULL, masks, dst, run, plan->measure);
       buffers_free(&buffers);
       gpuimg_cuda_destroy(ctx);
       return rc;
     }
-    if (cli->backend == GPUIMG_BACKEND_CUDA) {
+    if (plan->backend == GPUIMG_BACKEND_CUDA) {
       gpuimg_error_set(GPUIMG_EXIT_DEVICE, "", "no usable CUDA device: %s", reason);
       return -1;
     }
-    if (!cli->quiet)
+    if (!plan->quiet)
       fprintf(stderr, "gpuimg: no usable CUDA device (%s); using the CPU backend\n", reason);
   }
 #else
-  if (cli->backend == GPUIMG_BACKEND_CUDA) {
+  if (plan->backend == GPUIMG_BACKEND_CUDA) {
     gpuimg_error_set(GPUIMG_EXIT_DEVICE, "", "this gpuimg was built without CUDA");
     return -1;
   }
 #endif
-  return run_cpu(cli, src, masks, dst, run);
+  return run_cpu(plan, src, masks, dst, run);
 }

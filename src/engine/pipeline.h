@@ -11,10 +11,10 @@
  * destroy it on one thread: CUDA makes the device current for the creating thread. */
 typedef struct gpuimg_pipeline gpuimg_pipeline_t;
 
-/* A runner for cli's steps (cli must outlive it) on the CPU (device < 0) or on CUDA device
+/* A runner for plan's steps (plan must outlive it) on the CPU (device < 0) or on CUDA device
  * number `device`. NULL with the error set (exit 5 for CUDA, 2 for a --block the device
  * does not take). */
-gpuimg_pipeline_t *gpuimg_pipeline_create(const gpuimg_cli_t *cli, int device);
+gpuimg_pipeline_t *gpuimg_pipeline_create(const gpuimg_plan_t *plan, int device);
 
 /* Runs the steps once on src, as gpuimg_pipeline_run() does (same stages in run, no
  * divergence counting, no copy-bandwidth measurement). masks[i] is the portrait step i's
@@ -51,13 +51,13 @@ int gpuimg_pipeline_process_jpeg(gpuimg_pipeline_t *p, const gpuimg_jpeg_io_t *i
                                  const gpuimg_image_t *src, const gpuimg_image_t *masks,
                                  gpuimg_image_t *dst, gpuimg_run_t *run);
 
-/* 1 when a one-image run of cli decodes a JPEG input on the device: --codec nvjpeg, not
+/* 1 when a one-image run of plan decodes a JPEG input on the device: --codec nvjpeg, not
  * --backend cpu, a usable CUDA device and nvJPEG in the build. */
-int gpuimg_pipeline_device_jpeg(const gpuimg_cli_t *cli);
+int gpuimg_pipeline_device_jpeg(const gpuimg_plan_t *plan);
 
 /* A one-image run (gpuimg_pipeline_run()) with device-resident JPEG, on the default device
  * with the run's own nvJPEG handle: io->batch is NULL. */
-int gpuimg_pipeline_run_jpeg(const gpuimg_cli_t *cli, const gpuimg_jpeg_io_t *io,
+int gpuimg_pipeline_run_jpeg(const gpuimg_plan_t *plan, const gpuimg_jpeg_io_t *io,
                              const gpuimg_image_t *masks, gpuimg_image_t *dst, gpuimg_run_t *run);
 
 /* A gpuimg_pixel_source_t (codec.h) for a runner: its pinned input staging buffer, grown to

@@ -78,7 +78,7 @@ static double rnd(double v, int decimals)
   return round(v * scale) / scale;
 }
 
-static int add_stage(cJSON *stages, const gpuimg_cli_t *cli, const gpuimg_run_t *run,
+static int add_stage(cJSON *stages, const gpuimg_plan_t *plan, const gpuimg_run_t *run,
                      const gpuimg_stage_t *s)
 {
   cJSON *o = cJSON_CreateObject();
@@ -116,7 +116,7 @@ static int add_stage(cJSON *stages, const gpuimg_cli_t *cli, const gpuimg_run_t 
   if (s->pinned >= 0)
     cJSON_AddBoolToObject(o, "pinned", s->pinned);
   if (s->step >= 0 && strcmp(s->name, "upload-mask") != 0) {
-    const gpuimg_step_t *st = &cli->steps[s->step];
+    const gpuimg_step_t *st = &plan->steps[s->step];
     const gpuimg_params_t *p = &st->params;
     cJSON *op = cJSON_AddObjectToObject(o, "options");
     if (!op)
@@ -190,7 +190,7 @@ static cJSON *image_object(const char *name, uint64_t bytes, int w, int h, int c
   return o;
 }
 
-char *gpuimg_report_json(const gpuimg_cli_t *cli, const gpuimg_run_t *run)
+char *gpuimg_report_json(const gpuimg_plan_t *plan, const gpuimg_run_t *run)
 {
   cJSON *root = cJSON_CreateObject();
   char *text = NULL;
@@ -216,8 +216,8 @@ char *gpuimg_report_json(const gpuimg_cli_t *cli, const gpuimg_run_t *run)
   }
   if (run->copy_gbps > 0)
     add_number(root, "copy_bandwidth_gbps", rnd(run->copy_gbps, 1));
-  add_number(root, "repeat", cli->repeat);
-  add_number(root, "warmup", cli->warmup);
+  add_number(root, "repeat", plan->repeat);
+  add_number(root, "warmup", plan->warmup);
   cJSON_AddItemToObject(
       root, "input",
       image_object(run->input_name, run->input_bytes, run->in_w, run->in_h, run->in_c));
@@ -226,7 +226,7 @@ char *gpuimg_report_json(const gpuimg_cli_t *cli, const gpuimg_run_t *run)
         image_object(run->output_name, run->output_bytes, run->out_w, run->out_h, run->out_c);
     if (!out)
       goto fail;
-    add_string(out, "format", gpuimg_format_name(cli->format));
+    add_string(out, "format", gpuimg_format_name(run->output_format));
     cJSON_AddItemToObject(root, "output", out);
   } else {
     cJSON_AddNullToObject(root, "output");
@@ -235,7 +235,7 @@ char *gpuimg_report_json(const gpuimg_cli_t *cli, const gpuimg_run_t *run)
   if (!stages)
     goto fail;
   for (int i = 0; i < run->nstages; i++)
-    if (add_stage(stages, cli, run, &run->stages[i]) < 0)
+    if (add_stage(stages, plan, run, &run->stages[i]) < 0)
       goto fail;
   add_number(root, "total_ms", rnd(run->total_ms, 4));
   text = cJSON_Print(root);

@@ -1,4 +1,4 @@
-/* run.h: a parsed command line, and one run of a pipeline with its timings. */
+/* run.h: the plan of a run (steps and settings) and one run of it with its timings. */
 #ifndef GPUIMG_RUN_H
 #define GPUIMG_RUN_H
 
@@ -20,36 +20,22 @@ typedef struct {
   gpuimg_params_t params;
 } gpuimg_step_t;
 
-/* Everything the command line says; strings point into argv. */
+/* What the engine is asked to do to every image: the steps and how to run them. The command
+ * line (src/cli) builds it; it never sees the command line itself. */
 typedef struct {
   gpuimg_step_t steps[GPUIMG_MAX_STEPS];
   int nsteps;
-  const char *input;  /* NULL: the built-in sample */
-  const char *output; /* NULL: no image written */
-  gpuimg_format_t format;
-  const char *report; /* NULL: no report; "-": stdout */
   gpuimg_backend_t backend;
   int repeat;
   int warmup; /* unrecorded runs before the repeat timed ones */
   int quality;
-  int png_level;               /* --png-level, 0..9 (libpng encoder) */
-  gpuimg_codec_choice_t codec; /* --codec: the library per format */
-  int quiet;
-  int explain;
+  int png_level;               /* PNG compression level, 0..9 */
+  gpuimg_codec_choice_t codec; /* the library per format */
+  int quiet;                   /* no notices on stderr */
+  int measure; /* one-image runs: measure the copy bandwidth and divergence (for a report) */
   int block_w, block_h; /* 0: kernel defaults */
   uint64_t max_pixels;
-  int help, version;
-  /* Batch mode (-o DIR): every positional argument is an input. */
-  const char *outdir;
-  const char **inputs; /* the positional arguments (malloc'd array into argv) */
-  int ninputs;
-  const char *from;             /* --from LIST, "-" = stdin */
-  gpuimg_format_t batch_format; /* --format, NONE = each input's own */
-  int force;
-  int jobs;             /* 0: online cores */
-  const char *devices;  /* NULL: device 0; "all"; or "0,1,..." */
-  int shard_k, shard_n; /* 0/0: no sharding */
-} gpuimg_cli_t;
+} gpuimg_plan_t;
 
 /* One timed stage of the report. */
 #define GPUIMG_MAX_STAGES (GPUIMG_MAX_STEPS * 2 + 8)
@@ -78,6 +64,7 @@ typedef struct {
   uint64_t input_bytes;
   int in_w, in_h, in_c;
   const char *output_name;
+  gpuimg_format_t output_format; /* with output_name */
   uint64_t output_bytes;
   int out_w, out_h, out_c;
   gpuimg_stage_t stages[GPUIMG_MAX_STAGES];
@@ -90,19 +77,19 @@ gpuimg_stage_t *gpuimg_run_stage(gpuimg_run_t *run, const char *name, int step, 
                                  int nms);
 void gpuimg_run_free(gpuimg_run_t *run);
 
-/* Runs cli's pipeline on src (masks[i] for portrait steps), repeat times.
+/* Runs plan's pipeline on src (masks[i] for portrait steps), repeat times.
  * dst receives the result (caller frees). Fills the run's stages. */
-int gpuimg_pipeline_run(const gpuimg_cli_t *cli, const gpuimg_image_t *src,
+int gpuimg_pipeline_run(const gpuimg_plan_t *plan, const gpuimg_image_t *src,
                         const gpuimg_image_t *masks, gpuimg_image_t *dst, gpuimg_run_t *run);
 
 /* A malloc'd copy of s that is valid UTF-8 (each invalid byte becomes U+FFFD), for JSON. */
 char *gpuimg_utf8_clean(const char *s);
 
 /* Serialises the report to JSON text (malloc'd, caller frees). NULL on failure. */
-char *gpuimg_report_json(const gpuimg_cli_t *cli, const gpuimg_run_t *run);
+char *gpuimg_report_json(const gpuimg_plan_t *plan, const gpuimg_run_t *run);
 
 /* --explain: one plain line per kernel of the run on f. */
-void gpuimg_explain(FILE *f, const gpuimg_cli_t *cli, const gpuimg_run_t *run);
+void gpuimg_explain(FILE *f, const gpuimg_plan_t *plan, const gpuimg_run_t *run);
 
 /* The built-in sample (assets/sample.png and its mask), compiled into the binary. */
 extern const unsigned char gpuimg_sample_png[];
