@@ -50,7 +50,12 @@ typedef enum { ITEM_TODO, ITEM_OK, ITEM_FAILED, ITEM_SKIPPED } item_status_t;
 
 /* Host-clock intervals of one image: host work before and after the pipeline, and the
  * pipeline itself (device work on CUDA, host work on the CPU). start < 0: none. */
-enum { IV_LOAD, IV_PIPE, IV_STORE, IV_COUNT };
+enum {
+  IV_LOAD = GPUIMG_FLOW_LOAD,
+  IV_PIPE = GPUIMG_FLOW_STEPS,
+  IV_STORE = GPUIMG_FLOW_STORE,
+  IV_COUNT = GPUIMG_FLOW_INTERVALS
+};
 
 typedef struct {
   const char *input; /* as given: argv, or a line of the list */
@@ -446,9 +451,10 @@ static int is_input(batch_t *b, const struct stat *st)
   if (!b->ids_built) {
     b->ids_built = 1;
     b->ids = calloc((size_t)b->nitems + GPUIMG_MAX_STEPS + 1, sizeof *b->ids);
-    for (int i = 0; b->ids && i < b->nitems + b->cli.plan.nsteps; i++) {
-      const char *path =
-          i < b->nitems ? b->items[i].input : b->cli.plan.steps[i - b->nitems].params.mask_path;
+    for (int i = 0, takes; b->ids && i < b->nitems + b->cli.plan.nsteps; i++) {
+      const char *path = i < b->nitems
+                             ? b->items[i].input
+                             : gpuimg_flow_mask_path(&b->cli.plan, i - b->nitems, &takes);
       struct stat s;
       if (path && strcmp(path, "-") && stat(path, &s) == 0) {
         b->ids[b->nids].dev = s.st_dev;
@@ -597,119 +603,10 @@ static void report_done(batch_t *b, int i)
 
 /* ---- workers ---- */
 
-static double *stage_add(gpuimg_run_t *run, const char *name, double ms, uint64_t bytes)
-{
-  gpuimg_stage_t *s = gpuimg_run_stage(run, name, -1, 0, 1);
-  if (!s)
-    return NULL;
-  s->ms[0] = ms;
-  s->bytes = bytes;
-  return s->ms;
-}
-
-/* Each portrait mask must have the image's size. 0, or -1 with an input error. */
-static int check_masks(const batch_t *b, const item_t *it, int width, int height)
-{
-  for (int i = 0; i < b->cli.plan.nsteps; i++) {
-    const gpuimg_image_t *m = &b->masks[i];
-    if (m->data && (m->width != width || m->height != height)) {
-      char reason[512];
-      snprintf(reason, sizeof reason, "mask %s is %dx%d but the image is %dx%d",
-               b->cli.plan.steps[i].params.mask_path, m->width, m->height, width, height);
-      gpuimg_error_set(GPUIMG_EXIT_INPUT, it->input, "%s", reason);
-      return -1;
-    }
-  }
-  return 0;
-}
-
-/* Writes the encoded image (atomically) and closes the item's timings; t0: when the store
- * interval's writing began. 0, or -1 with the error set (nothing left behind). */
-static int store(item_t *it, gpuimg_run_t *run, const gpuimg_buf_t *encoded, double t0)
-{
-  gpuimg_output_t out = {0};
-  out.fd = -1;
-  /* No lock: the umask that gpuimg_output_open() needs was read before the workers started
-   * (gpuimg_output_install_signal_cleanup()), and its list of temporary files is atomic. */
-  if (gpuimg_output_open(&out, it->output, 1) < 0)
-    return -1;
-  if (gpuimg_output_commit(&out, encoded->data, encoded->size) < 0) {
-    gpuimg_output_abort(&out);
-    return -1;
-  }
-  double t1 = gpuimg_now_ms();
-  if (!stage_add(run, "write", t1 - t0, encoded->size))
-    return -1;
-  it->iv[IV_STORE][1] = t1;
-  run->output_name = it->output;
-  run->output_format = it->format;
-  run->output_bytes = encoded->size;
-  run->total_ms = t1 - it->iv[IV_LOAD][0];
-  return 0;
-}
-
-/* Encodes dst on the host with the --codec choice for the item's format, from t0 (the end
- * of the pipeline); *t1: when it finished. 0, or -1 with the error set. */
-static int encode_host(const batch_t *b, const item_t *it, gpuimg_run_t *run,
-                       const gpuimg_image_t *dst, gpuimg_buf_t *encoded, double t0, double *t1)
-{
-  const gpuimg_codec_t *codec = gpuimg_codec_encoder(b->cli.plan.codec, it->format, b->cli.plan.png_level);
-  gpuimg_encode_opts_t eo = {.quality = b->cli.plan.quality, .png_level = b->cli.plan.png_level};
-  if (codec->encode(dst, it->format, &eo, it->output, encoded) < 0)
-    return -1;
-  *t1 = gpuimg_now_ms();
-  if (!stage_add(run, "encode", *t1 - t0,
-                 gpuimg_image_bytes(dst->width, dst->height, dst->channels) + encoded->size))
-    return -1;
-  run->stages[run->nstages - 1].codec = codec->name;
-  run->out_w = dst->width;
-  run->out_h = dst->height;
-  run->out_c = dst->channels;
-  return 0;
-}
-
-/* convert() for a JPEG under --codec nvjpeg on CUDA: decoded on the device (in batches by
- * the device's nvJPEG thread), the pipeline run there, and a JPEG output encoded there
- * too; any other output is downloaded and encoded on the host. */
-static int convert_on_device(batch_t *b, worker_t *wk, item_t *it, gpuimg_run_t *run,
-                             const gpuimg_buf_t *file)
-{
-  const gpuimg_cli_t *cli = &b->cli;
-  gpuimg_buf_t encoded = {0};
-  gpuimg_image_t dst = {0};
-  int rc = -1;
-  double t0 = gpuimg_now_ms();
-
-  it->iv[IV_LOAD][1] = it->iv[IV_PIPE][0] = t0;
-  gpuimg_jpeg_io_t io = {file->data,   file->size,
-                         it->input,    cli->plan.max_pixels,
-                         wk->jpeg,     it->format == GPUIMG_FORMAT_JPEG ? &encoded : NULL,
-                         cli->plan.quality, it->output};
-  int prc = gpuimg_pipeline_process_jpeg(wk->pipe, &io, NULL, b->masks, &dst, run);
-  it->iv[IV_PIPE][1] = t0 = gpuimg_now_ms();
-  if (prc < 0)
-    goto done;
-  it->iv[IV_STORE][0] = t0;
-  /* Encoded on the device (the run has the output's size), or here. */
-  if (!io.out && encode_host(b, it, run, &dst, &encoded, t0, &t0) < 0)
-    goto done;
-  rc = store(it, run, &encoded, t0);
-done:
-  gpuimg_buf_free(&encoded);
-  gpuimg_image_free(&dst);
-  return rc;
-}
-
-/* Converts one item; 0, or -1 with the error set. */
+/* Converts one item through the engine's flow; 0, or -1 with the error set. */
 static int convert(batch_t *b, worker_t *wk, item_t *it, gpuimg_run_t *run)
 {
-  gpuimg_buf_t file = {0}, encoded = {0};
-  gpuimg_image_t src = {0}, dst = {0};
-  const gpuimg_cli_t *cli = &b->cli;
   struct stat st;
-  int rc = -1;
-  double t0, t1;
-
   if (stat(it->output, &st) == 0) {
     if (S_ISDIR(st.st_mode)) {
       gpuimg_error_set(GPUIMG_EXIT_OUTPUT, it->output, "is a directory");
@@ -720,7 +617,7 @@ static int convert(batch_t *b, worker_t *wk, item_t *it, gpuimg_run_t *run)
                        "is an input file (refusing to overwrite it)");
       return -1;
     }
-    if (!cli->force) {
+    if (!b->cli.force) {
       gpuimg_error_set(GPUIMG_EXIT_OUTPUT, it->output, "exists (use --force to replace it)");
       return -1;
     }
@@ -730,64 +627,18 @@ static int convert(batch_t *b, worker_t *wk, item_t *it, gpuimg_run_t *run)
                      "standard input cannot be a batch input (name a file)");
     return -1;
   }
-
-  run->input_name = it->input;
-  it->iv[IV_LOAD][0] = t0 = gpuimg_now_ms();
-  if (gpuimg_file_read(it->input, &file) < 0)
-    goto done;
-  t1 = gpuimg_now_ms();
-  run->input_bytes = file.size;
-  if (!stage_add(run, "read", t1 - t0, file.size))
-    goto done;
-  static const uint8_t soi[3] = {0xff, 0xd8, 0xff};
-  if (b->device_jpeg && file.size >= 3 && memcmp(file.data, soi, 3) == 0) {
-    rc = convert_on_device(b, wk, it, run, &file);
-    goto done;
-  }
-  const gpuimg_codec_t *decoder = gpuimg_codec_decoder(cli->plan.codec, file.data, file.size);
-  if (decoder->decode(file.data, file.size, it->input, cli->plan.max_pixels, &src) < 0)
-    goto done;
-  t0 = gpuimg_now_ms();
-  if (!stage_add(run, "decode", t0 - t1,
-                 file.size + gpuimg_image_bytes(src.width, src.height, src.channels)))
-    goto done;
-  run->stages[run->nstages - 1].codec = decoder->name;
-  gpuimg_buf_free(&file);
-  run->in_w = src.width;
-  run->in_h = src.height;
-  run->in_c = src.channels;
-  it->iv[IV_LOAD][1] = t0;
-  if (check_masks(b, it, src.width, src.height) < 0)
-    goto done;
-
-  /* --codec nvjpeg on CUDA: a JPEG output of 1 or 3 channels is encoded on the device. */
-  int out_c = src.channels;
-  for (int i = 0; i < cli->plan.nsteps; i++)
-    out_c = cli->plan.steps[i].op->out_channels(out_c);
-  int device_out = b->device_jpeg && it->format == GPUIMG_FORMAT_JPEG && (out_c == 1 || out_c == 3);
-  gpuimg_jpeg_io_t io = {NULL,     0,        it->input,    cli->plan.max_pixels,
-                         wk->jpeg, &encoded, cli->plan.quality, it->output};
-  it->iv[IV_PIPE][0] = gpuimg_now_ms();
-  int prc = device_out ? gpuimg_pipeline_process_jpeg(wk->pipe, &io, &src, b->masks, &dst, run)
-                       : gpuimg_pipeline_process(wk->pipe, &src, b->masks, &dst, run);
-  it->iv[IV_PIPE][1] = gpuimg_now_ms();
-  if (prc < 0)
-    goto done;
-  gpuimg_image_free(&src);
-  it->iv[IV_STORE][0] = t1 = gpuimg_now_ms();
-  /* Encoded on the device (the run has the output's size), or here. */
-  if (!device_out && encode_host(b, it, run, &dst, &encoded, t1, &t1) < 0)
-    goto done;
-  rc = store(it, run, &encoded, t1);
-done:
-  /* Close the interval a failure left open. */
-  for (int k = 0; k < IV_COUNT; k++)
-    if (it->iv[k][0] >= 0 && it->iv[k][1] < 0)
-      it->iv[k][1] = gpuimg_now_ms();
-  gpuimg_buf_free(&file);
-  gpuimg_buf_free(&encoded);
-  gpuimg_image_free(&src);
-  gpuimg_image_free(&dst);
+  gpuimg_flow_t flow = {.plan = &b->cli.plan,
+                        .runner = wk->pipe,
+                        .device_jpeg = b->device_jpeg && wk->device >= 0,
+                        .jpeg = wk->jpeg,
+                        .masks = b->masks};
+  gpuimg_job_t job = {.input = it->input,
+                      .what = it->input,
+                      .output = it->output,
+                      .output_what = it->output,
+                      .format = it->format};
+  int rc = gpuimg_flow_run(&flow, &job, run);
+  memcpy(it->iv, job.intervals, sizeof it->iv);
   return rc;
 }
 
@@ -960,28 +811,15 @@ static int parse_devices(batch_t *b, const char *spec, int count)
   return 0;
 }
 
-/* Loads each portrait step's mask once for the whole batch: first channel only. */
+/* Loads each step's mask once for the whole batch: first channel only. */
 static int load_masks(batch_t *b)
 {
   for (int i = 0; i < b->cli.plan.nsteps; i++) {
-    const char *path = b->cli.plan.steps[i].params.mask_path;
-    if (!(b->cli.plan.steps[i].op->options & GPUIMG_OPT_MASK) || !path)
-      continue;
-    gpuimg_buf_t buf;
-    gpuimg_image_t m;
-    if (gpuimg_file_read(path, &buf) < 0)
+    int takes;
+    const char *path = gpuimg_flow_mask_path(&b->cli.plan, i, &takes);
+    if (takes && path &&
+        gpuimg_flow_load_mask(&b->cli.plan, path, NULL, 0, &b->masks[i], NULL) < 0)
       return -1;
-    const gpuimg_codec_t *decoder = gpuimg_codec_decoder(b->cli.plan.codec, buf.data, buf.size);
-    int rc = decoder->decode(buf.data, buf.size, strcmp(path, "-") ? path : "<stdin>",
-                             b->cli.plan.max_pixels, &m);
-    gpuimg_buf_free(&buf);
-    if (rc < 0)
-      return -1;
-    size_t n = (size_t)m.width * (size_t)m.height;
-    for (size_t k = 1; k < n && m.channels > 1; k++)
-      m.data[k] = m.data[k * (size_t)m.channels];
-    m.channels = 1;
-    b->masks[i] = m;
   }
   return 0;
 }
@@ -1253,6 +1091,7 @@ int gpuimg_batch_main(const gpuimg_cli_t *cli)
 #endif
   b->t_start = gpuimg_now_ms();
   b->cli = *cli;
+  b->cli.plan.measure = 0; /* per-image runs measure no bandwidth or divergence */
   b->outdir = cli->outdir;
 
   /* Options that make no sense for many files. */
@@ -1270,8 +1109,8 @@ int gpuimg_batch_main(const gpuimg_cli_t *cli)
       status = setup_error();
       goto out;
     }
-  for (int i = 0; i < cli->plan.nsteps; i++) {
-    const char *m = cli->plan.steps[i].params.mask_path;
+  for (int i = 0, takes; i < cli->plan.nsteps; i++) {
+    const char *m = gpuimg_flow_mask_path(&cli->plan, i, &takes);
     if (m && strcmp(m, "-") == 0 && cli->from && strcmp(cli->from, "-") == 0) {
       gpuimg_error_set(GPUIMG_EXIT_USAGE, "--mask", "the mask and --from cannot both be stdin");
       status = setup_error();

@@ -2,7 +2,7 @@
 #ifndef GPUIMG_CLI_H
 #define GPUIMG_CLI_H
 
-#include "pipeline.h"
+#include "flow.h"
 
 /* Everything the command line says; strings point into argv. */
 typedef struct {

@@ -418,11 +418,11 @@ gpuimg_pipeline_t *gpuimg_pipeline_create(const gpuimg_plan_t *plan, int device)
     return NULL;
   }
   p->plan = plan;
-  if (device < 0)
+  if (device == GPUIMG_DEVICE_CPU)
     return p;
 #ifdef GPUIMG_HAVE_CUDA
   p->buffers.lend = 1;
-  if (!(p->ctx = gpuimg_cuda_create(device)) ||
+  if (!(p->ctx = gpuimg_cuda_create(device == GPUIMG_DEVICE_DEFAULT ? -1 : device)) ||
       gpuimg_cuda_set_block(p->ctx, plan->block_w, plan->block_h) < 0) {
     gpuimg_pipeline_destroy(p);
     return NULL;
@@ -441,7 +441,7 @@ int gpuimg_pipeline_process(gpuimg_pipeline_t *p, const gpuimg_image_t *src,
   memset(dst, 0, sizeof *dst);
 #ifdef GPUIMG_HAVE_CUDA
   if (p->ctx)
-    return run_cuda(p->ctx, &p->buffers, p->plan, src, NULL, masks, dst, run, 0);
+    return run_cuda(p->ctx, &p->buffers, p->plan, src, NULL, masks, dst, run, p->plan->measure);
 #endif
   return run_cpu(p->plan, src, masks, dst, run);
 }
@@ -453,7 +453,7 @@ int gpuimg_pipeline_process_jpeg(gpuimg_pipeline_t *p, const gpuimg_jpeg_io_t *i
   memset(dst, 0, sizeof *dst);
 #if defined(GPUIMG_HAVE_CUDA) && defined(GPUIMG_HAVE_NVJPEG)
   if (p->ctx)
-    return run_cuda(p->ctx, &p->buffers, p->plan, src, io, masks, dst, run, 0);
+    return run_cuda(p->ctx, &p->buffers, p->plan, src, io, masks, dst, run, p->plan->measure);
 #endif
   (void)p, (void)src, (void)masks, (void)run;
   gpuimg_error_set(GPUIMG_EXIT_DEVICE, io->what, "no device JPEG decoder in this runner");
@@ -535,57 +535,54 @@ int gpuimg_pipeline_device_jpeg(const gpuimg_plan_t *plan)
 #endif
 }
 
-int gpuimg_pipeline_run_jpeg(const gpuimg_plan_t *plan, const gpuimg_jpeg_io_t *io,
-                             const gpuimg_image_t *masks, gpuimg_image_t *dst, gpuimg_run_t *run)
+int gpuimg_pipeline_have_cuda(void)
 {
-  memset(dst, 0, sizeof *dst);
-#if defined(GPUIMG_HAVE_CUDA) && defined(GPUIMG_HAVE_NVJPEG)
-  gpuimg_cuda_t *ctx = gpuimg_cuda_create(-1);
-  if (!ctx)
-    return -1;
-  cuda_buffers_t buffers;
-  memset(&buffers, 0, sizeof buffers);
-  int rc = run_cuda(ctx, &buffers, plan, NULL, io, masks, dst, run, plan->measure);
-  buffers_free(&buffers);
-  gpuimg_cuda_destroy(ctx);
-  return rc;
+#ifdef GPUIMG_HAVE_CUDA
+  return 1;
 #else
-  (void)plan, (void)masks, (void)run;
-  gpuimg_error_set(GPUIMG_EXIT_DEVICE, io->what, "this gpuimg was built without nvJPEG");
-  return -1;
+  return 0;
 #endif
+}
+
+gpuimg_pipeline_t *gpuimg_pipeline_open(const gpuimg_plan_t *plan)
+{
+  int device = GPUIMG_DEVICE_CPU;
+#ifdef GPUIMG_HAVE_CUDA
+  if (plan->backend != GPUIMG_BACKEND_CPU) {
+    char reason[256];
+    if (gpuimg_cuda_probe(reason, sizeof reason) > 0) {
+      device = GPUIMG_DEVICE_DEFAULT;
+    } else if (plan->backend == GPUIMG_BACKEND_CUDA) {
+      gpuimg_error_set(GPUIMG_EXIT_DEVICE, "", "no usable CUDA device: %s", reason);
+      return NULL;
+    } else if (!plan->quiet) {
+      fprintf(stderr, "gpuimg: no usable CUDA device (%s); using the CPU backend\n", reason);
+    }
+  }
+#else
+  if (plan->backend == GPUIMG_BACKEND_CUDA) {
+    gpuimg_error_set(GPUIMG_EXIT_DEVICE, "", "this gpuimg was built without CUDA");
+    return NULL;
+  }
+#endif
+  return gpuimg_pipeline_create(plan, device);
 }
 
 int gpuimg_pipeline_run(const gpuimg_plan_t *plan, const gpuimg_image_t *src,
                         const gpuimg_image_t *masks, gpuimg_image_t *dst, gpuimg_run_t *run)
 {
-#ifdef GPUIMG_HAVE_CUDA
-  if (plan->backend != GPUIMG_BACKEND_CPU) {
-    char reason[256];
-    if (gpuimg_cuda_probe(reason, sizeof reason) > 0) {
-      gpuimg_cuda_t *ctx = gpuimg_cuda_create(-1);
-      if (!ctx)
-        return -1;
-      cuda_buffers_t buffers;
-      memset(&buffers, 0, sizeof buffers);
-      int rc =
-          run_cuda(ctx, &buffers, plan, src, NULL, masks, dst, run, plan->measure);
-      buffers_free(&buffers);
-      gpuimg_cuda_destroy(ctx);
-      return rc;
-    }
-    if (plan->backend == GPUIMG_BACKEND_CUDA) {
-      gpuimg_error_set(GPUIMG_EXIT_DEVICE, "", "no usable CUDA device: %s", reason);
-      return -1;
-    }
-    if (!plan->quiet)
-      fprintf(stderr, "gpuimg: no usable CUDA device (%s); using the CPU backend\n", reason);
-  }
-#else
-  if (plan->backend == GPUIMG_BACKEND_CUDA) {
-    gpuimg_error_set(GPUIMG_EXIT_DEVICE, "", "this gpuimg was built without CUDA");
+  gpuimg_pipeline_t *p = gpuimg_pipeline_open(plan);
+  if (!p)
     return -1;
+  gpuimg_image_t lent;
+  int rc = gpuimg_pipeline_process(p, src, masks, &lent, run);
+  if (rc == 0 && lent.borrowed) {
+    rc = gpuimg_image_alloc(dst, lent.width, lent.height, lent.channels);
+    if (rc == 0)
+      memcpy(dst->data, lent.data, gpuimg_image_bytes(lent.width, lent.height, lent.channels));
+  } else {
+    *dst = lent;
   }
-#endif
-  return run_cpu(plan, src, masks, dst, run);
+  gpuimg_pipeline_destroy(p);
+  return rc;
 }

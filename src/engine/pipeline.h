@@ -11,13 +11,22 @@
  * destroy it on one thread: CUDA makes the device current for the creating thread. */
 typedef struct gpuimg_pipeline gpuimg_pipeline_t;
 
-/* A runner for plan's steps (plan must outlive it) on the CPU (device < 0) or on CUDA device
- * number `device`. NULL with the error set (exit 5 for CUDA, 2 for a --block the device
+/* Runner devices besides CUDA device numbers: the CPU backend, and CUDA's default device. */
+#define GPUIMG_DEVICE_CPU (-1)
+#define GPUIMG_DEVICE_DEFAULT (-2)
+
+/* A runner for plan's steps (plan must outlive it) on the CPU (GPUIMG_DEVICE_CPU), on CUDA's
+ * default device (GPUIMG_DEVICE_DEFAULT) or on CUDA device number `device`. NULL with the error set (exit 5 for CUDA, 2 for a --block the device
  * does not take). */
 gpuimg_pipeline_t *gpuimg_pipeline_create(const gpuimg_plan_t *plan, int device);
 
-/* Runs the steps once on src, as gpuimg_pipeline_run() does (same stages in run, no
- * divergence counting, no copy-bandwidth measurement). masks[i] is the portrait step i's
+/* The runner of a one-image run: on CUDA's default device unless plan->backend is cpu or
+ * (auto) no device is usable (a notice on stderr unless plan->quiet, then the CPU); NULL
+ * with the error set (exit 5) when cuda was asked for and none is usable. */
+gpuimg_pipeline_t *gpuimg_pipeline_open(const gpuimg_plan_t *plan);
+
+/* Runs the steps once on src (plan->repeat times, after plan->warmup; with plan->measure,
+ * divergence counting and a copy-bandwidth measurement on CUDA). masks[i] is the portrait step i's
  * mask, shared and never changed while the runner lives: the device copy is uploaded on its
  * first use only (an upload-mask stage then) and reused while masks[i].data is the same
  * pointer. dst receives the result; the caller frees it with gpuimg_image_free(). On CUDA the
@@ -55,10 +64,8 @@ int gpuimg_pipeline_process_jpeg(gpuimg_pipeline_t *p, const gpuimg_jpeg_io_t *i
  * --backend cpu, a usable CUDA device and nvJPEG in the build. */
 int gpuimg_pipeline_device_jpeg(const gpuimg_plan_t *plan);
 
-/* A one-image run (gpuimg_pipeline_run()) with device-resident JPEG, on the default device
- * with the run's own nvJPEG handle: io->batch is NULL. */
-int gpuimg_pipeline_run_jpeg(const gpuimg_plan_t *plan, const gpuimg_jpeg_io_t *io,
-                             const gpuimg_image_t *masks, gpuimg_image_t *dst, gpuimg_run_t *run);
+/* 1 when this build has the CUDA backend. */
+int gpuimg_pipeline_have_cuda(void);
 
 /* A gpuimg_pixel_source_t (codec.h) for a runner: its pinned input staging buffer, grown to
  * bytes, which the next run uploads without copying; NULL on the CPU (or when the pinned
