@@ -1,4 +1,4 @@
-/* gpuimg.h: libgpuimg's public interface: images, exit codes, errors and the version. */
+/* gpuimg.h: libgpuimg's public interface: images, errors, and a context that runs a pipeline. */
 #ifndef GPUIMG_H
 #define GPUIMG_H
 
@@ -50,6 +50,58 @@ void gpuimg_image_free(gpuimg_image_t *img);
 const char *gpuimg_error_message(void); /* "<what>: <reason>" or "<reason>" */
 int gpuimg_error_code(void);
 void gpuimg_error_clear(void);
+
+/* Backends: auto picks CUDA when a device is usable, else the CPU. */
+typedef enum { GPUIMG_BACKEND_AUTO, GPUIMG_BACKEND_CPU, GPUIMG_BACKEND_CUDA } gpuimg_backend_t;
+
+/* ---- The engine: a context holds a pipeline of operations and runs it on images. ----
+ * A context belongs to one thread at a time; several contexts may run at once. Every
+ * function that can fail returns -1 (or NULL) with the error set (gpuimg_error_message()).
+ *
+ *   gpuimg_context_t *ctx = gpuimg_context_create(GPUIMG_BACKEND_AUTO);
+ *   gpuimg_context_add(ctx, "gray");
+ *   gpuimg_context_add(ctx, "blur");
+ *   gpuimg_context_set(ctx, "radius", "4");
+ *   gpuimg_context_convert(ctx, "in.jpg", "out.png");
+ *   gpuimg_context_destroy(ctx);
+ */
+typedef struct gpuimg_context gpuimg_context_t;
+
+/* A context with no steps on backend (its device is brought up at the first run). */
+gpuimg_context_t *gpuimg_context_create(gpuimg_backend_t backend);
+void gpuimg_context_destroy(gpuimg_context_t *ctx);
+
+/* Appends the operation named op ("gray", "blur", ...) with its default options. */
+int gpuimg_context_add(gpuimg_context_t *ctx, const char *op);
+/* Sets an option by its long name as on the command line ("radius", "tiled", "quality"):
+ * the last added step's, else a setting of the whole run (quality, png-level, codec,
+ * max-pixels, repeat, warmup, block). value is NULL for a flag. */
+int gpuimg_context_set(gpuimg_context_t *ctx, const char *option, const char *value);
+
+/* Runs the steps on src; dst receives a new image (free it with gpuimg_image_free()). */
+int gpuimg_context_process(gpuimg_context_t *ctx, const gpuimg_image_t *src,
+                           gpuimg_image_t *dst);
+/* Reads, decodes, runs, encodes and writes (atomically; the format from output's
+ * extension). output NULL: nothing is written. */
+int gpuimg_context_convert(gpuimg_context_t *ctx, const char *input, const char *output);
+
+/* The timing record of the last run: its stages in order (read, decode, upload, each
+ * step, download, encode, write as they ran), each with its median time. */
+typedef struct {
+  const char *name; /* "decode", "blur", ... */
+  int device;       /* 1: timed by CUDA events on the device; 0: by the host clock */
+  double ms;        /* the median over the repetitions */
+} gpuimg_stage_time_t;
+
+int gpuimg_context_stage_count(const gpuimg_context_t *ctx);
+int gpuimg_context_stage(const gpuimg_context_t *ctx, int i, gpuimg_stage_time_t *out);
+/* "cpu" or "cuda": where the last run's steps ran ("" before any run). */
+const char *gpuimg_context_backend(const gpuimg_context_t *ctx);
+/* The last run as the JSON report of `gpuimg --report` (malloc'd; free() it). */
+char *gpuimg_context_report(const gpuimg_context_t *ctx);
+
+/* The library's version, "0.1.0". */
+const char *gpuimg_version(void);
 
 #ifdef __cplusplus
 }

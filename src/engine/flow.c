@@ -85,6 +85,10 @@ static int load_masks(const gpuimg_flow_t *flow, const gpuimg_image_t *src,
     if (!takes)
       continue;
     gpuimg_image_t *m = &masks[i];
+    if (!path && !flow->builtin_mask) {
+      gpuimg_error_set(GPUIMG_EXIT_USAGE, flow->plan->steps[i].op->name, "no mask file given");
+      return -1;
+    }
     if (gpuimg_flow_load_mask(flow->plan, path, flow->builtin_mask, flow->builtin_mask_size, m,
                               run) < 0)
       return -1;
@@ -141,6 +145,13 @@ static int load(image_t *im)
   static const uint8_t soi[3] = {0xff, 0xd8, 0xff};
   mark(im, GPUIMG_FLOW_LOAD, 0);
   im->run->input_name = job->what;
+  if (job->image) { /* a copy: the steps free their input as soon as they are done */
+    const gpuimg_image_t *in = job->image;
+    if (gpuimg_image_alloc(&im->src, in->width, in->height, in->channels) < 0)
+      return -1;
+    memcpy(im->src.data, in->data, gpuimg_image_bytes(in->width, in->height, in->channels));
+    return 0;
+  }
   if (!job->input) {
     im->run->input_bytes = job->size;
     return decode_timed(flow->plan, job->bytes, job->size, job->what, "", &im->src, im->run);
@@ -248,6 +259,21 @@ static int store(image_t *im)
   return stage_add(run, "write", t1 - t0, im->encoded.size, NULL);
 }
 
+/* Hands the result to the caller: a copy when it is lent by the runner. */
+static int take_result(image_t *im, gpuimg_image_t *out)
+{
+  const gpuimg_image_t *d = &im->dst;
+  if (!d->borrowed) {
+    *out = *d;
+    memset(&im->dst, 0, sizeof im->dst);
+    return 0;
+  }
+  if (gpuimg_image_alloc(out, d->width, d->height, d->channels) < 0)
+    return -1;
+  memcpy(out->data, d->data, gpuimg_image_bytes(d->width, d->height, d->channels));
+  return 0;
+}
+
 int gpuimg_flow_run(const gpuimg_flow_t *flow, gpuimg_job_t *job, gpuimg_run_t *run)
 {
   image_t im;
@@ -257,7 +283,10 @@ int gpuimg_flow_run(const gpuimg_flow_t *flow, gpuimg_job_t *job, gpuimg_run_t *
   im.run = run;
   for (int k = 0; k < GPUIMG_FLOW_INTERVALS; k++)
     job->intervals[k][0] = job->intervals[k][1] = -1;
-  int rc = load(&im) < 0 || steps(&im) < 0 || (job->output && store(&im) < 0) ? -1 : 0;
+  int rc = load(&im) < 0 || steps(&im) < 0 || (job->output && store(&im) < 0) ||
+                   (job->result && take_result(&im, job->result) < 0)
+               ? -1
+               : 0;
   double now = gpuimg_now_ms();
   for (int k = 0; k < GPUIMG_FLOW_INTERVALS; k++) /* close what a failure left open */
     if (job->intervals[k][0] >= 0 && job->intervals[k][1] < 0)

@@ -29,6 +29,8 @@ typedef struct {
 
 /* One image's input and output. */
 typedef struct {
+  const gpuimg_image_t *image; /* pixels already decoded (the library's in-memory runs), or
+                                  NULL: the input below */
   const char *input; /* the file to read ("-": stdin); NULL: the bytes below */
   const uint8_t *bytes;
   size_t size;
@@ -39,6 +41,7 @@ typedef struct {
   /* An output opened before any work (a one-image run's), committed at the write stage;
    * NULL: output is created then, atomically. */
   gpuimg_output_t *out;
+  gpuimg_image_t *result; /* NULL, or receives the resulting pixels (the caller frees them) */
   double intervals[GPUIMG_FLOW_INTERVALS][2]; /* filled in: start and end, -1 where none */
 } gpuimg_job_t;
 

@@ -13,8 +13,6 @@
 #define GPUIMG_DEFAULT_QUALITY 90
 #define GPUIMG_SAMPLE_INPUT "sample:"
 
-typedef enum { GPUIMG_BACKEND_AUTO, GPUIMG_BACKEND_CPU, GPUIMG_BACKEND_CUDA } gpuimg_backend_t;
-
 typedef struct {
   const gpuimg_op_t *op;
   gpuimg_params_t params;
