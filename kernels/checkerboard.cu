@@ -1,4 +1,5 @@
 // checkerboard.cu: the warp-divergence example: brighten even cells, darken odd ones.
+#include "checkerboard.h"
 #include "cuda_internal.cuh"
 
 namespace

@@ -211,11 +211,6 @@ extern "C" int gpuimg_cuda_download(gpuimg_cuda_t *ctx, void *h_dst, const void 
   return gpuimg_cuda_timer_stop(ctx, ms);
 }
 
-extern "C" void gpuimg_cuda_set_tile(gpuimg_cuda_t *ctx, gpuimg_tile_t tile)
-{
-  ctx->tile = tile;
-}
-
 extern "C" void gpuimg_cuda_set_count_divergence(gpuimg_cuda_t *ctx, int on)
 {
   ctx->count_divergence = on;

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "base.h"
-#include "gpuimg_kernels.h"
+#include "cuda_context.h"
 
 struct gpuimg_cuda {
   int device;
@@ -16,7 +16,6 @@ struct gpuimg_cuda {
   int block_w, block_h; // 0: kernel defaults
   void *d_scratch;      // intermediate buffer reused across steps (fast blur)
   size_t scratch_bytes;
-  gpuimg_tile_t tile;           // tiled blur tile storage
   int count_divergence;         // teaching kernels count divergent warps
   unsigned long long *d_counts; // kDivSlots (warps, divergent) pairs
 };
@@ -141,10 +140,11 @@ __device__ __forceinline__ int gpuimg_clampi(int v, int lo, int hi)
   return v < lo ? lo : v > hi ? hi : v;
 }
 
-// Enqueues a blur on ctx's stream without timing it (blur.cu). With d_mask and
-// the fast variant, pixels whose mask byte is >= 128, and alpha, get d_src's value (portrait).
+// Enqueues a blur on ctx's stream without timing it (blur.cu); tile as for gpuimg_blur_gpu().
+// With d_mask and the fast variant, pixels whose mask byte is >= 128, and alpha, get d_src's
+// value (portrait).
 int gpuimg_blur_enqueue(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, int width,
                         int height, int channels, int radius, gpuimg_variant_t variant,
-                        const uint8_t *d_mask, gpuimg_launch_t *info);
+                        gpuimg_tile_t tile, const uint8_t *d_mask, gpuimg_launch_t *info);
 
 #endif

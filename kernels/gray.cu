@@ -1,5 +1,6 @@
 // gray.cu: Rec. 601 luma (fixed point, the same integers as src/ops/gray.c) on the GPU.
 #include "cuda_internal.cuh"
+#include "gray.h"
 
 namespace
 {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cuda_internal.cuh"
+#include "nvjpeg_gpu.h"
 
 #ifndef GPUIMG_HAVE_NVJPEG
 #error "nvjpeg.cu is built only with GPUIMG_HAVE_NVJPEG (kernels/meson.build)"

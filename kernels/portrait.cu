@@ -1,5 +1,6 @@
 // portrait.cu: keep the subject (mask >= 128), blur the rest.
 #include "cuda_internal.cuh"
+#include "portrait.h"
 
 namespace
 {
@@ -64,17 +65,18 @@ int composite(gpuimg_cuda_t *ctx, const uint8_t *d_src, const uint8_t *d_mask, u
 
 extern "C" int gpuimg_portrait_gpu(gpuimg_cuda_t *ctx, const uint8_t *d_src, const uint8_t *d_mask,
                                    uint8_t *d_dst, int width, int height, int channels, int radius,
-                                   gpuimg_variant_t variant, gpuimg_launch_t *info)
+                                   gpuimg_variant_t variant, gpuimg_tile_t tile,
+                                   gpuimg_launch_t *info)
 {
   if (gpuimg_cuda_timer_start(ctx) < 0)
     return -1;
   if (variant == GPUIMG_VARIANT_FAST) {
-    if (gpuimg_blur_enqueue(ctx, d_src, d_dst, width, height, channels, radius, variant, d_mask,
-                            info) < 0)
+    if (gpuimg_blur_enqueue(ctx, d_src, d_dst, width, height, channels, radius, variant, tile,
+                            d_mask, info) < 0)
       return -1;
   } else {
     if ((ctx->count_divergence && gpuimg_div_begin(ctx) < 0) ||
-        gpuimg_blur_enqueue(ctx, d_src, d_dst, width, height, channels, radius, variant, NULL,
+        gpuimg_blur_enqueue(ctx, d_src, d_dst, width, height, channels, radius, variant, tile, NULL,
                             info) < 0)
       return -1;
     int rc = channels == 1   ? composite<1>(ctx, d_src, d_mask, d_dst, width, height, info)

@@ -17,7 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpuimg_kernels.h"
+#include "cuda_context.h"
+#include "nvjpeg_gpu.h"
 
 typedef struct {
   gpuimg_cuda_t *ctx;

@@ -23,7 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpuimg_kernels.h"
+#include "cuda_context.h"
+#include "nvjpeg_gpu.h"
 
 typedef enum { REQ_DECODE, REQ_ENCODE } req_kind_t;
 

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nvjpeg_gpu.h"
+
 gpuimg_stage_t *gpuimg_run_stage(gpuimg_run_t *run, const char *name, int step, int device, int nms)
 {
   if (run->nstages == GPUIMG_MAX_STAGES) {
@@ -344,7 +346,6 @@ static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_plan_t *
     }
     for (int i = 0; i < plan->nsteps; i++) {
       const gpuimg_step_t *s = &plan->steps[i];
-      gpuimg_cuda_set_tile(ctx, s->params.tile);
       if (s->op->run_gpu(ctx, &s->params, in, b->d_mask[i], b->d_buf[o], w, h, c,
                          &stage[i]->launch) < 0)
         return -1;

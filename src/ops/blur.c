@@ -1,5 +1,6 @@
 /* blur.c: the blur operation: options and the CPU reference (exact running box sums). */
 #include "ops.h"
+#include "blur.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -161,7 +162,8 @@ static int blur_gpu_step(gpuimg_cuda_t *ctx, const gpuimg_params_t *p, const uin
                          gpuimg_launch_t *info)
 {
   (void)d_mask;
-  return gpuimg_blur_gpu(ctx, d_src, d_dst, width, height, channels, p->radius, p->variant, info);
+  return gpuimg_blur_gpu(ctx, d_src, d_dst, width, height, channels, p->radius, p->variant, p->tile,
+                         info);
 }
 #endif
 

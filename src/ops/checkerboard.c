@@ -1,6 +1,7 @@
 /* checkerboard.c: the checkerboard operation (the warp-divergence example) and its CPU
  * reference. */
 #include "ops.h"
+#include "checkerboard.h"
 
 int gpuimg_checkerboard_cpu(const gpuimg_image_t *src, int cell, int amount, gpuimg_image_t *dst)
 {

@@ -1,5 +1,6 @@
 /* gray.c: the gray operation: options and the CPU reference (Rec. 601 luma, fixed point). */
 #include "ops.h"
+#include "gray.h"
 
 #include <string.h>
 

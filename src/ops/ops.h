@@ -3,7 +3,7 @@
 #define GPUIMG_OPS_H
 
 #include "base.h"
-#include "gpuimg_kernels.h"
+#include "cuda_context.h"
 
 /* Largest blur radius: (2*2047+1)^2 * 255 + C/2 still fits in 32 bits, so every
  * backend sums exactly in uint32. */

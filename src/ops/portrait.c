@@ -1,6 +1,7 @@
 /* portrait.c: the portrait operation (subject kept, background blurred) and its CPU reference.
  */
 #include "ops.h"
+#include "portrait.h"
 
 int gpuimg_portrait_cpu(const gpuimg_image_t *src, const gpuimg_image_t *mask, int radius,
                         gpuimg_image_t *dst)
@@ -46,7 +47,7 @@ static int portrait_gpu_step(gpuimg_cuda_t *ctx, const gpuimg_params_t *p, const
                              int channels, gpuimg_launch_t *info)
 {
   return gpuimg_portrait_gpu(ctx, d_src, d_mask, d_dst, width, height, channels, p->radius,
-                             p->variant, info);
+                             p->variant, p->tile, info);
 }
 #endif
 

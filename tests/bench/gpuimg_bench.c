@@ -52,7 +52,11 @@
 #endif
 #endif
 
-#include "gpuimg_kernels.h"
+#include "blur.h"
+#include "checkerboard.h"
+#include "cuda_context.h"
+#include "gray.h"
+#include "portrait.h"
 #include "ops.h"
 
 #define BENCH_NAME "gpuimg_bench"
@@ -373,12 +377,13 @@ static int run_once(bench_t *b, size_state_t *s, const bench_case_t *c, float *m
       return -1;
     break;
   case CASE_BLUR:
-    if (gpuimg_blur_gpu(b->ctx, s->d_src, s->d_dst, s->w, s->h, 3, c->radius, c->variant, info) < 0)
+    if (gpuimg_blur_gpu(b->ctx, s->d_src, s->d_dst, s->w, s->h, 3, c->radius, c->variant,
+                        GPUIMG_TILE_U8, info) < 0)
       return -1;
     break;
   case CASE_PORTRAIT:
     if (gpuimg_portrait_gpu(b->ctx, s->d_src, s->d_mask, s->d_dst, s->w, s->h, 3, c->radius,
-                            c->variant, info) < 0)
+                            c->variant, GPUIMG_TILE_U8, info) < 0)
       return -1;
     break;
   case CASE_NPP_GRAY:

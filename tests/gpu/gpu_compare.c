@@ -5,7 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpuimg_kernels.h"
+#include "blur.h"
+#include "checkerboard.h"
+#include "cuda_context.h"
+#include "gray.h"
+#include "portrait.h"
 #include "ops.h"
 #include "test_rng.h"
 
@@ -127,10 +131,10 @@ static int run_size(gpuimg_cuda_t *ctx, int w, int h, int level)
         if (compare(ctx, &gpuimg_op_blur, &p, &src, NULL, label) < 0)
           return -1;
         if (p.variant == GPUIMG_VARIANT_TILED && k < 5) {
-          gpuimg_cuda_set_tile(ctx, GPUIMG_TILE_FLOAT);
+          p.tile = GPUIMG_TILE_FLOAT;
           snprintf(label, sizeof label, "tiled float r=%d", p.radius);
           int rc = compare(ctx, &gpuimg_op_blur, &p, &src, NULL, label);
-          gpuimg_cuda_set_tile(ctx, GPUIMG_TILE_U8);
+          p.tile = GPUIMG_TILE_U8;
           if (rc < 0)
             return -1;
         }
@@ -162,7 +166,7 @@ static int run_pipeline(gpuimg_cuda_t *ctx)
   if (!d_a || !d_b ||
       gpuimg_cuda_upload(ctx, d_a, src.data, gpuimg_image_bytes(w, h, 4), NULL) < 0 ||
       gpuimg_gray_gpu(ctx, d_a, d_b, w, h, 4, GPUIMG_VARIANT_FAST, &info) < 0 ||
-      gpuimg_blur_gpu(ctx, d_b, d_a, w, h, 2, 7, GPUIMG_VARIANT_TILED, &info) < 0 ||
+      gpuimg_blur_gpu(ctx, d_b, d_a, w, h, 2, 7, GPUIMG_VARIANT_TILED, GPUIMG_TILE_U8, &info) < 0 ||
       gpuimg_cuda_download(ctx, g.data, d_a, gpuimg_image_bytes(w, h, 2), NULL) < 0) {
     printf("ERROR pipeline: %s\n", gpuimg_error_message());
     return -1;
@@ -285,7 +289,7 @@ static int run_divergence(gpuimg_cuda_t *ctx)
                                        &warps, &div);
       } else {
         if (gpuimg_portrait_gpu(ctx, d_src, d_mask, d_dst, w, h, 3, 2, GPUIMG_VARIANT_TILED,
-                                &info) < 0)
+                                GPUIMG_TILE_U8, &info) < 0)
           return -1;
         gpuimg_divergence_mask(&mask, (int)info.block[0], (int)info.block[1], &warps, &div);
       }

@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpuimg_kernels.h"
+#include "cuda_context.h"
+#include "nvjpeg_gpu.h"
 #include "ops.h"
 #include "run.h"
 #include "test_rng.h"

@@ -1,0 +1,112 @@
+/* cuda_context.h: the CUDA runtime for C: context, variants, launch records, memory, copies. */
+#ifndef GPUIMG_CUDA_CONTEXT_H
+#define GPUIMG_CUDA_CONTEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Kernel variants; the CPU backend has one algorithm per operation that all must match. */
+typedef enum {
+  GPUIMG_VARIANT_FAST = 0, /* the default: fastest available */
+  GPUIMG_VARIANT_NAIVE,    /* the teaching kernel: one thread per pixel, global memory */
+  GPUIMG_VARIANT_TILED,    /* blur: tile plus apron staged in shared memory */
+} gpuimg_variant_t;
+
+/* Opaque CUDA context: device, one non-blocking stream, timing events. */
+typedef struct gpuimg_cuda gpuimg_cuda_t;
+
+/* What a launcher ran, for the report: filled by every *_gpu launcher (kernels/<op>.h).
+ * The launchers take images tightly packed width x height x channels on the device,
+ * d_dst never aliasing d_src, and wait for their kernels before they return. */
+typedef struct {
+  const char *kernel; /* kernel function name */
+  unsigned grid[3];
+  unsigned block[3];
+  size_t shared_bytes; /* dynamic shared memory per block */
+  int launches;        /* kernels launched for this step */
+  float ms;            /* event-timed, all launches of the step */
+  /* The CUDA model, for the report and --explain (main kernel of the step). */
+  int has_occupancy;
+  int registers;             /* per thread (cudaFuncGetAttributes) */
+  size_t static_shared;      /* per block */
+  int active_blocks_per_sm;  /* cudaOccupancyMaxActiveBlocksPerMultiprocessor */
+  double occupancy_pct;      /* active warps / the SM's warp slots */
+  const char *limited_by;    /* "threads", "block slots", "registers" or "shared memory" */
+  long long resident_blocks; /* active_blocks_per_sm * SMs */
+  double waves;              /* grid blocks / resident blocks */
+  /* Warp divergence counted on the device with warp votes (teaching kernels only). */
+  int has_divergence;
+  unsigned long long warps, divergent_warps;
+} gpuimg_launch_t;
+
+/* Tile storage of the tiled blur: 4-byte pixels (uchar4) or one float per channel. */
+typedef enum { GPUIMG_TILE_U8 = 0, GPUIMG_TILE_FLOAT } gpuimg_tile_t;
+
+/* Device description for `gpuimg info`. */
+typedef struct {
+  char name[256];
+  int cc_major, cc_minor;
+  int sms;
+  int max_threads_per_sm, max_warps_per_sm, max_blocks_per_sm;
+  int regs_per_sm, regs_per_block;
+  size_t shared_per_sm, shared_per_block, shared_per_block_optin;
+  int max_threads_per_block, max_block[3], max_grid[3];
+  int warp_size;
+  size_t l2_bytes, memory_bytes;
+  int driver_version, runtime_version;
+  int clock_khz, memory_bus_bits;
+} gpuimg_device_info_t;
+
+/* Device and properties; returns the device count (> 0), or 0 and a reason. */
+int gpuimg_cuda_probe(char *reason, size_t reason_size);
+
+/* How host threads wait for device's work: blocking = 1 sleeps on an OS primitive (the
+ * core is free for other threads: batch mode, where workers' codecs need every core),
+ * 0 = CUDA's default (spin while there are fewer busy threads than cores, else yield).
+ * Takes effect for work after it; -1 with the error set (exit 5). */
+int gpuimg_cuda_set_blocking_sync(int device, int blocking);
+
+/* Creates a context on device (-1 = current default). NULL with the error set. */
+gpuimg_cuda_t *gpuimg_cuda_create(int device);
+void gpuimg_cuda_destroy(gpuimg_cuda_t *ctx);
+
+/* Device description for the report. */
+const char *gpuimg_cuda_device_name(const gpuimg_cuda_t *ctx);
+void gpuimg_cuda_device_cc(const gpuimg_cuda_t *ctx, int *major, int *minor);
+
+/* CUDA driver and runtime versions (1000 * major + 10 * minor); 0 when unknown. */
+void gpuimg_cuda_versions(int *driver, int *runtime);
+
+/* Fills info for device (-1: current). 0, or -1 with the error set. */
+int gpuimg_cuda_device_info(int device, gpuimg_device_info_t *info);
+
+/* Device-to-device copy bandwidth (bytes read + written per second / 1e9), measured with
+ * events as the median of a few copies of bytes. 0 or -1. */
+int gpuimg_cuda_copy_bandwidth(gpuimg_cuda_t *ctx, size_t bytes, double *gbps);
+
+/* Count divergent warps in the teaching kernels (costs a few atomics per block). */
+void gpuimg_cuda_set_count_divergence(gpuimg_cuda_t *ctx, int on);
+
+/* Block shape used by 2-D kernels; 0x0 = each kernel's default. 0 or -1. */
+int gpuimg_cuda_set_block(gpuimg_cuda_t *ctx, int bw, int bh);
+
+/* Pinned host memory (cudaMallocHost) and device memory. NULL on failure. */
+void *gpuimg_cuda_host_alloc(size_t bytes);
+void gpuimg_cuda_host_free(void *h_ptr);
+void *gpuimg_cuda_dev_alloc(size_t bytes);
+void gpuimg_cuda_dev_free(void *d_ptr);
+
+/* Event-timed copies on the context's stream; they complete before return. */
+int gpuimg_cuda_upload(gpuimg_cuda_t *ctx, void *d_dst, const void *h_src, size_t bytes, float *ms);
+int gpuimg_cuda_download(gpuimg_cuda_t *ctx, void *h_dst, const void *d_src, size_t bytes,
+                         float *ms);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
