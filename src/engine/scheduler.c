@@ -357,15 +357,14 @@ int gpuimg_sched_run(gpuimg_sched_t *s, int nworkers, int ntodo, const gpuimg_sc
     return -1;
   }
   s->nworkers = nworkers;
-#ifdef GPUIMG_HAVE_CUDA
-  /* Started last, when nothing can stop the batch before the workers run. */
+  /* Started last, when nothing can stop the batch before the workers run (never without
+   * CUDA: hybrid is 0 then). */
   if (s->hybrid && nworkers > 0) {
     if (gpuimg_thread_start(&s->starter, device_starter, s) == 0)
       s->starter_started = 1;
     else
       device_starter(s); /* no thread: bring the device up before the workers, as before */
   }
-#endif
   start_workers(s);
   pthread_mutex_lock(&s->mu);
   int bad = release_workers(s);
