@@ -1,0 +1,397 @@
+/* scheduler.c: batch mode's workers: the backend and devices of a batch, the worker threads and
+ * their start handshake, the hybrid start of a device, and the devices' nvJPEG threads. */
+#define _XOPEN_SOURCE 700
+#include "scheduler.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* With CUDA each worker owns a gpuimg_pipeline_t: a context with its own non-blocking stream
+ * on one of --devices (round-robin by worker number) and pinned and device buffers kept from
+ * image to image. The copies and kernels of one worker run one after another, but several
+ * workers per device keep several streams busy at once: while one uploads, another's kernels
+ * run, a third downloads, and the others decode and encode on the host. */
+
+/* --devices: "all" or a list like "0,1"; count devices exist. 0, or -1 (exit 2). */
+static int parse_devices(gpuimg_sched_t *s, const char *spec, int count)
+{
+  if (!spec) {
+    s->devices[0] = 0;
+    s->ndevices = 1;
+  } else if (strcmp(spec, "all") == 0) {
+    for (int i = 0; i < count && i < GPUIMG_SCHED_MAX_DEVICES; i++)
+      s->devices[i] = i;
+    s->ndevices = count < GPUIMG_SCHED_MAX_DEVICES ? count : GPUIMG_SCHED_MAX_DEVICES;
+  } else {
+    const char *p = spec;
+    s->ndevices = 0;
+    for (;;) {
+      char *end;
+      errno = 0;
+      long v = strtol(p, &end, 10);
+      if (errno || end == p || *p == '-' || *p == '+' || v < 0 || v >= 1000000 ||
+          (*end && *end != ',') || s->ndevices == GPUIMG_SCHED_MAX_DEVICES) {
+        gpuimg_error_set(GPUIMG_EXIT_USAGE, "--devices",
+                         "invalid value '%s' (expected all, or device numbers like 0,1)", spec);
+        return -1;
+      }
+      s->devices[s->ndevices++] = (int)v;
+      if (!*end)
+        break;
+      p = end + 1;
+    }
+  }
+  for (int i = 0; count >= 0 && i < s->ndevices; i++)
+    if (s->devices[i] >= count) {
+      gpuimg_error_set(GPUIMG_EXIT_USAGE, "--devices", "no CUDA device %d (%d present)",
+                       s->devices[i], count);
+      return -1;
+    }
+  return 0;
+}
+
+/* Whether GPUIMG_<name> is set to value. */
+static int env_is(const char *name, const char *value)
+{
+  const char *v = getenv(name);
+  return v && strcmp(v, value) == 0;
+}
+
+/* --codec nvjpeg on CUDA: device-resident JPEG, with one nvJPEG thread per device doing
+ * every worker's nvJPEG work, decoding in batches where the GPU has a hardware JPEG decoder
+ * (GPUIMG_JPEG_BATCH=0: every image alone, for comparison). Worker threads then wait on the device
+ * instead of spinning (GPUIMG_CUDA_SYNC=spin keeps CUDA's default), so that a waiting worker leaves
+ * its core to the codecs of the others. */
+static void start_device_jpeg(gpuimg_sched_t *s)
+{
+#ifdef GPUIMG_HAVE_CUDA
+  int blocking = !env_is("GPUIMG_CUDA_SYNC", "spin");
+  for (int d = 0; s->use_cuda && !s->hybrid && d < s->ndevices; d++)
+    if (gpuimg_cuda_set_blocking_sync(s->devices[d], blocking) < 0)
+      gpuimg_error_clear(); /* the default way of waiting is no failure */
+#endif
+  s->device_jpeg =
+      s->use_cuda && s->plan->codec == GPUIMG_CODEC_NVJPEG && gpuimg_codec_have_nvjpeg();
+  if (!s->device_jpeg)
+    return;
+  for (int d = 0; d < s->ndevices; d++)
+    if (!(s->jpeg[d] = gpuimg_jpeg_batch_create(s->devices[d], !env_is("GPUIMG_JPEG_BATCH", "0"))))
+      gpuimg_error_clear(); /* no thread: each worker then makes its own nvJPEG handle */
+}
+
+static void stop_device_jpeg(gpuimg_sched_t *s)
+{
+  for (int d = 0; d < s->ndevices; d++) {
+    long batches = 0, images = 0;
+    double ms = 0, setup = 0;
+    if (!s->jpeg[d])
+      continue;
+    gpuimg_jpeg_batch_counts(s->jpeg[d], &batches, &images, &ms, &setup);
+    if (setup > s->jpeg_setup_ms)
+      s->jpeg_setup_ms = setup;
+    s->jpeg_batch_ms += ms;
+    s->jpeg_batches += batches;
+    s->jpeg_batch_images += images;
+    double t0 = gpuimg_now_ms();
+    gpuimg_jpeg_batch_destroy(s->jpeg[d]);
+    s->jpeg_teardown_ms += gpuimg_now_ms() - t0;
+    s->jpeg[d] = NULL;
+  }
+}
+
+int gpuimg_sched_open(gpuimg_sched_t *s, const gpuimg_plan_t *plan, const char *spec,
+                      double t_start)
+{
+  s->plan = plan;
+  s->t_start = t_start;
+  pthread_mutex_init(&s->mu, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&s->cv, &ca);
+  pthread_condattr_destroy(&ca);
+  s->locks = 1;
+
+  int count = 0;
+#ifdef GPUIMG_HAVE_CUDA
+  /* auto on the default device with host codecs and the default block: hybrid, the device
+   * found (or not) by the starter thread (GPUIMG_HYBRID=0: wait for it, as before). */
+  s->hybrid = plan->backend == GPUIMG_BACKEND_AUTO && !spec && plan->codec != GPUIMG_CODEC_NVJPEG &&
+              !plan->block_w && !plan->block_h && !env_is("GPUIMG_HYBRID", "0");
+  /* --naive and --tiled choose CUDA kernels: such a batch is about them, all on CUDA. */
+  for (int i = 0; i < plan->nsteps; i++)
+    s->hybrid &= plan->steps[i].params.variant == GPUIMG_VARIANT_FAST;
+  s->dev_ready_ms = -1;
+  if (s->hybrid)
+    count = 1; /* device 0, if the starter finds it usable */
+  else if (plan->backend != GPUIMG_BACKEND_CPU)
+    count = gpuimg_cuda_probe(s->reason, sizeof s->reason);
+#else
+  snprintf(s->reason, sizeof s->reason, "this gpuimg was built without CUDA");
+#endif
+  s->use_cuda = count > 0;
+  if (!s->use_cuda && plan->backend == GPUIMG_BACKEND_CUDA) {
+#ifdef GPUIMG_HAVE_CUDA
+    gpuimg_error_set(GPUIMG_EXIT_DEVICE, "", "no usable CUDA device: %s", s->reason);
+#else
+    gpuimg_error_set(GPUIMG_EXIT_DEVICE, "", "%s", s->reason);
+#endif
+    return -1;
+  }
+  if (parse_devices(s, spec, s->use_cuda ? count : -1) < 0)
+    return -1;
+  /* nvJPEG sets up while the caller goes on (reading and naming the inputs). */
+  start_device_jpeg(s);
+  return 0;
+}
+
+const char *gpuimg_sched_fallback(const gpuimg_sched_t *s)
+{
+#ifdef GPUIMG_HAVE_CUDA
+  if (!s->use_cuda && s->plan->backend == GPUIMG_BACKEND_AUTO)
+    return s->reason;
+#else
+  (void)s;
+#endif
+  return NULL;
+}
+
+int gpuimg_sched_workers(int jobs, int ntodo)
+{
+  int n = jobs;
+  if (n <= 0) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    n = cores < 1 ? 1 : cores > 1024 ? 1024 : (int)cores;
+  }
+  return n > ntodo ? ntodo : n;
+}
+
+/* ---- the hybrid start ---- */
+
+/* The hybrid start's thread: brings device devices[0] up while the workers convert on the
+ * CPU, then lets them move to it (or says, unless -q, that the batch stays on the CPU). The
+ * context (the second half of the start-up) is not made once every image is taken. */
+static int work_left(void *arg)
+{
+  gpuimg_sched_t *s = arg;
+  return atomic_load(&s->next) < s->ntodo;
+}
+
+static void *device_starter(void *arg)
+{
+  gpuimg_sched_t *s = arg;
+  int ok = gpuimg_pipeline_device_start(s->devices[0], !env_is("GPUIMG_CUDA_SYNC", "spin"),
+                                        work_left, s, s->dev_reason, sizeof s->dev_reason);
+  s->dev_ready_ms = ok > 0 ? gpuimg_now_ms() - s->t_start : -1;
+  atomic_store(&s->dev_state, ok > 0 ? 1 : -1);
+  if (ok == 0 && !s->plan->quiet) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "no usable CUDA device (%s); using the CPU backend", s->dev_reason);
+    s->calls.say(s->calls.ctx, msg);
+  }
+  return NULL;
+}
+
+/* A hybrid worker's move to CUDA, once the device is up: a CUDA runner instead of its CPU
+ * one. A runner that cannot be made (out of device memory) leaves the worker on the CPU, with
+ * a notice (once per batch). */
+static void move_to_device(gpuimg_sched_t *s, gpuimg_worker_t *wk)
+{
+  wk->hybrid_done = 1;
+  gpuimg_pipeline_t *p = gpuimg_pipeline_create(s->plan, s->devices[0]);
+  if (!p) {
+    if (!atomic_exchange(&s->move_failed, 1) && !s->plan->quiet) {
+      char msg[1200];
+      snprintf(msg, sizeof msg,
+               "CUDA device %d is up but a worker cannot use it (%s); it stays "
+               "on the CPU backend",
+               s->devices[0], gpuimg_error_message());
+      s->calls.say(s->calls.ctx, msg);
+    }
+    gpuimg_error_clear();
+    return;
+  }
+  gpuimg_pipeline_destroy(wk->pipe);
+  wk->pipe = p;
+  wk->device = s->devices[0];
+  gpuimg_codec_set_pixel_source(gpuimg_pipeline_pixel_source, wk->pipe);
+}
+
+void gpuimg_sched_stop_starter(gpuimg_sched_t *s)
+{
+  if (s->starter_started)
+    pthread_join(s->starter, NULL);
+  s->starter_started = 0;
+  if (!s->hybrid)
+    return;
+  s->use_cuda = atomic_load(&s->cuda_ok);
+}
+
+/* ---- the workers ---- */
+
+static void *worker_main(void *arg)
+{
+  gpuimg_worker_t *wk = arg;
+  gpuimg_sched_t *s = wk->s;
+
+  if (!(wk->run = calloc(1, sizeof *wk->run))) {
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, "", "out of memory");
+  } else {
+    wk->pipe = gpuimg_pipeline_create(s->plan, wk->device);
+  }
+  /* On CUDA, JPEGs decode straight into the runner's pinned staging buffer. */
+  if (wk->pipe && wk->device >= 0)
+    gpuimg_codec_set_pixel_source(gpuimg_pipeline_pixel_source, wk->pipe);
+  if (!wk->pipe) {
+    wk->init_code = gpuimg_error_code();
+    snprintf(wk->init_error, sizeof wk->init_error, "%s", gpuimg_error_message());
+  }
+  pthread_mutex_lock(&s->mu);
+  s->ready++;
+  pthread_cond_broadcast(&s->cv);
+  while (!s->go && !s->stop)
+    pthread_cond_wait(&s->cv, &s->mu);
+  int go = s->go && !s->stop;
+  pthread_mutex_unlock(&s->mu);
+
+  for (int k; go && (k = atomic_fetch_add(&s->next, 1)) < s->ntodo;) {
+    if (s->hybrid && !wk->hybrid_done && atomic_load(&s->dev_state) == 1)
+      move_to_device(s, wk);
+    if (s->calls.process(s->calls.ctx, wk, k) == 0 && wk->device >= 0)
+      atomic_store(&s->cuda_ok, 1);
+  }
+
+  gpuimg_codec_set_pixel_source(NULL, NULL);
+  gpuimg_pipeline_destroy(wk->pipe);
+  wk->pipe = NULL;
+  gpuimg_codec_thread_end();
+  if (wk->run)
+    gpuimg_run_free(wk->run);
+  free(wk->run);
+  wk->run = NULL;
+  pthread_mutex_lock(&s->mu);
+  s->running--;
+  pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+  return NULL;
+}
+
+/* Starts every worker (with the cleanup signals blocked: gpuimg_thread_start); one that cannot
+ * start counts as ready, with its error. */
+static void start_workers(gpuimg_sched_t *s)
+{
+  s->running = 0;
+  for (int w = 0; w < s->nworkers; w++) {
+    gpuimg_worker_t *wk = &s->workers[w];
+    wk->s = s;
+    wk->index = w;
+    wk->device = s->use_cuda && !s->hybrid ? s->devices[w % s->ndevices] : -1;
+    wk->jpeg = s->use_cuda ? s->jpeg[w % s->ndevices] : NULL;
+    pthread_mutex_lock(&s->mu);
+    s->running++;
+    pthread_mutex_unlock(&s->mu);
+    int err = gpuimg_thread_start(&wk->thread, worker_main, wk);
+    if (err) {
+      pthread_mutex_lock(&s->mu);
+      s->running--;
+      s->ready++; /* so the wait for the workers does not count it */
+      pthread_mutex_unlock(&s->mu);
+      wk->init_code = GPUIMG_EXIT_FAILURE;
+      snprintf(wk->init_error, sizeof wk->init_error, "cannot start a worker thread: %s",
+               strerror(err));
+      continue;
+    }
+    wk->started = 1;
+  }
+}
+
+/* Every worker ready (its CUDA context made): go, or stop at the first that failed. Returns
+ * that worker's index, or -1. mu held. */
+static int release_workers(gpuimg_sched_t *s)
+{
+  while (s->ready < s->nworkers)
+    pthread_cond_wait(&s->cv, &s->mu);
+  int bad = -1;
+  for (int w = 0; w < s->nworkers && bad < 0; w++)
+    if (s->workers[w].init_code)
+      bad = w;
+  if (bad >= 0)
+    s->stop = 1;
+  else
+    s->go = 1;
+  s->go_ms = gpuimg_now_ms() - s->t_start;
+  pthread_cond_broadcast(&s->cv);
+  return bad;
+}
+
+/* Calls the progress callback every progress_ms until the workers are done. mu held. */
+static void show_progress(gpuimg_sched_t *s)
+{
+  while (s->running > 0) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_nsec += (long)(s->calls.progress_ms * 1e6);
+    if (ts.tv_nsec >= 1000000000L) {
+      ts.tv_sec++;
+      ts.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+    if (s->running > 0) {
+      pthread_mutex_unlock(&s->mu);
+      s->calls.progress(s->calls.ctx);
+      pthread_mutex_lock(&s->mu);
+    }
+  }
+}
+
+int gpuimg_sched_run(gpuimg_sched_t *s, int nworkers, int ntodo, const gpuimg_sched_calls_t *calls)
+{
+  s->calls = *calls;
+  s->ntodo = ntodo;
+  if (nworkers > 0 && !(s->workers = calloc((size_t)nworkers, sizeof *s->workers))) {
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, "", "out of memory");
+    return -1;
+  }
+  s->nworkers = nworkers;
+  /* Started last, when nothing can stop the batch before the workers run (never without
+   * CUDA: hybrid is 0 then). */
+  if (s->hybrid && nworkers > 0) {
+    if (gpuimg_thread_start(&s->starter, device_starter, s) == 0)
+      s->starter_started = 1;
+    else
+      device_starter(s); /* no thread: bring the device up before the workers, as before */
+  }
+  start_workers(s);
+  pthread_mutex_lock(&s->mu);
+  int bad = release_workers(s);
+  if (s->calls.progress && !s->stop)
+    show_progress(s);
+  pthread_mutex_unlock(&s->mu);
+  for (int w = 0; w < nworkers; w++)
+    if (s->workers[w].started)
+      pthread_join(s->workers[w].thread, NULL);
+  gpuimg_sched_stop_starter(s);
+  stop_device_jpeg(s);
+  if (bad < 0)
+    return 0;
+  s->bad_code = s->workers[bad].init_code;
+  snprintf(s->bad_error, sizeof s->bad_error, "%s", s->workers[bad].init_error);
+  return -2;
+}
+
+void gpuimg_sched_close(gpuimg_sched_t *s)
+{
+  gpuimg_sched_stop_starter(s);
+  stop_device_jpeg(s); /* when an error came before the workers */
+  free(s->workers);
+  s->workers = NULL;
+  if (s->locks) {
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->cv);
+  }
+  s->locks = 0;
+}

@@ -1,0 +1,111 @@
+/* scheduler.h: batch mode's workers: the threads that run images on the CPU or on CUDA devices
+ * (--devices), the devices' nvJPEG threads, and the hybrid start of a device. */
+#ifndef GPUIMG_SCHEDULER_H
+#define GPUIMG_SCHEDULER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "pipeline.h"
+
+#define GPUIMG_SCHED_MAX_DEVICES 64
+
+typedef struct gpuimg_sched gpuimg_sched_t;
+
+/* One worker thread and what it keeps from image to image. */
+typedef struct {
+  gpuimg_sched_t *s;
+  int index;
+  int device;                /* CUDA device number, -1 on the CPU (so far: see hybrid) */
+  gpuimg_jpeg_batch_t *jpeg; /* its device's shared JPEG decoder, or NULL */
+  gpuimg_pipeline_t *pipe;   /* its runner, made on its own thread */
+  gpuimg_run_t *run;         /* the record of its current image */
+  /* The scheduler's own. */
+  pthread_t thread;
+  int started;
+  int init_code;
+  char init_error[1100];
+  int hybrid_done; /* a hybrid worker that moved to CUDA, or tried */
+} gpuimg_worker_t;
+
+/* What the scheduler's client does; ctx is passed back to each. */
+typedef struct {
+  void *ctx;
+  /* Processes work item k (0 .. ntodo-1, taken in order) on wk; 0 when it succeeded. */
+  int (*process)(void *ctx, gpuimg_worker_t *wk, int k);
+  /* Prints a notice line (any thread). */
+  void (*say)(void *ctx, const char *msg);
+  /* NULL, or called by the starting thread every progress_ms while the workers run. */
+  void (*progress)(void *ctx);
+  double progress_ms;
+} gpuimg_sched_calls_t;
+
+struct gpuimg_sched {
+  const gpuimg_plan_t *plan;
+  double t_start; /* the batch's start (gpuimg_now_ms()): the times below count from it */
+  int use_cuda;
+  int devices[GPUIMG_SCHED_MAX_DEVICES], ndevices;
+  /* --codec nvjpeg on CUDA: JPEG inputs are decoded, and JPEG outputs encoded, on the
+   * device; jpeg[d] batches the decodes for devices[d] (NULL: each worker decodes alone). */
+  int device_jpeg;
+  gpuimg_jpeg_batch_t *jpeg[GPUIMG_SCHED_MAX_DEVICES];
+  long jpeg_batches, jpeg_batch_images;
+  double jpeg_batch_ms, jpeg_setup_ms, jpeg_teardown_ms;
+  double go_ms; /* when the workers were told to go, from t_start */
+  /* --backend auto on one device with host codecs: the device is brought up by the starter
+   * thread while the workers begin on the CPU, each moving to CUDA at its next image once
+   * the device is up (dev_state 1), or staying on the CPU if it is not (-1, dev_reason).
+   * The outputs are the same bytes either way; the CPU works through CUDA's start-up (about
+   * 0.25 s on an H200) instead of waiting for it. */
+  int hybrid;
+  pthread_t starter;
+  int starter_started;
+  atomic_int dev_state;
+  atomic_int move_failed; /* a worker could not move (said once) */
+  char dev_reason[256];
+  double dev_ready_ms; /* when the device was up, from t_start; -1: never */
+  atomic_int cuda_ok;  /* an item succeeded on CUDA */
+  char reason[256];    /* why no CUDA device is used (use_cuda 0) */
+  /* The workers and their work. */
+  gpuimg_sched_calls_t calls;
+  gpuimg_worker_t *workers;
+  int nworkers;
+  int ntodo;
+  atomic_int next; /* next work item */
+  /* Worker start-up: each reports ready, then waits for go or stop. */
+  int locks;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int ready, running, go, stop;
+  /* The first worker that could not start (gpuimg_sched_run() returned -2). */
+  int bad_code;
+  char bad_error[1100];
+};
+
+/* Chooses the backend for plan (CUDA when usable, and asked for or auto; else the CPU), the
+ * devices (spec: --devices, NULL: device 0) and starts the devices' nvJPEG threads. s must be
+ * zeroed; plan must outlive it. 0, or -1 with the error set. */
+int gpuimg_sched_open(gpuimg_sched_t *s, const gpuimg_plan_t *plan, const char *spec,
+                      double t_start);
+
+/* The reason for the notice that auto fell back to the CPU backend, or NULL when none is due. */
+const char *gpuimg_sched_fallback(const gpuimg_sched_t *s);
+
+/* How many workers for ntodo items: jobs, or the online cores when jobs <= 0. */
+int gpuimg_sched_workers(int jobs, int ntodo);
+
+/* Runs ntodo work items on nworkers workers, and returns when they are done: 0; -1 with the
+ * error set when nothing could start (nothing ran); -2 when a worker could not start (nothing
+ * ran: the first failure in bad_code and bad_error). The hybrid start's thread and the
+ * nvJPEG threads are stopped on return, except after -1 (gpuimg_sched_stop_starter() and
+ * gpuimg_sched_close() stop them). */
+int gpuimg_sched_run(gpuimg_sched_t *s, int nworkers, int ntodo, const gpuimg_sched_calls_t *calls);
+
+/* Waits for the hybrid start's thread (safe to call twice); the batch then counts as a CUDA
+ * one (use_cuda) when an item succeeded there. */
+void gpuimg_sched_stop_starter(gpuimg_sched_t *s);
+
+/* Stops everything still running and frees what s holds (safe on a zeroed s, and twice). */
+void gpuimg_sched_close(gpuimg_sched_t *s);
+
+#endif
