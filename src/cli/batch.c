@@ -448,7 +448,8 @@ static int is_input(batch_t *b, const struct stat *st)
     b->ids = calloc((size_t)b->nitems + GPUIMG_MAX_STEPS + 1, sizeof *b->ids);
     for (int i = 0; b->ids && i < b->nitems + b->cli.plan.nsteps; i++) {
       const char *path =
-          i < b->nitems ? b->items[i].input : b->cli.plan.steps[i - b->nitems].params.mask_path;
+          i < b->nitems ? b->items[i].input
+                        : gpuimg_ops_common(b->cli.plan.steps[i - b->nitems].params)->mask_path;
       struct stat s;
       if (path && strcmp(path, "-") && stat(path, &s) == 0) {
         b->ids[b->nids].dev = s.st_dev;
@@ -607,7 +608,7 @@ static double *stage_add(gpuimg_run_t *run, const char *name, double ms, uint64_
   return s->ms;
 }
 
-/* Each portrait mask must have the image's size. 0, or -1 with an input error. */
+/* Each step's mask must have the image's size. 0, or -1 with an input error. */
 static int check_masks(const batch_t *b, const item_t *it, int width, int height)
 {
   for (int i = 0; i < b->cli.plan.nsteps; i++) {
@@ -615,7 +616,8 @@ static int check_masks(const batch_t *b, const item_t *it, int width, int height
     if (m->data && (m->width != width || m->height != height)) {
       char reason[512];
       snprintf(reason, sizeof reason, "mask %s is %dx%d but the image is %dx%d",
-               b->cli.plan.steps[i].params.mask_path, m->width, m->height, width, height);
+               gpuimg_ops_common(b->cli.plan.steps[i].params)->mask_path, m->width, m->height,
+               width, height);
       gpuimg_error_set(GPUIMG_EXIT_INPUT, it->input, "%s", reason);
       return -1;
     }
@@ -960,12 +962,12 @@ static int parse_devices(batch_t *b, const char *spec, int count)
   return 0;
 }
 
-/* Loads each portrait step's mask once for the whole batch: first channel only. */
+/* Loads each masked step's mask once for the whole batch: first channel only. */
 static int load_masks(batch_t *b)
 {
   for (int i = 0; i < b->cli.plan.nsteps; i++) {
-    const char *path = b->cli.plan.steps[i].params.mask_path;
-    if (!(b->cli.plan.steps[i].op->options & GPUIMG_OPT_MASK) || !path)
+    const char *path = gpuimg_ops_common(b->cli.plan.steps[i].params)->mask_path;
+    if (!b->cli.plan.steps[i].op->needs_mask || !path)
       continue;
     gpuimg_buf_t buf;
     gpuimg_image_t m;
@@ -1271,9 +1273,10 @@ int gpuimg_batch_main(const gpuimg_cli_t *cli)
       goto out;
     }
   for (int i = 0; i < cli->plan.nsteps; i++) {
-    const char *m = cli->plan.steps[i].params.mask_path;
+    const char *m = gpuimg_ops_common(cli->plan.steps[i].params)->mask_path;
     if (m && strcmp(m, "-") == 0 && cli->from && strcmp(cli->from, "-") == 0) {
-      gpuimg_error_set(GPUIMG_EXIT_USAGE, "--mask", "the mask and --from cannot both be stdin");
+      gpuimg_error_set(GPUIMG_EXIT_USAGE, GPUIMG_MASK_OPTION,
+                       "the mask and --from cannot both be stdin");
       status = setup_error();
       goto out;
     }
@@ -1297,7 +1300,7 @@ int gpuimg_batch_main(const gpuimg_cli_t *cli)
               !(hybrid && strcmp(hybrid, "0") == 0);
   /* --naive and --tiled choose CUDA kernels: such a batch is about them, all on CUDA. */
   for (int i = 0; i < cli->plan.nsteps; i++)
-    b->hybrid &= cli->plan.steps[i].params.variant == GPUIMG_VARIANT_FAST;
+    b->hybrid &= gpuimg_ops_common(cli->plan.steps[i].params)->variant == GPUIMG_VARIANT_FAST;
   b->dev_ready_ms = -1;
   if (b->hybrid)
     count = 1; /* device 0, if the starter finds it usable */

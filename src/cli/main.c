@@ -70,15 +70,15 @@ static int load_image(const gpuimg_cli_t *cli, const char *path, const unsigned 
   return rc;
 }
 
-/* Loads each portrait step's mask as width x height, one channel (src NULL: of any size,
- * for the pipeline to check once it has decoded the image). */
+/* Loads the mask of each step whose operation needs one as width x height, one channel (src
+ * NULL: of any size, for the pipeline to check once it has decoded the image). */
 static int load_masks(const gpuimg_cli_t *cli, const gpuimg_image_t *src, gpuimg_image_t *masks,
                       gpuimg_run_t *run)
 {
   for (int i = 0; i < cli->plan.nsteps; i++) {
-    if (!(cli->plan.steps[i].op->options & GPUIMG_OPT_MASK))
+    if (!cli->plan.steps[i].op->needs_mask)
       continue;
-    const char *path = cli->plan.steps[i].params.mask_path;
+    const char *path = gpuimg_ops_common(cli->plan.steps[i].params)->mask_path;
     const char *what = path ? path : SAMPLE_NAME;
     gpuimg_image_t m;
     uint64_t bytes;
@@ -132,6 +132,11 @@ int main(int argc, char **argv)
     gpuimg_cli_free(&cli);
     return GPUIMG_EXIT_OK;
   }
+  if (cli.completion) {
+    gpuimg_cli_completion(stdout);
+    gpuimg_cli_free(&cli);
+    return GPUIMG_EXIT_OK;
+  }
   gpuimg_output_install_signal_cleanup();
   if (cli.outdir && !cli.version) {
     status = gpuimg_batch_main(&cli);
@@ -157,9 +162,11 @@ int main(int argc, char **argv)
   int ninputs = 0;
   if (cli.input && strcmp(cli.input, "-"))
     inputs[ninputs++] = cli.input;
-  for (int i = 0; i < cli.plan.nsteps; i++)
-    if (cli.plan.steps[i].params.mask_path && strcmp(cli.plan.steps[i].params.mask_path, "-"))
-      inputs[ninputs++] = cli.plan.steps[i].params.mask_path;
+  for (int i = 0; i < cli.plan.nsteps; i++) {
+    const char *mask = gpuimg_ops_common(cli.plan.steps[i].params)->mask_path;
+    if (mask && strcmp(mask, "-"))
+      inputs[ninputs++] = mask;
+  }
   for (int i = 0; i < ninputs; i++) {
     const char *outs[2] = {cli.output, cli.report};
     for (int k = 0; k < 2; k++)

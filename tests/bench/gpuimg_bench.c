@@ -53,7 +53,11 @@
 #endif
 
 #include "gpuimg_kernels.h"
+#include "blur_cpu.h"
+#include "checkerboard_cpu.h"
+#include "gray_cpu.h"
 #include "ops.h"
+#include "portrait_cpu.h"
 
 #define BENCH_NAME "gpuimg_bench"
 #define MAX_SIZES 8

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "gpuimg_kernels.h"
+#include "gray_cpu.h"
 #include "ops.h"
 #include "run.h"
 #include "test_rng.h"
