@@ -185,8 +185,9 @@ static int start_step(gpuimg_cli_t *cli, const char *name)
 {
   const gpuimg_op_t *op = gpuimg_ops_find(name);
   if (!op) {
-    gpuimg_error_set(GPUIMG_EXIT_USAGE, "", "unknown operation '%s' (expected %s)", name,
-                     gpuimg_ops_names());
+    char names[256];
+    gpuimg_ops_names(names, sizeof names);
+    gpuimg_error_set(GPUIMG_EXIT_USAGE, "", "unknown operation '%s' (expected %s)", name, names);
     return -1;
   }
   if (cli->plan.nsteps == GPUIMG_MAX_STEPS)

@@ -18,20 +18,17 @@ const gpuimg_op_t *gpuimg_ops_find(const char *name)
   return NULL;
 }
 
-const char *gpuimg_ops_names(void)
+void gpuimg_ops_names(char *buf, size_t size)
 {
-  static char list[512];
-  if (!list[0]) {
-    int n = 0;
-    while (gpuimg_ops[n])
-      n++;
-    for (int k = 0; k < n; k++) {
-      const char *sep = k == 0 ? "" : k + 1 == n ? " or " : ", ";
-      size_t used = strlen(list);
-      snprintf(list + used, sizeof list - used, "%s%s", sep, gpuimg_ops[k]->name);
-    }
+  int n = 0;
+  while (gpuimg_ops[n])
+    n++;
+  buf[0] = '\0';
+  for (int k = 0; k < n; k++) {
+    const char *sep = k == 0 ? "" : k + 1 == n ? " or " : ", ";
+    size_t used = strlen(buf);
+    snprintf(buf + used, size - used, "%s%s", sep, gpuimg_ops[k]->name);
   }
-  return list;
 }
 
 void gpuimg_ops_init(const gpuimg_op_t *op, void *params)

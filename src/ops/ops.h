@@ -92,8 +92,8 @@ struct gpuimg_op {
 extern const gpuimg_op_t *const gpuimg_ops[];
 const gpuimg_op_t *gpuimg_ops_find(const char *name);
 
-/* "gray, blur, checkerboard or portrait": the registry's names, for messages. */
-const char *gpuimg_ops_names(void);
+/* The registry's names for messages, "a, b, c or d", into buf (truncated to size). */
+void gpuimg_ops_names(char *buf, size_t size);
 
 /* Sets params (GPUIMG_PARAMS_SIZE bytes) to op's defaults. */
 void gpuimg_ops_init(const gpuimg_op_t *op, void *params);
