@@ -1,5 +1,9 @@
 /* test_ops.c: the CPU reference operations checked byte for byte against SEMANTICS.md. */
+#include "blur_cpu.h"
+#include "checkerboard_cpu.h"
+#include "gray_cpu.h"
 #include "ops.h"
+#include "portrait_cpu.h"
 #include "run.h"
 
 #include <math.h>
@@ -101,10 +105,19 @@ static int clampi(int v, int lo, int hi)
 /* ------------------------------------------------------------------------------------------ */
 /* gray */
 
+/* The registry's entry for name (each test names the operation it checks). */
+static const gpuimg_op_t *op_named(const char *name)
+{
+  const gpuimg_op_t *op = gpuimg_ops_find(name);
+  if (!op)
+    fail("the registry has no operation %s", name);
+  return op;
+}
+
 static gpuimg_image_t gray(const gpuimg_image_t *src)
 {
   gpuimg_image_t dst =
-      image_new(src->width, src->height, gpuimg_op_gray.out_channels(src->channels));
+      image_new(src->width, src->height, op_named("gray")->out_channels(src->channels));
   if (gpuimg_gray_cpu(src, &dst) < 0)
     fail("gpuimg_gray_cpu failed: %s", gpuimg_error_message());
   return dst;
@@ -188,8 +201,9 @@ static void test_gray_layouts(void)
     gpuimg_image_free(&in);
     gpuimg_image_free(&out);
   }
-  if (gpuimg_op_gray.out_channels(1) != 1 || gpuimg_op_gray.out_channels(2) != 2 ||
-      gpuimg_op_gray.out_channels(3) != 1 || gpuimg_op_gray.out_channels(4) != 2)
+  const gpuimg_op_t *g = op_named("gray");
+  if (g->out_channels(1) != 1 || g->out_channels(2) != 2 || g->out_channels(3) != 1 ||
+      g->out_channels(4) != 2)
     fail("gray.out_channels is not 1,2,1,2 for 1..4 channels");
   printf("gray: hand-computed bytes, RGBA keeps alpha, 1 and 2 channels unchanged\n");
 }
@@ -552,9 +566,12 @@ static void test_pipeline(void)
       cli.steps[1].op = gpuimg_ops_find("blur");
       if (!cli.steps[0].op || !cli.steps[1].op)
         fail("gpuimg_ops_find does not know gray or blur");
-      cli.steps[0].op->defaults(&cli.steps[0].params);
-      cli.steps[1].op->defaults(&cli.steps[1].params);
-      cli.steps[1].params.radius = r;
+      gpuimg_ops_init(cli.steps[0].op, cli.steps[0].params);
+      gpuimg_ops_init(cli.steps[1].op, cli.steps[1].params);
+      char radius[16];
+      snprintf(radius, sizeof radius, "%d", r);
+      if (gpuimg_ops_set(cli.steps[1].op, cli.steps[1].params, "radius", radius) < 0)
+        fail("blur --radius %s: %s", radius, gpuimg_error_message());
 
       gpuimg_image_t masks[GPUIMG_MAX_STEPS], dst;
       gpuimg_run_t run;
@@ -600,7 +617,38 @@ static void test_ops_table(void)
   if (gpuimg_ops[4] != NULL || gpuimg_ops_find("then") || gpuimg_ops_find("") ||
       gpuimg_ops_find("Gray"))
     fail("the operation table has extra entries or matches loosely");
-  printf("ops: table order and lookup\n");
+  char list[256];
+  gpuimg_ops_names(list, sizeof list);
+  if (strcmp(list, "gray, blur, checkerboard or portrait") != 0)
+    fail("gpuimg_ops_names() gives \"%s\"", list);
+  /* Each declaration is complete: parameters that fit a step, help for every option, a
+   * mask only where the mask option is, a CPU reference. */
+  for (int i = 0; gpuimg_ops[i]; i++) {
+    const gpuimg_op_t *op = gpuimg_ops[i];
+    if (op->params_size > GPUIMG_PARAMS_SIZE || !op->defaults || !op->options ||
+        !op->out_channels || !op->run_cpu || !op->variant_name || !op->summary)
+      fail("%s: incomplete declaration", op->name);
+    for (const gpuimg_option_t *o = op->options; o->long_name; o++)
+      if (!o->help || (o->offset >= op->params_size))
+        fail("%s --%s: no help, or a field outside its parameters", op->name, o->long_name);
+    if (op->needs_mask != (gpuimg_options_find(op->options, "mask", 4, 0) != NULL))
+      fail("%s: needs_mask and the --mask option disagree", op->name);
+  }
+  /* Options set parameters as the command line does, with its messages. */
+  unsigned char params[GPUIMG_PARAMS_SIZE];
+  gpuimg_ops_init(op_named("portrait"), params);
+  if (gpuimg_ops_common(params)->mask_path || gpuimg_ops_common(params)->variant)
+    fail("portrait's defaults: a mask or a variant");
+  if (gpuimg_ops_set(op_named("portrait"), params, "mask", "m.png") < 0 ||
+      gpuimg_ops_set(op_named("portrait"), params, "tiled", NULL) < 0 ||
+      strcmp(gpuimg_ops_common(params)->mask_path, "m.png") != 0 ||
+      strcmp(op_named("portrait")->variant_name(params), "tiled") != 0)
+    fail("portrait --mask m.png --tiled did not set the mask and the variant");
+  if (gpuimg_ops_set(op_named("blur"), params, "radius", "2048") == 0 ||
+      strcmp(gpuimg_error_message(),
+             "--radius: invalid value '2048' (expected an integer from 0 to 2047)") != 0)
+    fail("blur --radius 2048: \"%s\"", gpuimg_error_message());
+  printf("ops: table order, lookup, declarations and options\n");
 }
 
 /* Host predictions of divergent warps (the gpu suite compares them with device counts). */

@@ -115,8 +115,9 @@ static int lookup(const char *a, const gpuimg_option_set_t *sets, int nsets,
   return -1;
 }
 
-int gpuimg_options_parse(gpuimg_args_t *args, const gpuimg_option_set_t *sets, int nsets,
-                         int *which, char *spelled)
+int gpuimg_options_match(gpuimg_args_t *args, const gpuimg_option_set_t *sets, int nsets,
+                         int *which, const gpuimg_option_t **option, const char **value,
+                         char *spelled)
 {
   const char *a = args->argv[args->i];
   const gpuimg_option_t *o;
@@ -140,6 +141,20 @@ int gpuimg_options_parse(gpuimg_args_t *args, const gpuimg_option_set_t *sets, i
     }
     arg = args->argv[++args->i];
   }
+  *which = s;
+  *option = o;
+  *value = arg;
+  return 0;
+}
+
+int gpuimg_options_parse(gpuimg_args_t *args, const gpuimg_option_set_t *sets, int nsets,
+                         int *which, char *spelled)
+{
+  const gpuimg_option_t *o;
+  const char *arg;
+  int s, rc = gpuimg_options_match(args, sets, nsets, &s, &o, &arg, spelled);
+  if (rc != 0)
+    return rc;
   if (which)
     *which = s;
   return gpuimg_options_apply(o, spelled, arg, sets[s].target);

@@ -58,6 +58,14 @@ typedef struct {
 int gpuimg_options_parse(gpuimg_args_t *args, const gpuimg_option_set_t *sets, int nsets,
                          int *which, char *spelled);
 
+/* gpuimg_options_parse() without applying the value: finds the option (*which its set,
+ * *option the entry, *value its value or NULL for a flag, args->i advanced past a separate
+ * value). 0 found, 1 no table has it, -1 a usage error (a value missing or given to a
+ * flag), as gpuimg_options_parse() says. For callers that check more before applying. */
+int gpuimg_options_match(gpuimg_args_t *args, const gpuimg_option_set_t *sets, int nsets,
+                         int *which, const gpuimg_option_t **option, const char **value,
+                         char *spelled);
+
 /* Looks name up in table (NULL-terminated); NULL when it has none of that name. */
 const gpuimg_option_t *gpuimg_options_find(const gpuimg_option_t *table, const char *name,
                                            size_t len, char short_name);

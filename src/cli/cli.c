@@ -1,4 +1,5 @@
-/* cli.c: command-line parsing for `gpuimg OP [OPTIONS] [then OP [OPTIONS]]... [INPUT [OUTPUT]]`. */
+/* cli.c: the main command's line, `gpuimg OP [OPTIONS] [then OP [OPTIONS]]... [INPUT [OUTPUT]]`,
+ * parsed through the operations' option tables and the global ones below. */
 #include "cli.h"
 
 #include <errno.h>
@@ -10,68 +11,13 @@
 #define GPUIMG_VERSION "unknown"
 #endif
 
-enum {
-  /* Global options: numbers above the per-operation GPUIMG_OPT_* bits (OP_OPTIONS). */
-  OPT_BACKEND = 1 << 16,
-  OPT_REPORT = 2 << 16,
-  OPT_REPEAT = 3 << 16,
-  OPT_QUALITY = 4 << 16,
-  OPT_QUIET = 5 << 16,
-  OPT_HELP = 6 << 16,
-  OPT_VERSION = 7 << 16,
-  OPT_BLOCK = 8 << 16,
-  OPT_MAX_PIXELS = 9 << 16,
-  OPT_WARMUP = 10 << 16,
-  OPT_EXPLAIN = 11 << 16,
-  OPT_OUTDIR = 12 << 16,
-  OPT_FROM = 13 << 16,
-  OPT_FORMAT = 14 << 16,
-  OPT_FORCE = 15 << 16,
-  OPT_JOBS = 16 << 16,
-  OPT_DEVICES = 17 << 16,
-  OPT_SHARD = 18 << 16,
-  OPT_CODEC = 19 << 16,
-  OPT_PNG_LEVEL = 20 << 16,
-};
-
-typedef struct {
-  const char *long_name;
-  char short_name; /* 0: none */
-  int has_arg;
-  unsigned id;
-} option_t;
-
-static const option_t options[] = {
-    {"radius", 'r', 1, GPUIMG_OPT_RADIUS},
-    {"naive", 0, 0, GPUIMG_OPT_NAIVE},
-    {"tiled", 0, 0, GPUIMG_OPT_TILED},
-    {"cell", 0, 1, GPUIMG_OPT_CELL},
-    {"amount", 0, 1, GPUIMG_OPT_AMOUNT},
-    {"mask", 0, 1, GPUIMG_OPT_MASK},
-    {"tile", 0, 1, GPUIMG_OPT_TILE},
-    {"backend", 0, 1, OPT_BACKEND},
-    {"report", 0, 1, OPT_REPORT},
-    {"repeat", 0, 1, OPT_REPEAT},
-    {"warmup", 0, 1, OPT_WARMUP},
-    {"quality", 0, 1, OPT_QUALITY},
-    {"codec", 0, 1, OPT_CODEC},
-    {"png-level", 0, 1, OPT_PNG_LEVEL},
-    {"quiet", 'q', 0, OPT_QUIET},
-    {"help", 'h', 0, OPT_HELP},
-    {"version", 'V', 0, OPT_VERSION},
-    {"block", 0, 1, OPT_BLOCK},
-    {"max-pixels", 0, 1, OPT_MAX_PIXELS},
-    {"explain", 0, 0, OPT_EXPLAIN},
-    {"output-dir", 'o', 1, OPT_OUTDIR},
-    {"from", 0, 1, OPT_FROM},
-    {"format", 0, 1, OPT_FORMAT},
-    {"force", 0, 0, OPT_FORCE},
-    {"jobs", 'j', 1, OPT_JOBS},
-    {"devices", 0, 1, OPT_DEVICES},
-    {"shard", 0, 1, OPT_SHARD},
-};
-#define NOPTIONS (sizeof options / sizeof options[0])
-#define OP_OPTIONS 0xffffu
+/* CHOICE options store ints into these enums. */
+_Static_assert(sizeof(gpuimg_backend_t) == sizeof(int), "gpuimg_backend_t is not int-sized");
+_Static_assert(sizeof(gpuimg_codec_choice_t) == sizeof(int), "codec choice is not int-sized");
+/* The defaults the help below states. */
+_Static_assert(GPUIMG_DEFAULT_QUALITY == 90 && GPUIMG_DEFAULT_PNG_LEVEL == 1 &&
+                   GPUIMG_DEFAULT_MAX_PIXELS == 268435456,
+               "update the defaults in the options' help");
 
 static int usage_error(const char *what, const char *fmt, const char *arg)
 {
@@ -79,24 +25,11 @@ static int usage_error(const char *what, const char *fmt, const char *arg)
   return -1;
 }
 
-/* Integer from lo to hi, with range and overflow checks. */
-static int parse_int(const char *name, const char *s, long long lo, long long hi, long long *out)
+static int parse_block(const gpuimg_option_t *o, const char *spelled, const char *s, void *target)
 {
+  gpuimg_cli_t *cli = target;
   char *end;
-  errno = 0;
-  long long v = strtoll(s, &end, 10);
-  if (errno || end == s || *end || v < lo || v > hi) {
-    gpuimg_error_set(GPUIMG_EXIT_USAGE, name,
-                     "invalid value '%s' (expected an integer from %lld to %lld)", s, lo, hi);
-    return -1;
-  }
-  *out = v;
-  return 0;
-}
-
-static int parse_block(const char *s, gpuimg_cli_t *cli)
-{
-  char *end;
+  (void)o;
   errno = 0;
   long w = strtol(s, &end, 10);
   if (!errno && end != s && (*end == 'x' || *end == 'X')) {
@@ -109,322 +42,220 @@ static int parse_block(const char *s, gpuimg_cli_t *cli)
       return 0;
     }
   }
-  return usage_error("--block", "invalid value '%s' (expected WxH with W*H <= 1024)", s);
+  return usage_error(spelled, "invalid value '%s' (expected WxH with W*H <= 1024)", s);
 }
 
-static int apply_option(gpuimg_cli_t *cli, gpuimg_step_t *step, const option_t *o,
-                        const char *spelled, const char *arg)
+static int parse_shard(const gpuimg_option_t *o, const char *spelled, const char *arg,
+                       void *target)
 {
-  long long v;
-  gpuimg_params_t *p = step ? &step->params : NULL;
-
-  switch (o->id) {
-  case GPUIMG_OPT_RADIUS:
-    if (parse_int(spelled, arg, 0, GPUIMG_MAX_RADIUS, &v) < 0)
-      return -1;
-    p->radius = (int)v;
-    return 0;
-  case GPUIMG_OPT_NAIVE:
-    p->variant = GPUIMG_VARIANT_NAIVE;
-    return 0;
-  case GPUIMG_OPT_TILED:
-    p->variant = GPUIMG_VARIANT_TILED;
-    return 0;
-  case GPUIMG_OPT_CELL:
-    if (parse_int(spelled, arg, 1, INT32_MAX, &v) < 0)
-      return -1;
-    p->cell = (int)v;
-    return 0;
-  case GPUIMG_OPT_AMOUNT:
-    if (parse_int(spelled, arg, 0, 255, &v) < 0)
-      return -1;
-    p->amount = (int)v;
-    return 0;
-  case GPUIMG_OPT_MASK:
-    if (!arg[0])
-      return usage_error(spelled, "%sempty file name", "");
-    p->mask_path = arg;
-    return 0;
-  case GPUIMG_OPT_TILE:
-    if (strcmp(arg, "u8") == 0)
-      p->tile = GPUIMG_TILE_U8;
-    else if (strcmp(arg, "float") == 0)
-      p->tile = GPUIMG_TILE_FLOAT;
-    else
-      return usage_error(spelled, "invalid value '%s' (expected u8 or float)", arg);
-    return 0;
-  case OPT_EXPLAIN:
-    cli->explain = 1;
-    return 0;
-  case OPT_OUTDIR:
-    if (!arg[0])
-      return usage_error(spelled, "%sempty directory name", "");
-    cli->outdir = arg;
-    return 0;
-  case OPT_FROM:
-    if (!arg[0])
-      return usage_error(spelled, "%sempty file name", "");
-    cli->from = arg;
-    return 0;
-  case OPT_FORMAT: {
-    char name[8];
-    snprintf(name, sizeof name, "x.%s", arg);
-    if (strlen(arg) > 4 ||
-        (cli->batch_format = gpuimg_format_from_name(name)) == GPUIMG_FORMAT_NONE)
-      return usage_error(spelled, "invalid value '%s' (expected png, jpg, bmp or tga)", arg);
-    return 0;
+  gpuimg_cli_t *cli = target;
+  char *end;
+  (void)o;
+  errno = 0;
+  long k = strtol(arg, &end, 10), n = 0;
+  int ok = !errno && end != arg && *end == '/';
+  if (ok) {
+    const char *ns = end + 1;
+    n = strtol(ns, &end, 10);
+    ok = !errno && end != ns && !*end && n >= 1 && n <= 1000000 && k >= 1 && k <= n;
   }
-  case OPT_FORCE:
-    cli->force = 1;
-    return 0;
-  case OPT_JOBS:
-    if (parse_int(spelled, arg, 1, 1024, &v) < 0)
-      return -1;
-    cli->jobs = (int)v;
-    return 0;
-  case OPT_DEVICES:
-    if (!arg[0])
-      return usage_error(spelled, "%sempty device list", "");
-    cli->devices = arg;
-    return 0;
-  case OPT_SHARD: {
-    char *end;
-    errno = 0;
-    long k = strtol(arg, &end, 10), n = 0;
-    int ok = !errno && end != arg && *end == '/';
-    if (ok) {
-      const char *ns = end + 1;
-      n = strtol(ns, &end, 10);
-      ok = !errno && end != ns && !*end && n >= 1 && n <= 1000000 && k >= 1 && k <= n;
-    }
-    if (!ok)
-      return usage_error(spelled, "invalid value '%s' (expected K/N with 1 <= K <= N)", arg);
-    cli->shard_k = (int)k;
-    cli->shard_n = (int)n;
-    return 0;
-  }
-  case OPT_BACKEND:
-    if (strcmp(arg, "auto") == 0)
-      cli->plan.backend = GPUIMG_BACKEND_AUTO;
-    else if (strcmp(arg, "cpu") == 0)
-      cli->plan.backend = GPUIMG_BACKEND_CPU;
-    else if (strcmp(arg, "cuda") == 0)
-      cli->plan.backend = GPUIMG_BACKEND_CUDA;
-    else
-      return usage_error(spelled, "invalid value '%s' (expected auto, cpu or cuda)", arg);
-    return 0;
-  case OPT_REPORT:
-    if (!arg[0])
-      return usage_error(spelled, "%sempty file name", "");
-    cli->report = arg;
-    return 0;
-  case OPT_REPEAT:
-    if (parse_int(spelled, arg, 1, 100000, &v) < 0)
-      return -1;
-    cli->plan.repeat = (int)v;
-    return 0;
-  case OPT_WARMUP:
-    if (parse_int(spelled, arg, 0, 10000, &v) < 0)
-      return -1;
-    cli->plan.warmup = (int)v;
-    return 0;
-  case OPT_QUALITY:
-    if (parse_int(spelled, arg, 1, 100, &v) < 0)
-      return -1;
-    cli->plan.quality = (int)v;
-    return 0;
-  case OPT_CODEC:
-    if (strcmp(arg, "auto") == 0)
-      cli->plan.codec = GPUIMG_CODEC_AUTO;
-    else if (strcmp(arg, "stb") == 0)
-      cli->plan.codec = GPUIMG_CODEC_STB;
-    else if (strcmp(arg, "fastpng") == 0)
-      cli->plan.codec = GPUIMG_CODEC_FASTPNG;
-    else if (strcmp(arg, "libpng") == 0 && gpuimg_codec_have_libpng())
-      cli->plan.codec = GPUIMG_CODEC_LIBPNG;
-    else if (strcmp(arg, "libpng") == 0)
-      return usage_error(spelled, "%snot available: this gpuimg was built without libpng", "");
-    else if (strcmp(arg, "libjpeg") == 0 && gpuimg_codec_have_libjpeg())
-      cli->plan.codec = GPUIMG_CODEC_LIBJPEG;
-    else if (strcmp(arg, "libjpeg") == 0)
-      return usage_error(spelled, "%snot available: this gpuimg was built without libjpeg", "");
-    else if (strcmp(arg, "nvjpeg") == 0 && gpuimg_codec_have_nvjpeg())
-      cli->plan.codec = GPUIMG_CODEC_NVJPEG;
-    else if (strcmp(arg, "nvjpeg") == 0)
-      return usage_error(spelled, "%snot available: this gpuimg was built without nvJPEG", "");
-    else
-      return usage_error(spelled,
-                         "invalid value '%s' (expected auto, stb, fastpng, libpng, libjpeg or nvjpeg)", arg);
-    return 0;
-  case OPT_PNG_LEVEL:
-    if (parse_int(spelled, arg, 0, 9, &v) < 0)
-      return -1;
-    cli->plan.png_level = (int)v;
-    return 0;
-  case OPT_QUIET:
-    cli->plan.quiet = 1;
-    return 0;
-  case OPT_HELP:
-    cli->help = 1;
-    return 0;
-  case OPT_VERSION:
-    cli->version = 1;
-    return 0;
-  case OPT_BLOCK:
-    return parse_block(arg, cli);
-  case OPT_MAX_PIXELS:
-    if (parse_int(spelled, arg, 1, (long long)1 << 40, &v) < 0)
-      return -1;
-    cli->plan.max_pixels = (uint64_t)v;
-    return 0;
-  }
-  return usage_error(spelled, "%sunhandled option", "");
+  if (!ok)
+    return usage_error(spelled, "invalid value '%s' (expected K/N with 1 <= K <= N)", arg);
+  cli->shard_k = (int)k;
+  cli->shard_n = (int)n;
+  return 0;
 }
 
-static const option_t *find_long(const char *name, size_t len)
+static int parse_format(const gpuimg_option_t *o, const char *spelled, const char *arg,
+                        void *target)
 {
-  for (size_t i = 0; i < NOPTIONS; i++)
-    if (strlen(options[i].long_name) == len && strncmp(options[i].long_name, name, len) == 0)
-      return &options[i];
-  return NULL;
+  gpuimg_cli_t *cli = target;
+  char name[8];
+  (void)o;
+  snprintf(name, sizeof name, "x.%s", arg);
+  if (strlen(arg) > 4 ||
+      (cli->batch_format = gpuimg_format_from_name(name)) == GPUIMG_FORMAT_NONE)
+    return usage_error(spelled, "invalid value '%s' (expected png, jpg, bmp or tga)", arg);
+  return 0;
 }
 
-static const option_t *find_short(char c)
+/* After --codec's choice is stored: refuses a library this build lacks. */
+static int check_codec(const gpuimg_option_t *o, const char *spelled, const char *arg,
+                       void *target)
 {
-  for (size_t i = 0; i < NOPTIONS; i++)
-    if (options[i].short_name == c)
-      return &options[i];
-  return NULL;
+  static const struct {
+    gpuimg_codec_choice_t codec;
+    int (*have)(void);
+    const char *library;
+  } optional[] = {{GPUIMG_CODEC_LIBPNG, gpuimg_codec_have_libpng, "libpng"},
+                  {GPUIMG_CODEC_LIBJPEG, gpuimg_codec_have_libjpeg, "libjpeg"},
+                  {GPUIMG_CODEC_NVJPEG, gpuimg_codec_have_nvjpeg, "nvJPEG"}};
+  gpuimg_cli_t *cli = target;
+  (void)o, (void)arg;
+  for (size_t k = 0; k < sizeof optional / sizeof optional[0]; k++)
+    if (cli->plan.codec == optional[k].codec && !optional[k].have())
+      return usage_error(spelled, "not available: this gpuimg was built without %s",
+                         optional[k].library);
+  return 0;
 }
+
+static int parse_completion(const gpuimg_option_t *o, const char *spelled, const char *arg,
+                            void *target)
+{
+  (void)o;
+  if (strcmp(arg, "bash") != 0)
+    return usage_error(spelled, "invalid value '%s' (expected bash)", arg);
+  ((gpuimg_cli_t *)target)->completion = 1;
+  return 0;
+}
+
+static const char *const backend_names[] = {"auto", "cpu", "cuda", NULL};
+static const char *const codec_names[] = {"auto",    "stb",    "fastpng", "libpng",
+                                          "libjpeg", "nvjpeg", NULL};
+
+#define CLI(field) offsetof(gpuimg_cli_t, field)
+
+const gpuimg_option_t gpuimg_cli_options[] = {
+    {.long_name = "backend", .kind = GPUIMG_OPTION_CHOICE, .offset = CLI(plan.backend),
+     .choices = backend_names, .metavar = "B",
+     .help = "auto (CUDA when a device is usable, else CPU; batches start\n"
+             "on the CPU while the device comes up), cpu or cuda"},
+    {.long_name = "block", .kind = GPUIMG_OPTION_CUSTOM, .parse = parse_block, .metavar = "WxH",
+     .help = "CUDA block shape for 2-D kernels (W*H <= 1024)"},
+    {.long_name = "report", .kind = GPUIMG_OPTION_STRING, .offset = CLI(report),
+     .metavar = "FILE", .help = "write a JSON timing report ('-' = stdout)",
+     .empty_what = "file name"},
+    {.long_name = "explain", .kind = GPUIMG_OPTION_FLAG, .offset = CLI(explain), .value = 1,
+     .help = "one line per kernel on stderr: blocks, occupancy, waves,\n"
+             "bandwidth, divergence (CUDA backend)"},
+    {.long_name = "repeat", .kind = GPUIMG_OPTION_INT, .offset = CLI(plan.repeat), .min = 1,
+     .max = 100000, .metavar = "N",
+     .help = "run the processing N times; report median/min/max/noise (default 1)"},
+    {.long_name = "warmup", .kind = GPUIMG_OPTION_INT, .offset = CLI(plan.warmup), .min = 0,
+     .max = 10000, .metavar = "M", .help = "run it M more times first, unrecorded (default 0)"},
+    {.long_name = "quality", .kind = GPUIMG_OPTION_INT, .offset = CLI(plan.quality), .min = 1,
+     .max = 100, .metavar = "Q", .help = "JPEG quality 1..100 (default 90)"},
+    {.long_name = "codec", .kind = GPUIMG_OPTION_CHOICE, .offset = CLI(plan.codec),
+     .choices = codec_names, .parse = check_codec, .metavar = "C",
+     .help = "image codecs: auto (the fastest built in: libjpeg decodes and\n"
+             "encodes JPEG; fastpng encodes PNG at --png-level 0..1, libpng\n"
+             "at 2..9; stb the rest), stb (stb for everything), fastpng,\n"
+             "libpng or libjpeg (that one, stb the rest), nvjpeg (JPEG on\n"
+             "the GPU with nvJPEG, auto's choice the rest)"},
+    {.long_name = "png-level", .kind = GPUIMG_OPTION_INT, .offset = CLI(plan.png_level),
+     .min = 0, .max = 9, .metavar = "N",
+     .help = "PNG compression 0..9: 0 stores, 1 fast, 9 smallest (default 1)"},
+    {.long_name = "max-pixels", .kind = GPUIMG_OPTION_U64, .offset = CLI(plan.max_pixels),
+     .min = 1, .max = (long long)1 << 40, .metavar = "N",
+     .help = "refuse larger images (default 268435456)"},
+    {.long_name = "quiet", .short_name = 'q', .kind = GPUIMG_OPTION_FLAG,
+     .offset = CLI(plan.quiet), .value = 1, .help = "no notices on stderr"},
+    {.long_name = "help", .short_name = 'h', .kind = GPUIMG_OPTION_FLAG, .offset = CLI(help),
+     .value = 1, .help = "this help"},
+    {.long_name = "version", .short_name = 'V', .kind = GPUIMG_OPTION_FLAG,
+     .offset = CLI(version), .value = 1, .help = "version and build features"},
+    /* Hidden: the bash completion script (man/gpuimg.1, SHELL COMPLETION). */
+    {.long_name = "completion", .kind = GPUIMG_OPTION_CUSTOM, .parse = parse_completion,
+     .metavar = "SHELL"},
+    {0},
+};
+
+const gpuimg_option_t gpuimg_cli_batch_options[] = {
+    {.long_name = "output-dir", .short_name = 'o', .kind = GPUIMG_OPTION_STRING,
+     .offset = CLI(outdir), .metavar = "DIR",
+     .help = "write outputs here (created files only: see --force)",
+     .empty_what = "directory name"},
+    {.long_name = "from", .kind = GPUIMG_OPTION_STRING, .offset = CLI(from), .metavar = "LIST",
+     .help = "read input paths from LIST, one per line ('-' = stdin)", .empty_what = "file name"},
+    {.long_name = "format", .kind = GPUIMG_OPTION_CUSTOM, .parse = parse_format, .metavar = "F",
+     .help = "output format png, jpg, bmp or tga (default: the input's)"},
+    {.long_name = "force", .kind = GPUIMG_OPTION_FLAG, .offset = CLI(force), .value = 1,
+     .help = "replace existing outputs (never an input)"},
+    {.long_name = "jobs", .short_name = 'j', .kind = GPUIMG_OPTION_INT, .offset = CLI(jobs),
+     .min = 1, .max = 1024, .metavar = "N", .help = "host threads (default: online CPU cores)"},
+    {.long_name = "devices", .kind = GPUIMG_OPTION_STRING, .offset = CLI(devices),
+     .metavar = "D", .help = "all, or a list of CUDA device numbers like 0,1 (default 0)",
+     .empty_what = "device list"},
+    {.long_name = "shard", .kind = GPUIMG_OPTION_CUSTOM, .parse = parse_shard, .metavar = "K/N",
+     .help = "only the inputs whose path hashes to shard K of N"},
+    {0},
+};
 
 static int start_step(gpuimg_cli_t *cli, const char *name)
 {
   const gpuimg_op_t *op = gpuimg_ops_find(name);
-  if (!op)
-    return usage_error("", "unknown operation '%s' (expected gray, blur, checkerboard or portrait)",
-                       name);
+  if (!op) {
+    char names[256];
+    gpuimg_ops_names(names, sizeof names);
+    gpuimg_error_set(GPUIMG_EXIT_USAGE, "", "unknown operation '%s' (expected %s)", name, names);
+    return -1;
+  }
   if (cli->plan.nsteps == GPUIMG_MAX_STEPS)
     return usage_error("", "too many operations (at most 32)%s", "");
   gpuimg_step_t *s = &cli->plan.steps[cli->plan.nsteps++];
-  memset(s, 0, sizeof *s);
   s->op = op;
-  op->defaults(&s->params);
+  gpuimg_ops_init(op, s->params);
   return 0;
 }
 
-/* Handles argv[*i], an option; advances *i past a separate value. */
-static int parse_option(gpuimg_cli_t *cli, int argc, char **argv, int *i)
+/* An option that neither the current step's operation nor the global tables have: another
+ * operation's (a usage error against the step, or before any step), or none at all. */
+static int refuse_option(const gpuimg_step_t *step, const gpuimg_args_t *args,
+                         const char *spelled)
 {
-  const char *a = argv[*i];
-  const option_t *o;
-  const char *arg = NULL;
-  char spelled[64];
-
-  if (a[1] == '-') {
-    const char *name = a + 2;
-    const char *eq = strchr(name, '=');
-    size_t len = eq ? (size_t)(eq - name) : strlen(name);
-    o = find_long(name, len);
-    snprintf(spelled, sizeof spelled, "--%.*s", (int)(len < 40 ? len : 40), name);
-    if (!o)
-      return usage_error("", "unknown option '%s'", spelled);
-    if (eq) {
-      if (!o->has_arg)
-        return usage_error(spelled, "%stakes no value", "");
-      arg = eq + 1;
-    }
-  } else {
-    o = find_short(a[1]);
-    snprintf(spelled, sizeof spelled, "-%c", a[1]);
-    if (!o)
-      return usage_error("", "unknown option '%s'", spelled);
-    if (a[2]) {
-      if (!o->has_arg)
-        return usage_error("", "unknown option '%s'", a);
-      arg = a + 2;
-    }
-  }
-  if (o->has_arg && !arg) {
-    if (*i + 1 >= argc)
-      return usage_error(spelled, "%smissing value", "");
-    arg = argv[++*i];
-  }
-
-  gpuimg_step_t *step = cli->plan.nsteps ? &cli->plan.steps[cli->plan.nsteps - 1] : NULL;
-  if (o->id & OP_OPTIONS) {
-    if (!step)
-      return usage_error(spelled, "%sgiven before any operation", "");
-    if (!(step->op->options & o->id)) {
-      gpuimg_error_set(GPUIMG_EXIT_USAGE, step->op->name, "unknown option '%s'", spelled);
+  for (int k = 0; gpuimg_ops[k]; k++) {
+    gpuimg_args_t again = *args;
+    gpuimg_option_set_t set = {gpuimg_ops[k]->options, NULL};
+    const gpuimg_option_t *o;
+    const char *arg;
+    char name[64];
+    int which, rc = gpuimg_options_match(&again, &set, 1, &which, &o, &arg, name);
+    if (rc < 0)
       return -1;
-    }
-  }
-  return apply_option(cli, step, o, spelled, arg);
-}
-
-int gpuimg_cli_parse(int argc, char **argv, gpuimg_cli_t *cli)
-{
-  const char **positional;
-  int npositional = 0, end_of_options = 0, want_op = 1;
-
-  memset(cli, 0, sizeof *cli);
-  /* Batch mode takes any number of inputs: room for every argument. Freed by
-   * gpuimg_cli_free(); points into argv. */
-  positional = calloc((size_t)argc + 1, sizeof *positional);
-  if (!positional) {
-    gpuimg_error_set(GPUIMG_EXIT_FAILURE, "", "out of memory");
+    if (rc == 1)
+      continue;
+    if (!step)
+      return usage_error(name, "%sgiven before any operation", "");
+    gpuimg_error_set(GPUIMG_EXIT_USAGE, step->op->name, "unknown option '%s'", name);
     return -1;
   }
-  cli->inputs = positional;
-  cli->batch_format = GPUIMG_FORMAT_NONE;
-  cli->format = GPUIMG_FORMAT_NONE;
-  cli->plan.repeat = 1;
-  cli->plan.quality = GPUIMG_DEFAULT_QUALITY;
-  cli->plan.png_level = GPUIMG_DEFAULT_PNG_LEVEL;
-  cli->plan.max_pixels = GPUIMG_DEFAULT_MAX_PIXELS;
+  return usage_error("", "unknown option '%s'", spelled);
+}
 
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!end_of_options && strcmp(a, "--") == 0) {
-      end_of_options = 1;
-      continue;
-    }
-    if (!end_of_options && a[0] == '-' && a[1] != '\0') {
-      if (parse_option(cli, argc, argv, &i) < 0)
-        return -1;
-      continue;
-    }
-    if (want_op) {
-      if (start_step(cli, a) < 0)
-        return -1;
-      want_op = 0;
-      continue;
-    }
-    if (!end_of_options && npositional == 0 && strcmp(a, "then") == 0) {
-      want_op = 1;
-      continue;
-    }
-    positional[npositional++] = a;
-  }
-  cli->ninputs = npositional;
-  cli->plan.measure = cli->report || cli->explain;
-  if (cli->help || cli->version)
-    return 0;
-  if (cli->plan.nsteps == 0)
-    return usage_error("", "%sno operation given", "");
-  if (want_op)
-    return usage_error("", "%s'then' must be followed by an operation", "");
-  if (cli->outdir) {
-    /* Batch mode: every positional argument is an input. */
-    if (cli->ninputs == 0 && !cli->from)
-      return usage_error(cli->outdir, "%sno input files (give INPUT... or --from LIST)", "");
-    if (cli->explain)
-      return usage_error("--explain", "%snot available with -o DIR", "");
-    for (int s = 0; s < cli->plan.nsteps; s++)
-      if (cli->plan.steps[s].op == &gpuimg_op_portrait && !cli->plan.steps[s].params.mask_path)
-        return usage_error("portrait", "%s--mask FILE is required with an input image", "");
-    return 0;
-  }
+/* Handles args->argv[args->i], an option: the current step's operation's first, then the
+ * global ones; advances args->i past a separate value. */
+static int parse_option(gpuimg_cli_t *cli, gpuimg_args_t *args)
+{
+  gpuimg_step_t *step = cli->plan.nsteps ? &cli->plan.steps[cli->plan.nsteps - 1] : NULL;
+  gpuimg_option_set_t sets[] = {{step ? step->op->options : NULL, step ? step->params : NULL},
+                                {gpuimg_cli_options, cli},
+                                {gpuimg_cli_batch_options, cli}};
+  int first = step ? 0 : 1, which;
+  const gpuimg_option_t *o;
+  const char *arg;
+  char spelled[64];
+  gpuimg_args_t start = *args;
+  int rc = gpuimg_options_match(args, sets + first, 3 - first, &which, &o, &arg, spelled);
+  if (rc == 1)
+    return refuse_option(step, &start, spelled);
+  if (rc < 0)
+    return -1;
+  return gpuimg_options_apply(o, spelled, arg, sets[first + which].target);
+}
+
+/* Batch mode (-o DIR): every positional argument is an input. */
+static int check_batch(const gpuimg_cli_t *cli)
+{
+  if (cli->ninputs == 0 && !cli->from)
+    return usage_error(cli->outdir, "%sno input files (give INPUT... or --from LIST)", "");
+  if (cli->explain)
+    return usage_error("--explain", "%snot available with -o DIR", "");
+  return 0;
+}
+
+/* One image: INPUT and OUTPUT, if given. */
+static int check_single(gpuimg_cli_t *cli, const char **positional, int npositional)
+{
   if (cli->from || cli->batch_format != GPUIMG_FORMAT_NONE || cli->force || cli->jobs ||
       cli->devices || cli->shard_n)
     return usage_error("", "%s--from, --format, --force, --jobs, --devices and --shard need -o DIR",
@@ -450,10 +281,84 @@ int gpuimg_cli_parse(int argc, char **argv, gpuimg_cli_t *cli)
     if (cli->report && strcmp(cli->output, "-") == 0 && strcmp(cli->report, "-") == 0)
       return usage_error("", "%simage and report cannot both go to stdout", "");
   }
-  for (int s = 0; s < cli->plan.nsteps; s++)
-    if (cli->plan.steps[s].op == &gpuimg_op_portrait && cli->input && !cli->plan.steps[s].params.mask_path)
-      return usage_error("portrait", "%s--mask FILE is required with an input image", "");
   return 0;
+}
+
+/* A step whose operation needs a mask has one unless the built-in sample is the input. */
+static int check_masks(const gpuimg_cli_t *cli)
+{
+  if (!cli->outdir && !cli->input)
+    return 0;
+  for (int s = 0; s < cli->plan.nsteps; s++) {
+    const gpuimg_step_t *st = &cli->plan.steps[s];
+    if (st->op->needs_mask && !gpuimg_ops_common(st->params)->mask_path)
+      return usage_error(st->op->name, "%s" GPUIMG_MASK_OPTION
+                         " FILE is required with an input image", "");
+  }
+  return 0;
+}
+
+static void set_defaults(gpuimg_cli_t *cli)
+{
+  cli->batch_format = GPUIMG_FORMAT_NONE;
+  cli->format = GPUIMG_FORMAT_NONE;
+  cli->plan.repeat = 1;
+  cli->plan.quality = GPUIMG_DEFAULT_QUALITY;
+  cli->plan.png_level = GPUIMG_DEFAULT_PNG_LEVEL;
+  cli->plan.max_pixels = GPUIMG_DEFAULT_MAX_PIXELS;
+}
+
+int gpuimg_cli_parse(int argc, char **argv, gpuimg_cli_t *cli)
+{
+  const char **positional;
+  int npositional = 0, end_of_options = 0, want_op = 1;
+
+  memset(cli, 0, sizeof *cli);
+  /* Batch mode takes any number of inputs: room for every argument. Freed by
+   * gpuimg_cli_free(); points into argv. */
+  positional = calloc((size_t)argc + 1, sizeof *positional);
+  if (!positional) {
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, "", "out of memory");
+    return -1;
+  }
+  cli->inputs = positional;
+  set_defaults(cli);
+
+  gpuimg_args_t args = {argc, argv, 1};
+  for (; args.i < argc; args.i++) {
+    const char *a = argv[args.i];
+    if (!end_of_options && strcmp(a, "--") == 0) {
+      end_of_options = 1;
+      continue;
+    }
+    if (!end_of_options && a[0] == '-' && a[1] != '\0') {
+      if (parse_option(cli, &args) < 0)
+        return -1;
+      continue;
+    }
+    if (want_op) {
+      if (start_step(cli, a) < 0)
+        return -1;
+      want_op = 0;
+      continue;
+    }
+    if (!end_of_options && npositional == 0 && strcmp(a, "then") == 0) {
+      want_op = 1;
+      continue;
+    }
+    positional[npositional++] = a;
+  }
+  cli->ninputs = npositional;
+  cli->plan.measure = cli->report || cli->explain;
+  if (cli->help || cli->version || cli->completion)
+    return 0;
+  if (cli->plan.nsteps == 0)
+    return usage_error("", "%sno operation given", "");
+  if (want_op)
+    return usage_error("", "%s'then' must be followed by an operation", "");
+  if (cli->outdir ? check_batch(cli) < 0 : check_single(cli, positional, npositional) < 0)
+    return -1;
+  return check_masks(cli);
 }
 
 void gpuimg_cli_free(gpuimg_cli_t *cli)
@@ -475,57 +380,27 @@ void gpuimg_cli_help(FILE *f)
              "Process a PNG or JPEG image with CUDA kernels (or the CPU reference backend).\n"
              "\n"
              "Operations run in order on one image; 'then' separates them:\n"
-             "  gpuimg gray then blur -r 4 in.png out.png\n"
+             "  gpuimg %s then %s in.png out.png\n"
              "Without INPUT (or with INPUT 'sample:'), the built-in 1024x768 sample and its\n"
              "subject mask are used.\n"
              "Without OUTPUT, no image is written. '-' is stdin/stdout. OUTPUT's extension\n"
-             "picks the format: .png, .jpg/.jpeg, .bmp or .tga (stdout: PNG).\n");
+             "picks the format: .png, .jpg/.jpeg, .bmp or .tga (stdout: PNG).\n",
+          gpuimg_ops[0]->name, gpuimg_ops[1] ? gpuimg_ops[1]->name : gpuimg_ops[0]->name);
   for (int i = 0; gpuimg_ops[i]; i++) {
     const gpuimg_op_t *op = gpuimg_ops[i];
     fprintf(f, "\n%s: %s\n", op->name, op->summary);
-    const char *h = op->options_help;
-    while (*h) {
-      const char *nl = strchr(h, '\n');
-      size_t len = nl ? (size_t)(nl - h) : strlen(h);
-      fprintf(f, "  %.*s\n", (int)len, h);
-      h += len + (nl ? 1 : 0);
-    }
+    gpuimg_options_help(f, op->options, 2, 16);
   }
+  fprintf(f, "\nGlobal options:\n");
+  gpuimg_options_help(f, gpuimg_cli_options, 2, 16);
+  fprintf(f, "  %-16s end of options\n", "--");
+  fprintf(f, "\nBatch mode (-o DIR): every INPUT is converted into DIR under its own base name:\n");
+  gpuimg_options_help(f, gpuimg_cli_batch_options, 2, 16);
   fprintf(f,
-          "\nGlobal options:\n"
-          "  --backend B      auto (CUDA when a device is usable, else CPU; batches start\n"
-          "                   on the CPU while the device comes up), cpu or cuda\n"
-          "  --block WxH      CUDA block shape for 2-D kernels (W*H <= 1024)\n"
-          "  --report FILE    write a JSON timing report ('-' = stdout)\n"
-          "  --explain        one line per kernel on stderr: blocks, occupancy, waves,\n"
-          "                   bandwidth, divergence (CUDA backend)\n"
-          "  --repeat N       run the processing N times; report median/min/max/noise (default 1)\n"
-          "  --warmup M       run it M more times first, unrecorded (default 0)\n"
-          "  --quality Q      JPEG quality 1..100 (default %d)\n"
-          "  --codec C        image codecs: auto (the fastest built in: libjpeg decodes and\n"
-          "                   encodes JPEG; fastpng encodes PNG at --png-level 0..1, libpng\n"
-          "                   at 2..9; stb the rest), stb (stb for everything), fastpng,\n"
-          "                   libpng or libjpeg (that one, stb the rest), nvjpeg (JPEG on\n"
-          "                   the GPU with nvJPEG, auto's choice the rest)\n"
-          "  --png-level N    PNG compression 0..9: 0 stores, 1 fast, 9 smallest (default %d)\n"
-          "  --max-pixels N   refuse larger images (default %" PRIu64 ")\n"
-          "  -q, --quiet      no notices on stderr\n"
-          "  -h, --help       this help\n"
-          "  -V, --version    version and build features\n"
-          "  --               end of options\n"
-          "\nBatch mode (-o DIR): every INPUT is converted into DIR under its own base name:\n"
-          "  -o, --output-dir DIR   write outputs here (created files only: see --force)\n"
-          "  --from LIST      read input paths from LIST, one per line ('-' = stdin)\n"
-          "  --format F       output format png, jpg, bmp or tga (default: the input's)\n"
-          "  --force          replace existing outputs (never an input)\n"
-          "  -j, --jobs N     host threads (default: online CPU cores)\n"
-          "  --devices D      all, or a list of CUDA device numbers like 0,1 (default 0)\n"
-          "  --shard K/N      only the inputs whose path hashes to shard K of N\n"
           "  With --report FILE the report is JSON Lines: one object per image and a summary.\n"
           "\nOther commands: gpuimg info [--report FILE] (the CUDA device),\n"
           "gpuimg compare [OPTIONS] BASELINE CURRENT (see gpuimg compare --help).\n"
           "\nExit status: 0 ok, 1 processing failure, 2 usage error, 3 bad input or mask,\n"
           "4 output or report not written, 5 CUDA unavailable or failed.\n"
-          "With -o DIR: 0 when every image converted, else the largest failed image's code.\n",
-          GPUIMG_DEFAULT_QUALITY, GPUIMG_DEFAULT_PNG_LEVEL, GPUIMG_DEFAULT_MAX_PIXELS);
+          "With -o DIR: 0 when every image converted, else the largest failed image's code.\n");
 }

@@ -13,6 +13,7 @@ typedef struct {
   const char *report; /* NULL: no report; "-": stdout */
   int explain;
   int help, version;
+  int completion; /* --completion bash: print the completion script */
   /* Batch mode (-o DIR): every positional argument is an input. */
   const char *outdir;
   const char **inputs; /* the positional arguments (malloc'd array into argv) */
@@ -28,6 +29,13 @@ typedef struct {
 /* Parses argv; -1 with a usage error (exit 2) set. */
 int gpuimg_cli_parse(int argc, char **argv, gpuimg_cli_t *cli);
 void gpuimg_cli_help(FILE *f);
+
+/* The main command's global and batch-mode options (cli.c), after the operations' own. */
+extern const gpuimg_option_t gpuimg_cli_options[];
+extern const gpuimg_option_t gpuimg_cli_batch_options[];
+
+/* Prints a bash completion script made from the registry and the option tables. */
+void gpuimg_cli_completion(FILE *f);
 void gpuimg_cli_free(gpuimg_cli_t *cli);
 
 /* Batch mode: converts every input into cli->outdir; returns the exit status. */

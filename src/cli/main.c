@@ -116,8 +116,9 @@ static int image_main(int argc, char **argv)
     return GPUIMG_EXIT_USAGE;
   }
   int status = GPUIMG_EXIT_OK;
-  if (cli.help || cli.version) {
-    cli.help ? gpuimg_cli_help(stdout) : print_version();
+  if (cli.help || cli.version || cli.completion) {
+    cli.help ? gpuimg_cli_help(stdout)
+             : cli.completion ? gpuimg_cli_completion(stdout) : print_version();
   } else if (gpuimg_output_install_signal_cleanup(), cli.outdir) {
     status = gpuimg_batch_main(&cli);
   } else {

@@ -70,8 +70,8 @@ int gpuimg_flow_load_mask(const gpuimg_plan_t *plan, const char *path, const uin
 const char *gpuimg_flow_mask_path(const gpuimg_plan_t *plan, int i, int *takes)
 {
   const gpuimg_step_t *s = &plan->steps[i];
-  *takes = (s->op->options & GPUIMG_OPT_MASK) != 0;
-  return s->params.mask_path;
+  *takes = s->op->needs_mask;
+  return gpuimg_ops_common(s->params)->mask_path;
 }
 
 /* Loads every step's mask for this image (src NULL: of any size, for the device decode to

@@ -41,7 +41,7 @@ static uint64_t step_bytes(const gpuimg_step_t *s, int w, int h, int cin)
 {
   uint64_t px = (uint64_t)w * (uint64_t)h;
   return px * (uint64_t)cin + px * (uint64_t)s->op->out_channels(cin) +
-         (s->op == &gpuimg_op_portrait ? px : 0);
+         (s->op->needs_mask ? px : 0);
 }
 
 static int run_cpu(const gpuimg_plan_t *plan, const gpuimg_image_t *src, const gpuimg_image_t *masks,
@@ -68,7 +68,7 @@ static int run_cpu(const gpuimg_plan_t *plan, const gpuimg_image_t *src, const g
     for (int i = 0; i < plan->nsteps; i++) {
       const gpuimg_step_t *s = &plan->steps[i];
       double t0 = gpuimg_now_ms();
-      if (s->op->run_cpu(&s->params, in, &masks[i], &tmp[i]) < 0)
+      if (s->op->run_cpu(s->params, in, &masks[i], &tmp[i]) < 0)
         goto done;
       if (r >= 0)
         stage[i]->ms[r] = gpuimg_now_ms() - t0;
@@ -99,7 +99,7 @@ typedef struct {
 #ifdef GPUIMG_HAVE_NVJPEG
   gpuimg_nvjpeg_t *nj; /* on the runner's context, created by the first JPEG */
 #endif
-  uint8_t *d_mask[GPUIMG_MAX_STEPS];        /* a portrait step's mask on the device */
+  uint8_t *d_mask[GPUIMG_MAX_STEPS];        /* a masked step's mask on the device */
   const uint8_t *mask_of[GPUIMG_MAX_STEPS]; /* the host mask that d_mask holds, or NULL */
   size_t mask_cap[GPUIMG_MAX_STEPS];
   int allocations; /* pinned and device allocations made so far */
@@ -206,7 +206,8 @@ static int decode_jpeg(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_plan_
     const gpuimg_image_t *m = &masks[i];
     if (m->data && (m->width != *w || m->height != *h)) {
       gpuimg_error_set(GPUIMG_EXIT_INPUT, io->what, "mask %s is %dx%d but the image is %dx%d",
-                       plan->steps[i].params.mask_path, m->width, m->height, *w, *h);
+                       gpuimg_ops_common(plan->steps[i].params)->mask_path, m->width, m->height,
+                       *w, *h);
       return -1;
     }
   }
@@ -346,7 +347,7 @@ static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_plan_t *
     }
     for (int i = 0; i < plan->nsteps; i++) {
       const gpuimg_step_t *s = &plan->steps[i];
-      if (s->op->run_gpu(ctx, &s->params, in, b->d_mask[i], b->d_buf[o], w, h, c,
+      if (s->op->run_gpu(ctx, s->params, in, b->d_mask[i], b->d_buf[o], w, h, c,
                          &stage[i]->launch) < 0)
         return -1;
       if (r >= 0)
@@ -366,16 +367,12 @@ static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_plan_t *
   for (int i = 0; i < plan->nsteps; i++) {
     gpuimg_stage_t *st = stage[i];
     const gpuimg_launch_t *l = &st->launch;
-    if (!l->has_divergence)
+    const gpuimg_step_t *s = &plan->steps[i];
+    if (!l->has_divergence || !s->op->divergence)
       continue;
     st->has_prediction = 1;
-    if (plan->steps[i].op == &gpuimg_op_checkerboard)
-      gpuimg_divergence_checkerboard(w, h, plan->steps[i].params.cell, (int)l->block[0],
-                                     (int)l->block[1], &st->predicted_warps,
-                                     &st->predicted_divergent);
-    else
-      gpuimg_divergence_mask(&masks[i], (int)l->block[0], (int)l->block[1], &st->predicted_warps,
-                             &st->predicted_divergent);
+    s->op->divergence(s->params, &masks[i], w, h, (int)l->block[0], (int)l->block[1],
+                      &st->predicted_warps, &st->predicted_divergent);
   }
   run->out_w = w;
   run->out_h = h;

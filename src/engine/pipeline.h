@@ -26,7 +26,7 @@ gpuimg_pipeline_t *gpuimg_pipeline_create(const gpuimg_plan_t *plan, int device)
 gpuimg_pipeline_t *gpuimg_pipeline_open(const gpuimg_plan_t *plan);
 
 /* Runs the steps once on src (plan->repeat times, after plan->warmup; with plan->measure,
- * divergence counting and a copy-bandwidth measurement on CUDA). masks[i] is the portrait step i's
+ * divergence counting and a copy-bandwidth measurement on CUDA). masks[i] is step i's
  * mask, shared and never changed while the runner lives: the device copy is uploaded on its
  * first use only (an upload-mask stage then) and reused while masks[i].data is the same
  * pointer. dst receives the result; the caller frees it with gpuimg_image_free(). On CUDA the
@@ -52,7 +52,7 @@ typedef struct {
 /* gpuimg_pipeline_process() with device-resident JPEG (the output's size and channels go to
  * run->out_w, out_h and out_c, as on every CUDA run): from io->jpeg, a decode stage (host
  * clock, codec nvjpeg, header and any wait for the nvJPEG thread included) instead of the
- * upload, the image's size and channels going to run->in_w, in_h and in_c, and a portrait
+ * upload, the image's size and channels going to run->in_w, in_h and in_c, and a step's
  * mask of another size an input error (exit 3) before any kernel runs; else from src as
  * usual. With io->out, an encode stage (codec nvjpeg) instead of the download, and dst is
  * left empty. */

@@ -87,45 +87,18 @@ int gpuimg_plan_add_step(gpuimg_plan_t *plan, const char *name)
   gpuimg_step_t *s = &plan->steps[plan->nsteps++];
   memset(s, 0, sizeof *s);
   s->op = op;
-  op->defaults(&s->params);
+  gpuimg_ops_init(op, s->params);
   return 0;
 }
 
-/* The step options by name (until each operation declares its own table). */
-#define PARAM(field) offsetof(gpuimg_params_t, field)
-static const char *const tiles[] = {"u8", "float", NULL};
-static const struct {
-  unsigned bit;
-  gpuimg_option_t o;
-} step_options[] = {
-    {GPUIMG_OPT_RADIUS,
-     {.long_name = "radius", .short_name = 'r', .kind = GPUIMG_OPTION_INT,
-      .offset = PARAM(radius), .max = GPUIMG_MAX_RADIUS}},
-    {GPUIMG_OPT_NAIVE, {.long_name = "naive", .kind = GPUIMG_OPTION_FLAG,
-                        .offset = PARAM(variant), .value = GPUIMG_VARIANT_NAIVE}},
-    {GPUIMG_OPT_TILED, {.long_name = "tiled", .kind = GPUIMG_OPTION_FLAG,
-                        .offset = PARAM(variant), .value = GPUIMG_VARIANT_TILED}},
-    {GPUIMG_OPT_CELL, {.long_name = "cell", .kind = GPUIMG_OPTION_INT, .offset = PARAM(cell),
-                       .min = 1, .max = INT32_MAX}},
-    {GPUIMG_OPT_AMOUNT, {.long_name = "amount", .kind = GPUIMG_OPTION_INT,
-                         .offset = PARAM(amount), .max = 255}},
-    {GPUIMG_OPT_MASK, {.long_name = "mask", .kind = GPUIMG_OPTION_STRING,
-                       .offset = PARAM(mask_path), .empty_what = "file name"}},
-    {GPUIMG_OPT_TILE, {.long_name = "tile", .kind = GPUIMG_OPTION_CHOICE, .offset = PARAM(tile),
-                       .choices = tiles}},
-};
-
 int gpuimg_step_set(gpuimg_step_t *step, const char *name, const char *spelled, const char *value)
 {
-  for (size_t i = 0; i < sizeof step_options / sizeof step_options[0]; i++) {
-    const gpuimg_option_t *o = &step_options[i].o;
-    if (strcmp(o->long_name, name) || !(step->op->options & step_options[i].bit))
-      continue;
-    if (!value && o->kind != GPUIMG_OPTION_FLAG) {
-      gpuimg_error_set(GPUIMG_EXIT_USAGE, spelled, "missing value");
-      return -1;
-    }
-    return gpuimg_options_apply(o, spelled, value, &step->params);
+  const gpuimg_option_t *o = gpuimg_options_find(step->op->options, name, strlen(name), 0);
+  if (!o)
+    return 1;
+  if (!value && o->kind != GPUIMG_OPTION_FLAG) {
+    gpuimg_error_set(GPUIMG_EXIT_USAGE, spelled, "missing value");
+    return -1;
   }
-  return 1;
+  return gpuimg_options_apply(o, spelled, value, step->params);
 }

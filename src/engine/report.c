@@ -78,6 +78,57 @@ static double rnd(double v, int decimals)
   return round(v * scale) / scale;
 }
 
+/* An operation's report options, into the stage's `options` object. */
+static void report_number(void *ctx, const char *key, double value)
+{
+  add_number(ctx, key, value);
+}
+
+static void report_string(void *ctx, const char *key, const char *value)
+{
+  add_string(ctx, key, value);
+}
+
+/* A step's stage: the operation's options and its variant. */
+static int add_step(cJSON *o, const gpuimg_step_t *st)
+{
+  cJSON *op = cJSON_AddObjectToObject(o, "options");
+  if (!op)
+    return -1;
+  if (st->op->report)
+    st->op->report(st->params, &(gpuimg_report_sink_t){report_number, report_string, op});
+  const char *variant = st->op->variant_name(st->params);
+  if (variant[0])
+    add_string(o, "variant", variant);
+  return 0;
+}
+
+/* A kernel's stage: its launch shape and occupancy. */
+static int add_launch(cJSON *o, const gpuimg_launch_t *l)
+{
+  cJSON *lo_ = cJSON_AddObjectToObject(o, "launch");
+  if (!lo_)
+    return -1;
+  add_string(lo_, "kernel", l->kernel ? l->kernel : "");
+  int grid[3] = {(int)l->grid[0], (int)l->grid[1], (int)l->grid[2]};
+  int block[3] = {(int)l->block[0], (int)l->block[1], (int)l->block[2]};
+  cJSON_AddItemToObject(lo_, "grid", cJSON_CreateIntArray(grid, 3));
+  cJSON_AddItemToObject(lo_, "block", cJSON_CreateIntArray(block, 3));
+  add_number(lo_, "shared_bytes", (double)l->shared_bytes);
+  add_number(lo_, "launches", l->launches);
+  if (l->has_occupancy) {
+    add_number(lo_, "registers", l->registers);
+    add_number(lo_, "static_shared_bytes", (double)l->static_shared);
+    add_number(lo_, "active_blocks_per_sm", l->active_blocks_per_sm);
+    add_number(lo_, "occupancy_pct", rnd(l->occupancy_pct, 1));
+    add_string(lo_, "limited_by", l->limited_by);
+    add_number(lo_, "resident_blocks", (double)l->resident_blocks);
+    add_number(lo_, "blocks", (double)l->grid[0] * l->grid[1] * l->grid[2]);
+    add_number(lo_, "waves", rnd(l->waves, 2));
+  }
+  return 0;
+}
+
 static int add_stage(cJSON *stages, const gpuimg_plan_t *plan, const gpuimg_run_t *run,
                      const gpuimg_stage_t *s)
 {
@@ -115,48 +166,13 @@ static int add_stage(cJSON *stages, const gpuimg_plan_t *plan, const gpuimg_run_
   }
   if (s->pinned >= 0)
     cJSON_AddBoolToObject(o, "pinned", s->pinned);
-  if (s->step >= 0 && strcmp(s->name, "upload-mask") != 0) {
-    const gpuimg_step_t *st = &plan->steps[s->step];
-    const gpuimg_params_t *p = &st->params;
-    cJSON *op = cJSON_AddObjectToObject(o, "options");
-    if (!op)
-      return -1;
-    if (st->op->options & GPUIMG_OPT_RADIUS)
-      add_number(op, "radius", p->radius);
-    if (st->op->options & GPUIMG_OPT_CELL)
-      add_number(op, "cell", p->cell);
-    if (st->op->options & GPUIMG_OPT_AMOUNT)
-      add_number(op, "amount", p->amount);
-    if (st->op->options & GPUIMG_OPT_MASK)
-      add_string(op, "mask", p->mask_path ? p->mask_path : "(built-in sample mask)");
-    if ((st->op->options & GPUIMG_OPT_TILE) && p->variant == GPUIMG_VARIANT_TILED)
-      add_string(op, "tile", p->tile == GPUIMG_TILE_FLOAT ? "float" : "u8");
-    const char *variant = st->op->variant_name(p);
-    if (variant[0])
-      add_string(o, "variant", variant);
-  }
+  if (s->step >= 0 && strcmp(s->name, "upload-mask") != 0 &&
+      add_step(o, &plan->steps[s->step]) < 0)
+    return -1;
   if (s->has_launch) {
     const gpuimg_launch_t *l = &s->launch;
-    cJSON *lo_ = cJSON_AddObjectToObject(o, "launch");
-    if (!lo_)
+    if (add_launch(o, l) < 0)
       return -1;
-    add_string(lo_, "kernel", l->kernel ? l->kernel : "");
-    int grid[3] = {(int)l->grid[0], (int)l->grid[1], (int)l->grid[2]};
-    int block[3] = {(int)l->block[0], (int)l->block[1], (int)l->block[2]};
-    cJSON_AddItemToObject(lo_, "grid", cJSON_CreateIntArray(grid, 3));
-    cJSON_AddItemToObject(lo_, "block", cJSON_CreateIntArray(block, 3));
-    add_number(lo_, "shared_bytes", (double)l->shared_bytes);
-    add_number(lo_, "launches", l->launches);
-    if (l->has_occupancy) {
-      add_number(lo_, "registers", l->registers);
-      add_number(lo_, "static_shared_bytes", (double)l->static_shared);
-      add_number(lo_, "active_blocks_per_sm", l->active_blocks_per_sm);
-      add_number(lo_, "occupancy_pct", rnd(l->occupancy_pct, 1));
-      add_string(lo_, "limited_by", l->limited_by);
-      add_number(lo_, "resident_blocks", (double)l->resident_blocks);
-      add_number(lo_, "blocks", (double)l->grid[0] * l->grid[1] * l->grid[2]);
-      add_number(lo_, "waves", rnd(l->waves, 2));
-    }
     if (run->copy_gbps > 0 && median > 0 && s->bytes)
       add_number(o, "copy_bw_pct",
                  rnd(100.0 * (double)s->bytes / (median * 1e6) / run->copy_gbps, 1));

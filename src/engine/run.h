@@ -13,9 +13,11 @@
 #define GPUIMG_DEFAULT_QUALITY 90
 #define GPUIMG_SAMPLE_INPUT "sample:"
 
+/* One step: an operation and its parameters, the operation's own struct, which only the
+ * operation's functions read (gpuimg_ops_init() sets its defaults). */
 typedef struct {
   const gpuimg_op_t *op;
-  gpuimg_params_t params;
+  _Alignas(16) unsigned char params[GPUIMG_PARAMS_SIZE];
 } gpuimg_step_t;
 
 /* What the engine is asked to do to every image: the steps and how to run them. The command
@@ -75,7 +77,7 @@ gpuimg_stage_t *gpuimg_run_stage(gpuimg_run_t *run, const char *name, int step, 
                                  int nms);
 void gpuimg_run_free(gpuimg_run_t *run);
 
-/* Runs plan's pipeline on src (masks[i] for portrait steps), repeat times.
+/* Runs plan's pipeline on src (masks[i] for the steps whose op needs a mask), repeat times.
  * dst receives the result (caller frees). Fills the run's stages. */
 int gpuimg_pipeline_run(const gpuimg_plan_t *plan, const gpuimg_image_t *src,
                         const gpuimg_image_t *masks, gpuimg_image_t *dst, gpuimg_run_t *run);

@@ -124,7 +124,7 @@ int gpuimg_sched_open(gpuimg_sched_t *s, const gpuimg_plan_t *plan, const char *
               !plan->block_w && !plan->block_h && !env_is("GPUIMG_HYBRID", "0");
   /* --naive and --tiled choose CUDA kernels: such a batch is about them, all on CUDA. */
   for (int i = 0; i < plan->nsteps; i++)
-    s->hybrid &= plan->steps[i].params.variant == GPUIMG_VARIANT_FAST;
+    s->hybrid &= gpuimg_ops_common(plan->steps[i].params)->variant == GPUIMG_VARIANT_FAST;
   s->dev_ready_ms = -1;
   if (s->hybrid)
     count = 1; /* device 0, if the starter finds it usable */

@@ -1,4 +1,5 @@
-/* blur.c: the blur operation: options and the CPU reference (exact running box sums). */
+/* blur.c: the blur operation: its declaration and the CPU reference (exact running box sums). */
+#include "blur_cpu.h"
 #include "ops.h"
 #include "blur.h"
 
@@ -126,65 +127,67 @@ int gpuimg_blur_cpu(const gpuimg_image_t *src, int radius, gpuimg_image_t *dst)
   return 0;
 }
 
-const char *gpuimg_variant_name(gpuimg_variant_t v)
-{
-  switch (v) {
-  case GPUIMG_VARIANT_NAIVE:
-    return "naive";
-  case GPUIMG_VARIANT_TILED:
-    return "tiled";
-  default:
-    return "fast";
-  }
-}
+/* blur's parameters. */
+typedef struct {
+  gpuimg_params_common_t common;
+  int radius;
+} blur_params_t;
+GPUIMG_PARAMS_CHECK(blur_params_t);
 
-static void blur_defaults(gpuimg_params_t *p)
-{
-  p->radius = 2;
-  p->variant = GPUIMG_VARIANT_FAST;
-}
+static const blur_params_t blur_defaults = {.common = {.variant = GPUIMG_VARIANT_FAST},
+                                            .radius = 2};
+
+static const gpuimg_option_t blur_options[] = {
+    GPUIMG_OPTION_RADIUS(blur_params_t, "window radius, 0..2047 (default 2)"),
+    GPUIMG_OPTION_NAIVE("naive CUDA kernel (global-memory window)"),
+    GPUIMG_OPTION_TILED("tiled CUDA kernel (shared-memory tile + apron)"),
+    GPUIMG_OPTION_TILE("tiled kernel's tile: 4-byte pixels (default) or floats"),
+    {0},
+};
 
 static int blur_out_channels(int in)
 {
   return in;
 }
 
-static int blur_cpu_step(const gpuimg_params_t *p, const gpuimg_image_t *src,
-                         const gpuimg_image_t *mask, gpuimg_image_t *dst)
+static int blur_cpu_step(const void *params, const gpuimg_image_t *src, const gpuimg_image_t *mask,
+                         gpuimg_image_t *dst)
 {
+  const blur_params_t *p = params;
   (void)mask;
   return gpuimg_blur_cpu(src, p->radius, dst);
 }
 
 #ifdef GPUIMG_HAVE_CUDA
-static int blur_gpu_step(gpuimg_cuda_t *ctx, const gpuimg_params_t *p, const uint8_t *d_src,
+static int blur_gpu_step(gpuimg_cuda_t *ctx, const void *params, const uint8_t *d_src,
                          const uint8_t *d_mask, uint8_t *d_dst, int width, int height, int channels,
                          gpuimg_launch_t *info)
 {
+  const blur_params_t *p = params;
   (void)d_mask;
-  return gpuimg_blur_gpu(ctx, d_src, d_dst, width, height, channels, p->radius, p->variant, p->tile,
-                         info);
+  return gpuimg_blur_gpu(ctx, d_src, d_dst, width, height, channels, p->radius, p->common.variant,
+                         p->common.tile, info);
 }
 #endif
 
-static const char *blur_variant(const gpuimg_params_t *p)
+static void blur_report(const void *params, const gpuimg_report_sink_t *sink)
 {
-  return gpuimg_variant_name(p->variant);
+  const blur_params_t *p = params;
+  sink->number(sink->ctx, "radius", p->radius);
+  gpuimg_ops_report_tile(params, sink);
 }
 
 const gpuimg_op_t gpuimg_op_blur = {
     .name = "blur",
     .summary = "box (mean) blur over the (2N+1)x(2N+1) window, edges clamped",
-    .options_help = "-r, --radius N   window radius, 0..2047 (default 2)\n"
-                    "--naive          naive CUDA kernel (global-memory window)\n"
-                    "--tiled          tiled CUDA kernel (shared-memory tile + apron)\n"
-                    "--tile u8|float  tiled kernel's tile: 4-byte pixels (default) or floats\n",
-    .options = GPUIMG_OPT_RADIUS | GPUIMG_OPT_NAIVE | GPUIMG_OPT_TILED | GPUIMG_OPT_TILE,
-    .defaults = blur_defaults,
+    .options = blur_options,
+    .params_size = sizeof(blur_params_t),
+    .defaults = &blur_defaults,
     .out_channels = blur_out_channels,
     .run_cpu = blur_cpu_step,
 #ifdef GPUIMG_HAVE_CUDA
     .run_gpu = blur_gpu_step,
 #endif
-    .variant_name = blur_variant,
+    .variant_name = gpuimg_ops_variant_name,
+    .report = blur_report,
 };

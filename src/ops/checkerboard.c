@@ -1,5 +1,6 @@
-/* checkerboard.c: the checkerboard operation (the warp-divergence example) and its CPU
- * reference. */
+/* checkerboard.c: the checkerboard operation (the warp-divergence example): its declaration,
+ * CPU reference and divergence prediction. */
+#include "checkerboard_cpu.h"
 #include "ops.h"
 #include "checkerboard.h"
 
@@ -25,53 +26,92 @@ int gpuimg_checkerboard_cpu(const gpuimg_image_t *src, int cell, int amount, gpu
   return 0;
 }
 
-static void checkerboard_defaults(gpuimg_params_t *p)
+static int checkerboard_side(const void *arg, int x, int y)
 {
-  p->cell = 1;
-  p->amount = 64;
-  p->variant = GPUIMG_VARIANT_FAST;
+  int cell = *(const int *)arg;
+  return ((x / cell + y / cell) & 1) == 0;
 }
+
+void gpuimg_divergence_checkerboard(int w, int h, int cell, int bw, int bh, uint64_t *warps,
+                                    uint64_t *divergent)
+{
+  gpuimg_divergence_predict(w, h, bw, bh, checkerboard_side, &cell, warps, divergent);
+}
+
+/* checkerboard's parameters. */
+typedef struct {
+  gpuimg_params_common_t common;
+  int cell, amount;
+} checkerboard_params_t;
+GPUIMG_PARAMS_CHECK(checkerboard_params_t);
+
+static const checkerboard_params_t checkerboard_defaults = {
+    .common = {.variant = GPUIMG_VARIANT_FAST}, .cell = 1, .amount = 64};
+
+static const gpuimg_option_t checkerboard_options[] = {
+    {.long_name = "cell", .kind = GPUIMG_OPTION_INT,
+     .offset = offsetof(checkerboard_params_t, cell), .min = 1, .max = INT32_MAX, .metavar = "K",
+     .help = "cell size in pixels, >= 1 (default 1: per pixel)"},
+    {.long_name = "amount", .kind = GPUIMG_OPTION_INT,
+     .offset = offsetof(checkerboard_params_t, amount), .min = 0, .max = 255, .metavar = "A",
+     .help = "saturating add/subtract, 0..255 (default 64)"},
+    GPUIMG_OPTION_NAIVE("per-pixel CUDA kernel with the divergent branch"),
+    {0},
+};
 
 static int checkerboard_out_channels(int in)
 {
   return in;
 }
 
-static int checkerboard_cpu_step(const gpuimg_params_t *p, const gpuimg_image_t *src,
+static int checkerboard_cpu_step(const void *params, const gpuimg_image_t *src,
                                  const gpuimg_image_t *mask, gpuimg_image_t *dst)
 {
+  const checkerboard_params_t *p = params;
   (void)mask;
   return gpuimg_checkerboard_cpu(src, p->cell, p->amount, dst);
 }
 
 #ifdef GPUIMG_HAVE_CUDA
-static int checkerboard_gpu_step(gpuimg_cuda_t *ctx, const gpuimg_params_t *p, const uint8_t *d_src,
+static int checkerboard_gpu_step(gpuimg_cuda_t *ctx, const void *params, const uint8_t *d_src,
                                  const uint8_t *d_mask, uint8_t *d_dst, int width, int height,
                                  int channels, gpuimg_launch_t *info)
 {
+  const checkerboard_params_t *p = params;
   (void)d_mask;
   return gpuimg_checkerboard_gpu(ctx, d_src, d_dst, width, height, channels, p->cell, p->amount,
-                                 p->variant, info);
+                                 p->common.variant, info);
 }
 #endif
 
-static const char *checkerboard_variant(const gpuimg_params_t *p)
+static void checkerboard_report(const void *params, const gpuimg_report_sink_t *sink)
 {
-  return p->variant == GPUIMG_VARIANT_NAIVE ? "naive" : "fast";
+  const checkerboard_params_t *p = params;
+  sink->number(sink->ctx, "cell", p->cell);
+  sink->number(sink->ctx, "amount", p->amount);
+}
+
+static void checkerboard_divergence(const void *params, const gpuimg_image_t *mask, int width,
+                                    int height, int bw, int bh, uint64_t *warps,
+                                    uint64_t *divergent)
+{
+  const checkerboard_params_t *p = params;
+  (void)mask;
+  gpuimg_divergence_checkerboard(width, height, p->cell, bw, bh, warps, divergent);
 }
 
 const gpuimg_op_t gpuimg_op_checkerboard = {
     .name = "checkerboard",
     .summary = "brighten even cells, darken odd cells (alpha untouched)",
-    .options_help = "--cell K         cell size in pixels, >= 1 (default 1: per pixel)\n"
-                    "--amount A       saturating add/subtract, 0..255 (default 64)\n"
-                    "--naive          per-pixel CUDA kernel with the divergent branch\n",
-    .options = GPUIMG_OPT_CELL | GPUIMG_OPT_AMOUNT | GPUIMG_OPT_NAIVE,
-    .defaults = checkerboard_defaults,
+    .options = checkerboard_options,
+    .params_size = sizeof(checkerboard_params_t),
+    .defaults = &checkerboard_defaults,
     .out_channels = checkerboard_out_channels,
     .run_cpu = checkerboard_cpu_step,
 #ifdef GPUIMG_HAVE_CUDA
     .run_gpu = checkerboard_gpu_step,
 #endif
-    .variant_name = checkerboard_variant,
+    .variant_name = gpuimg_ops_variant_name,
+    .report = checkerboard_report,
+    .divergence = checkerboard_divergence,
 };

@@ -5,8 +5,8 @@
  * (consecutive thread indices tx + ty * bw, 32 at a time) and counts the warps with at
  * least one lane in the image, and those whose in-image lanes take both sides of the
  * branch side(x, y). */
-static void predict(int w, int h, int bw, int bh, int (*side)(const void *, int, int),
-                    const void *arg, uint64_t *warps, uint64_t *divergent)
+void gpuimg_divergence_predict(int w, int h, int bw, int bh, int (*side)(const void *, int, int),
+                               const void *arg, uint64_t *warps, uint64_t *divergent)
 {
   int threads = bw * bh;
   int gx = (w + bw - 1) / bw, gy = (h + bh - 1) / bh;
@@ -30,12 +30,6 @@ static void predict(int w, int h, int bw, int bh, int (*side)(const void *, int,
       }
 }
 
-static int checkerboard_side(const void *arg, int x, int y)
-{
-  int cell = *(const int *)arg;
-  return ((x / cell + y / cell) & 1) == 0;
-}
-
 typedef struct {
   const uint8_t *mask;
   int w;
@@ -47,15 +41,9 @@ static int mask_side(const void *arg, int x, int y)
   return m->mask[(size_t)y * (size_t)m->w + (size_t)x] >= 128;
 }
 
-void gpuimg_divergence_checkerboard(int w, int h, int cell, int bw, int bh, uint64_t *warps,
-                                    uint64_t *divergent)
-{
-  predict(w, h, bw, bh, checkerboard_side, &cell, warps, divergent);
-}
-
 void gpuimg_divergence_mask(const gpuimg_image_t *mask, int bw, int bh, uint64_t *warps,
                             uint64_t *divergent)
 {
   mask_arg_t m = {mask->data, mask->width};
-  predict(mask->width, mask->height, bw, bh, mask_side, &m, warps, divergent);
+  gpuimg_divergence_predict(mask->width, mask->height, bw, bh, mask_side, &m, warps, divergent);
 }

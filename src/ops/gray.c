@@ -1,4 +1,6 @@
-/* gray.c: the gray operation: options and the CPU reference (Rec. 601 luma, fixed point). */
+/* gray.c: the gray operation: its declaration and the CPU reference (Rec. 601 luma, fixed
+ * point). */
+#include "gray_cpu.h"
 #include "ops.h"
 #include "gray.h"
 
@@ -31,44 +33,48 @@ int gpuimg_gray_cpu(const gpuimg_image_t *src, gpuimg_image_t *dst)
   return 0;
 }
 
-static void gray_defaults(gpuimg_params_t *p)
-{
-  p->variant = GPUIMG_VARIANT_FAST;
-}
+/* gray's parameters: only the common part (its variant). */
+typedef struct {
+  gpuimg_params_common_t common;
+} gray_params_t;
+GPUIMG_PARAMS_CHECK(gray_params_t);
 
-static int gray_cpu_step(const gpuimg_params_t *p, const gpuimg_image_t *src,
-                         const gpuimg_image_t *mask, gpuimg_image_t *dst)
+static const gray_params_t gray_defaults = {.common = {.variant = GPUIMG_VARIANT_FAST}};
+
+static const gpuimg_option_t gray_options[] = {
+    GPUIMG_OPTION_NAIVE("per-pixel CUDA kernel in 16x16 blocks (the teaching one)"),
+    {0},
+};
+
+static int gray_cpu_step(const void *params, const gpuimg_image_t *src, const gpuimg_image_t *mask,
+                         gpuimg_image_t *dst)
 {
-  (void)p;
+  (void)params;
   (void)mask;
   return gpuimg_gray_cpu(src, dst);
 }
 
 #ifdef GPUIMG_HAVE_CUDA
-static int gray_gpu_step(gpuimg_cuda_t *ctx, const gpuimg_params_t *p, const uint8_t *d_src,
+static int gray_gpu_step(gpuimg_cuda_t *ctx, const void *params, const uint8_t *d_src,
                          const uint8_t *d_mask, uint8_t *d_dst, int width, int height, int channels,
                          gpuimg_launch_t *info)
 {
+  const gray_params_t *p = params;
   (void)d_mask;
-  return gpuimg_gray_gpu(ctx, d_src, d_dst, width, height, channels, p->variant, info);
+  return gpuimg_gray_gpu(ctx, d_src, d_dst, width, height, channels, p->common.variant, info);
 }
 #endif
-
-static const char *gray_variant(const gpuimg_params_t *p)
-{
-  return p->variant == GPUIMG_VARIANT_NAIVE ? "naive" : "fast";
-}
 
 const gpuimg_op_t gpuimg_op_gray = {
     .name = "gray",
     .summary = "Rec. 601 luma: RGB -> gray, RGBA -> gray+alpha, gray unchanged",
-    .options_help = "--naive          per-pixel CUDA kernel in 16x16 blocks (the teaching one)\n",
-    .options = GPUIMG_OPT_NAIVE,
-    .defaults = gray_defaults,
+    .options = gray_options,
+    .params_size = sizeof(gray_params_t),
+    .defaults = &gray_defaults,
     .out_channels = gray_out_channels,
     .run_cpu = gray_cpu_step,
 #ifdef GPUIMG_HAVE_CUDA
     .run_gpu = gray_gpu_step,
 #endif
-    .variant_name = gray_variant,
+    .variant_name = gpuimg_ops_variant_name,
 };

@@ -1,78 +1,123 @@
-/* ops.h: the operation table that drives help, parsing, dispatch and report names. */
+/* ops.h: what an operation declares about itself (its gpuimg_op_t) and the registry of them,
+ * from which help, parsing, the report, --explain and the completion are made. */
 #ifndef GPUIMG_OPS_H
 #define GPUIMG_OPS_H
 
+#include <stddef.h>
+
 #include "base.h"
 #include "cuda_context.h"
+#include "options.h"
 
-/* Largest blur radius: (2*2047+1)^2 * 255 + C/2 still fits in 32 bits, so every
- * backend sums exactly in uint32. */
-#define GPUIMG_MAX_RADIUS 2047
+/* Room for one step's parameters (an operation's own struct), aligned to 16. */
+#define GPUIMG_PARAMS_SIZE 256
 
-/* Option bits an operation accepts (see cli.c for their spellings). */
-enum {
-  GPUIMG_OPT_RADIUS = 1u << 0,
-  GPUIMG_OPT_NAIVE = 1u << 1,
-  GPUIMG_OPT_TILED = 1u << 2,
-  GPUIMG_OPT_CELL = 1u << 3,
-  GPUIMG_OPT_AMOUNT = 1u << 4,
-  GPUIMG_OPT_MASK = 1u << 5,
-  GPUIMG_OPT_TILE = 1u << 6,
-};
-
-/* Parameters of one step of a pipeline; each operation reads its own. */
+/* The part every operation's parameter struct starts with: what code outside the operation
+ * reads (the variant, the tile, the mask file) without knowing which operation it is. */
 typedef struct {
-  int radius;
-  gpuimg_variant_t variant;
-  int cell;
-  int amount;
-  const char *mask_path; /* portrait: NULL = the built-in sample's mask */
-  gpuimg_tile_t tile;    /* tiled blur: shared-memory tile storage */
-} gpuimg_params_t;
+  gpuimg_variant_t variant; /* --naive, --tiled; FAST when not given or not offered */
+  gpuimg_tile_t tile;       /* --tile: the tiled blur's shared-memory tile */
+  const char *mask_path;    /* --mask FILE (ops with a mask); NULL = the built-in sample's */
+} gpuimg_params_common_t;
+
+/* Each operation states that its struct Type starts with the common part and fits a step. */
+#define GPUIMG_PARAMS_CHECK(Type)                                                                 \
+  _Static_assert(sizeof(Type) <= GPUIMG_PARAMS_SIZE && _Alignof(Type) <= 16 &&                    \
+                     offsetof(Type, common) == 0,                                                 \
+                 #Type " must start with gpuimg_params_common_t and fit GPUIMG_PARAMS_SIZE")
+
+/* The options several operations share, as entries of their tables (the common part is at
+ * offset 0 of every parameter struct). */
+#define GPUIMG_OPTION_NAIVE(text)                                                                 \
+  {.long_name = "naive", .kind = GPUIMG_OPTION_FLAG,                                              \
+   .offset = offsetof(gpuimg_params_common_t, variant), .value = GPUIMG_VARIANT_NAIVE,            \
+   .help = (text)}
+#define GPUIMG_OPTION_TILED(text)                                                                 \
+  {.long_name = "tiled", .kind = GPUIMG_OPTION_FLAG,                                              \
+   .offset = offsetof(gpuimg_params_common_t, variant), .value = GPUIMG_VARIANT_TILED,            \
+   .help = (text)}
+#define GPUIMG_OPTION_TILE(text)                                                                  \
+  {.long_name = "tile", .kind = GPUIMG_OPTION_CHOICE,                                             \
+   .offset = offsetof(gpuimg_params_common_t, tile), .choices = gpuimg_tile_names,                \
+   .metavar = "u8|float", .help = (text)}
+#define GPUIMG_OPTION_MASK(text)                                                                  \
+  {.long_name = "mask", .kind = GPUIMG_OPTION_STRING,                                             \
+   .offset = offsetof(gpuimg_params_common_t, mask_path), .metavar = "FILE", .help = (text),      \
+   .empty_what = "file name"}
+/* The mask option as spelled on the command line, for messages about it. */
+#define GPUIMG_MASK_OPTION "--mask"
+
+/* "u8", "float": gpuimg_tile_t's names, NULL-terminated. */
+extern const char *const gpuimg_tile_names[];
+
+/* Where an operation's report options go: one call per option, in the report's order. */
+typedef struct {
+  void (*number)(void *ctx, const char *key, double value);
+  void (*string)(void *ctx, const char *key, const char *value);
+  void *ctx;
+} gpuimg_report_sink_t;
 
 typedef struct gpuimg_op gpuimg_op_t;
 
+/* An operation, declared in full by its own file src/ops/<name>.c. `params` below is the
+ * operation's own struct (params_size bytes, starting with gpuimg_params_common_t). */
 struct gpuimg_op {
   const char *name;
-  const char *summary;      /* one line for --help */
-  const char *options_help; /* its options for --help, "" if none */
-  unsigned options;         /* GPUIMG_OPT_* bits accepted */
-  void (*defaults)(gpuimg_params_t *p);
+  const char *summary;            /* one line for --help */
+  const gpuimg_option_t *options; /* its options (offsets into params); NULL-terminated */
+  size_t params_size;
+  const void *defaults; /* params_size bytes: the parameters before any option */
+  int needs_mask;       /* 1: a width x height mask (common.mask_path), whose bytes it moves */
   int (*out_channels)(int in_channels);
   /* CPU reference: dst is allocated by the caller with out_channels().
-   * mask is width x height, 1 channel, or NULL when the op takes none. */
-  int (*run_cpu)(const gpuimg_params_t *p, const gpuimg_image_t *src, const gpuimg_image_t *mask,
+   * mask is width x height, 1 channel, or empty when the op takes none. */
+  int (*run_cpu)(const void *params, const gpuimg_image_t *src, const gpuimg_image_t *mask,
                  gpuimg_image_t *dst);
   /* CUDA backend, NULL when built without CUDA. */
-  int (*run_gpu)(gpuimg_cuda_t *ctx, const gpuimg_params_t *p, const uint8_t *d_src,
+  int (*run_gpu)(gpuimg_cuda_t *ctx, const void *params, const uint8_t *d_src,
                  const uint8_t *d_mask, uint8_t *d_dst, int width, int height, int channels,
                  gpuimg_launch_t *info);
-  /* Name of the variant for the report ("" when the op has none). */
-  const char *(*variant_name)(const gpuimg_params_t *p);
+  /* Name of the variant for the report and --explain ("" when the op has none). */
+  const char *(*variant_name)(const void *params);
+  /* Its option values for the report's `options` object (NULL: none). */
+  void (*report)(const void *params, const gpuimg_report_sink_t *sink);
+  /* Host prediction of the warps its kernel diverges in for a bw x bh block, when the
+   * launch counted divergence (NULL: none). mask as for run_cpu. */
+  void (*divergence)(const void *params, const gpuimg_image_t *mask, int width, int height,
+                     int bw, int bh, uint64_t *warps, uint64_t *divergent);
 };
 
-extern const gpuimg_op_t gpuimg_op_gray;
-extern const gpuimg_op_t gpuimg_op_blur;
-extern const gpuimg_op_t gpuimg_op_checkerboard;
-extern const gpuimg_op_t gpuimg_op_portrait;
-
-/* NULL-terminated table of every operation, in help order. */
+/* NULL-terminated table of every operation, in help order (registry.c, generated from
+ * src/ops/meson.build's gpuimg_op_names). */
 extern const gpuimg_op_t *const gpuimg_ops[];
 const gpuimg_op_t *gpuimg_ops_find(const char *name);
 
-/* CPU references, also used directly by tests. */
-int gpuimg_gray_cpu(const gpuimg_image_t *src, gpuimg_image_t *dst);
-int gpuimg_blur_cpu(const gpuimg_image_t *src, int radius, gpuimg_image_t *dst);
-int gpuimg_checkerboard_cpu(const gpuimg_image_t *src, int cell, int amount, gpuimg_image_t *dst);
-int gpuimg_portrait_cpu(const gpuimg_image_t *src, const gpuimg_image_t *mask, int radius,
-                        gpuimg_image_t *dst);
+/* The registry's names for messages, "a, b, c or d", into buf (truncated to size). */
+void gpuimg_ops_names(char *buf, size_t size);
 
+/* Sets params (GPUIMG_PARAMS_SIZE bytes) to op's defaults. */
+void gpuimg_ops_init(const gpuimg_op_t *op, void *params);
+
+/* Sets op's option name ("radius") to value as the command line would; 0, or -1 with a
+ * usage error set (for tests and library callers). */
+int gpuimg_ops_set(const gpuimg_op_t *op, void *params, const char *name, const char *value);
+
+/* The common part of a step's parameters. */
+const gpuimg_params_common_t *gpuimg_ops_common(const void *params);
+
+/* Shared pieces of the operations' declarations: the variant's name ("fast", "naive",
+ * "tiled"), and report entries for the tile (only with --tiled) and the mask file. */
 const char *gpuimg_variant_name(gpuimg_variant_t v);
+const char *gpuimg_ops_variant_name(const void *params);
+void gpuimg_ops_report_tile(const void *params, const gpuimg_report_sink_t *sink);
+void gpuimg_ops_report_mask(const void *params, const gpuimg_report_sink_t *sink);
 
-/* Host predictions of the warps the teaching kernels diverge in, for a bw x bh block:
- * warps with a lane in the image, and those whose lanes take both sides of the branch. */
-void gpuimg_divergence_checkerboard(int w, int h, int cell, int bw, int bh, uint64_t *warps,
-                                    uint64_t *divergent);
+/* Host predictions of the warps the teaching kernels diverge in, for a bw x bh block grid
+ * over a w x h image: warps with a lane in the image, and those whose lanes take both sides
+ * of the branch side(arg, x, y). */
+void gpuimg_divergence_predict(int w, int h, int bw, int bh, int (*side)(const void *, int, int),
+                               const void *arg, uint64_t *warps, uint64_t *divergent);
+/* ... with the branch "mask >= 128". */
 void gpuimg_divergence_mask(const gpuimg_image_t *mask, int bw, int bh, uint64_t *warps,
                             uint64_t *divergent);
 

@@ -1,7 +1,9 @@
-/* portrait.c: the portrait operation (subject kept, background blurred) and its CPU reference.
- */
+/* portrait.c: the portrait operation (subject kept, background blurred): its declaration and
+ * CPU reference. */
+#include "blur_cpu.h"
 #include "ops.h"
 #include "portrait.h"
+#include "portrait_cpu.h"
 
 int gpuimg_portrait_cpu(const gpuimg_image_t *src, const gpuimg_image_t *mask, int radius,
                         gpuimg_image_t *dst)
@@ -23,55 +25,79 @@ int gpuimg_portrait_cpu(const gpuimg_image_t *src, const gpuimg_image_t *mask, i
   return 0;
 }
 
-static void portrait_defaults(gpuimg_params_t *p)
-{
-  p->radius = 16;
-  p->variant = GPUIMG_VARIANT_FAST;
-  p->mask_path = NULL;
-}
+/* portrait's parameters (the mask file is in the common part). */
+typedef struct {
+  gpuimg_params_common_t common;
+  int radius;
+} portrait_params_t;
+GPUIMG_PARAMS_CHECK(portrait_params_t);
+
+static const portrait_params_t portrait_defaults = {.common = {.variant = GPUIMG_VARIANT_FAST},
+                                                    .radius = 16};
+
+static const gpuimg_option_t portrait_options[] = {
+    GPUIMG_OPTION_RADIUS(portrait_params_t, "background blur radius, 0..2047 (default 16)"),
+    GPUIMG_OPTION_MASK("subject mask, same size as the image, first channel used\n"
+                       "(default: the built-in sample's mask, sample input only)"),
+    GPUIMG_OPTION_NAIVE("naive blur on the CUDA backend (then a separate\n"
+                        "composite kernel, whose divergence is counted)"),
+    GPUIMG_OPTION_TILED("tiled blur on the CUDA backend (likewise)"),
+    GPUIMG_OPTION_TILE("tiled kernel's tile storage"),
+    {0},
+};
 
 static int portrait_out_channels(int in)
 {
   return in;
 }
 
-static int portrait_cpu_step(const gpuimg_params_t *p, const gpuimg_image_t *src,
+static int portrait_cpu_step(const void *params, const gpuimg_image_t *src,
                              const gpuimg_image_t *mask, gpuimg_image_t *dst)
 {
+  const portrait_params_t *p = params;
   return gpuimg_portrait_cpu(src, mask, p->radius, dst);
 }
 
 #ifdef GPUIMG_HAVE_CUDA
-static int portrait_gpu_step(gpuimg_cuda_t *ctx, const gpuimg_params_t *p, const uint8_t *d_src,
+static int portrait_gpu_step(gpuimg_cuda_t *ctx, const void *params, const uint8_t *d_src,
                              const uint8_t *d_mask, uint8_t *d_dst, int width, int height,
                              int channels, gpuimg_launch_t *info)
 {
+  const portrait_params_t *p = params;
   return gpuimg_portrait_gpu(ctx, d_src, d_mask, d_dst, width, height, channels, p->radius,
-                             p->variant, p->tile, info);
+                             p->common.variant, p->common.tile, info);
 }
 #endif
 
-static const char *portrait_variant(const gpuimg_params_t *p)
+static void portrait_report(const void *params, const gpuimg_report_sink_t *sink)
 {
-  return gpuimg_variant_name(p->variant);
+  const portrait_params_t *p = params;
+  sink->number(sink->ctx, "radius", p->radius);
+  gpuimg_ops_report_mask(params, sink);
+  gpuimg_ops_report_tile(params, sink);
+}
+
+/* The composite kernel's branch is the mask's. */
+static void portrait_divergence(const void *params, const gpuimg_image_t *mask, int width,
+                                int height, int bw, int bh, uint64_t *warps, uint64_t *divergent)
+{
+  (void)params, (void)width, (void)height;
+  gpuimg_divergence_mask(mask, bw, bh, warps, divergent);
 }
 
 const gpuimg_op_t gpuimg_op_portrait = {
     .name = "portrait",
     .summary = "keep the subject (mask >= 128), blur the colour of everything else",
-    .options_help = "-r, --radius N   background blur radius, 0..2047 (default 16)\n"
-                    "--mask FILE      subject mask, same size as the image, first channel used\n"
-                    "                 (default: the built-in sample's mask, sample input only)\n"
-                    "--naive, --tiled blur variant on the CUDA backend (then a separate\n"
-                    "                 composite kernel, whose divergence is counted)\n"
-                    "--tile u8|float  tiled kernel's tile storage\n",
-    .options =
-        GPUIMG_OPT_RADIUS | GPUIMG_OPT_MASK | GPUIMG_OPT_NAIVE | GPUIMG_OPT_TILED | GPUIMG_OPT_TILE,
-    .defaults = portrait_defaults,
+    .options = portrait_options,
+    .params_size = sizeof(portrait_params_t),
+    .defaults = &portrait_defaults,
+    .needs_mask = 1,
     .out_channels = portrait_out_channels,
     .run_cpu = portrait_cpu_step,
 #ifdef GPUIMG_HAVE_CUDA
     .run_gpu = portrait_gpu_step,
 #endif
-    .variant_name = portrait_variant,
+    .variant_name = gpuimg_ops_variant_name,
+    .report = portrait_report,
+    .divergence = portrait_divergence,
 };

@@ -57,7 +57,11 @@
 #include "cuda_context.h"
 #include "gray.h"
 #include "portrait.h"
+#include "blur_cpu.h"
+#include "checkerboard_cpu.h"
+#include "gray_cpu.h"
 #include "ops.h"
+#include "portrait_cpu.h"
 
 #define BENCH_NAME "gpuimg_bench"
 #define MAX_SIZES 8

@@ -10,6 +10,9 @@
 #include "cuda_context.h"
 #include "gray.h"
 #include "portrait.h"
+#include "blur_cpu.h"
+#include "checkerboard_cpu.h"
+#include "gray_cpu.h"
 #include "ops.h"
 #include "test_rng.h"
 
@@ -26,10 +29,43 @@ static void fill_random(uint8_t *p, size_t n)
     p[i] = (uint8_t)rng();
 }
 
-/* Runs op on the CPU and on the GPU and compares every output byte. */
-static int compare(gpuimg_cuda_t *ctx, const gpuimg_op_t *op, const gpuimg_params_t *p,
+/* The option values of a test case; compare() gives an operation those it has. */
+typedef struct {
+  int radius, cell, amount;
+  gpuimg_variant_t variant;
+  gpuimg_tile_t tile;
+} values_t;
+
+/* op's parameters from v, set through its options as the command line sets them. */
+static int make_params(const gpuimg_op_t *op, const values_t *v, void *params)
+{
+  char num[3][16];
+  snprintf(num[0], sizeof num[0], "%d", v->radius);
+  snprintf(num[1], sizeof num[1], "%d", v->cell);
+  snprintf(num[2], sizeof num[2], "%d", v->amount);
+  const char *set[][2] = {{"radius", num[0]},
+                          {"cell", num[1]},
+                          {"amount", num[2]},
+                          {"tile", gpuimg_tile_names[v->tile]},
+                          {gpuimg_variant_name(v->variant), NULL}};
+  gpuimg_ops_init(op, params);
+  for (size_t k = 0; k < sizeof set / sizeof set[0]; k++)
+    if (gpuimg_options_find(op->options, set[k][0], strlen(set[k][0]), 0) &&
+        gpuimg_ops_set(op, params, set[k][0], set[k][1]) < 0)
+      return -1;
+  return 0;
+}
+
+/* Runs the operation named op_name on the CPU and on the GPU and compares every output byte. */
+static int compare(gpuimg_cuda_t *ctx, const char *op_name, const values_t *v,
                    const gpuimg_image_t *src, const gpuimg_image_t *mask, const char *label)
 {
+  const gpuimg_op_t *op = gpuimg_ops_find(op_name);
+  _Alignas(16) unsigned char p[GPUIMG_PARAMS_SIZE];
+  if (!op || make_params(op, v, p) < 0) {
+    printf("ERROR %s %s: %s\n", op_name, label, op ? gpuimg_error_message() : "no such operation");
+    return -1;
+  }
   int w = src->width, h = src->height, c = src->channels, oc = op->out_channels(c);
   size_t in_bytes = gpuimg_image_bytes(w, h, c), out_bytes = gpuimg_image_bytes(w, h, oc);
   gpuimg_image_t ref, got;
@@ -91,17 +127,17 @@ static int run_size(gpuimg_cuda_t *ctx, int w, int h, int level)
   int c0 = level == 0 ? 1 : level == 1 ? 3 : 4;
   for (int c = c0; c <= 4; c++) {
     gpuimg_image_t src, mask;
-    gpuimg_params_t p;
+    values_t p;
     if (gpuimg_image_alloc(&src, w, h, c) < 0 || gpuimg_image_alloc(&mask, w, h, 1) < 0)
       return -1;
     fill_random(src.data, gpuimg_image_bytes(w, h, c));
     fill_random(mask.data, (size_t)w * h);
 
     memset(&p, 0, sizeof p);
-    if (compare(ctx, &gpuimg_op_gray, &p, &src, NULL, "fast") < 0)
+    if (compare(ctx, "gray", &p, &src, NULL, "fast") < 0)
       return -1;
     p.variant = GPUIMG_VARIANT_NAIVE;
-    if (compare(ctx, &gpuimg_op_gray, &p, &src, NULL, "naive") < 0)
+    if (compare(ctx, "gray", &p, &src, NULL, "naive") < 0)
       return -1;
     static const int cells[] = {1, 8, 3, 1000};
     for (int k = 0; k < 4; k++)
@@ -110,7 +146,7 @@ static int run_size(gpuimg_cuda_t *ctx, int w, int h, int level)
         p.amount = 64 + 50 * v;
         p.variant = v ? GPUIMG_VARIANT_NAIVE : GPUIMG_VARIANT_FAST;
         snprintf(label, sizeof label, "%s cell=%d", gpuimg_variant_name(p.variant), p.cell);
-        if (compare(ctx, &gpuimg_op_checkerboard, &p, &src, NULL, label) < 0)
+        if (compare(ctx, "checkerboard", &p, &src, NULL, label) < 0)
           return -1;
       }
     int maxdim = w > h ? w : h;
@@ -128,17 +164,17 @@ static int run_size(gpuimg_cuda_t *ctx, int w, int h, int level)
             (double)w * h * (2.0 * p.radius + 1) * (2.0 * p.radius + 1) > 4e10)
           continue;
         snprintf(label, sizeof label, "%s r=%d", gpuimg_variant_name(p.variant), p.radius);
-        if (compare(ctx, &gpuimg_op_blur, &p, &src, NULL, label) < 0)
+        if (compare(ctx, "blur", &p, &src, NULL, label) < 0)
           return -1;
         if (p.variant == GPUIMG_VARIANT_TILED && k < 5) {
           p.tile = GPUIMG_TILE_FLOAT;
           snprintf(label, sizeof label, "tiled float r=%d", p.radius);
-          int rc = compare(ctx, &gpuimg_op_blur, &p, &src, NULL, label);
+          int rc = compare(ctx, "blur", &p, &src, NULL, label);
           p.tile = GPUIMG_TILE_U8;
           if (rc < 0)
             return -1;
         }
-        if (k < 5 && compare(ctx, &gpuimg_op_portrait, &p, &src, &mask, label) < 0)
+        if (k < 5 && compare(ctx, "portrait", &p, &src, &mask, label) < 0)
           return -1;
       }
     gpuimg_image_free(&src);
@@ -190,7 +226,7 @@ static int run_bands(gpuimg_cuda_t *ctx)
 {
   static const int radii[] = {64, 40, 17, 100};
   gpuimg_image_t src, mask;
-  gpuimg_params_t p;
+  values_t p;
   int w = 7680, h = 1500;
   if (gpuimg_image_alloc(&src, w, h, 3) < 0 || gpuimg_image_alloc(&mask, w, h, 1) < 0)
     return -1;
@@ -202,8 +238,8 @@ static int run_bands(gpuimg_cuda_t *ctx)
     p.radius = radii[k];
     p.variant = GPUIMG_VARIANT_FAST;
     snprintf(label, sizeof label, "fast bands r=%d", p.radius);
-    if (compare(ctx, &gpuimg_op_blur, &p, &src, NULL, label) < 0 ||
-        (k == 0 && compare(ctx, &gpuimg_op_portrait, &p, &src, &mask, label) < 0))
+    if (compare(ctx, "blur", &p, &src, NULL, label) < 0 ||
+        (k == 0 && compare(ctx, "portrait", &p, &src, &mask, label) < 0))
       return -1;
   }
   gpuimg_image_free(&src);
@@ -231,14 +267,14 @@ static int run_impls(gpuimg_cuda_t *ctx, int quick)
     for (int m = 0; m < 3; m++) {
       setenv("GPUIMG_FAST_BLUR", impls[m], 1);
       for (int k = 0; k < nradii; k++) {
-        gpuimg_params_t p;
+        values_t p;
         char label[96];
         memset(&p, 0, sizeof p);
         p.radius = radii[quick ? 2 * k : k];
         p.variant = GPUIMG_VARIANT_FAST;
         snprintf(label, sizeof label, "fast %s %dx%dx%d r=%d", impls[m], w, h, c, p.radius);
-        if (compare(ctx, &gpuimg_op_blur, &p, &src, NULL, label) < 0 ||
-            (k % 2 == 0 && compare(ctx, &gpuimg_op_portrait, &p, &src, &mask, label) < 0))
+        if (compare(ctx, "blur", &p, &src, NULL, label) < 0 ||
+            (k % 2 == 0 && compare(ctx, "portrait", &p, &src, &mask, label) < 0))
           return -1;
       }
     }

@@ -9,6 +9,7 @@
 
 #include "cuda_context.h"
 #include "nvjpeg_gpu.h"
+#include "gray_cpu.h"
 #include "ops.h"
 #include "run.h"
 #include "test_rng.h"

@@ -1,0 +1,15 @@
+/* checkerboard_cpu.h: the checkerboard operation's CPU reference and divergence prediction,
+ * for the tests. */
+#ifndef GPUIMG_CHECKERBOARD_CPU_H
+#define GPUIMG_CHECKERBOARD_CPU_H
+
+#include "base.h"
+
+int gpuimg_checkerboard_cpu(const gpuimg_image_t *src, int cell, int amount, gpuimg_image_t *dst);
+
+/* The warps of a w x h image in bw x bh blocks, and those the per-pixel kernel's branch
+ * (even or odd cell) splits. */
+void gpuimg_divergence_checkerboard(int w, int h, int cell, int bw, int bh, uint64_t *warps,
+                                    uint64_t *divergent);
+
+#endif
