@@ -620,8 +620,12 @@ oom:
   return -1;
 }
 
+/* Under auto: PNG output at levels 0 and 1, ahead of libpng and stb. */
 const gpuimg_codec_t gpuimg_codec_fastpng = {
     .name = "fastpng",
-    .decode = NULL,
+    .encodes = GPUIMG_FORMAT_BIT(GPUIMG_FORMAT_PNG),
+    .priority = 3,
+    .png_level_min = 0,
+    .png_level_max = 1,
     .encode = fastpng_encode,
 };

@@ -411,9 +411,17 @@ static int jpeg_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
   return 0;
 }
 
+/* Under auto: JPEG in and out, ahead of stb. */
 const gpuimg_codec_t gpuimg_codec_libjpeg = {
     .name = "libjpeg",
+    .decodes = GPUIMG_FORMAT_BIT(GPUIMG_FORMAT_JPEG),
+    .encodes = GPUIMG_FORMAT_BIT(GPUIMG_FORMAT_JPEG),
+    .recognises = gpuimg_codec_is_jpeg,
+    .priority = 2,
     .decode = jpeg_decode,
     .encode = jpeg_encode,
 };
+#else
+/* Built without libjpeg: no formats, so not in the registry. */
+const gpuimg_codec_t gpuimg_codec_libjpeg = {.name = "libjpeg"};
 #endif

@@ -491,8 +491,25 @@ static int stb_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
   return 0;
 }
 
+/* A PNG or a JPEG signature: what stb_decode() reads (it reports anything else). */
+static int stb_recognises(const uint8_t *bytes, size_t size)
+{
+  return (size >= sizeof png_signature &&
+          memcmp(bytes, png_signature, sizeof png_signature) == 0) ||
+         gpuimg_codec_is_jpeg(bytes, size);
+}
+
+/* The reference: the lowest priority under auto, and what serves every format a codec
+ * chosen by name lacks. */
 const gpuimg_codec_t gpuimg_codec_stb = {
     .name = "stb",
+    .decodes = GPUIMG_FORMAT_BIT(GPUIMG_FORMAT_PNG) | GPUIMG_FORMAT_BIT(GPUIMG_FORMAT_JPEG),
+    .encodes = GPUIMG_FORMAT_BIT(GPUIMG_FORMAT_PNG) | GPUIMG_FORMAT_BIT(GPUIMG_FORMAT_JPEG) |
+               GPUIMG_FORMAT_BIT(GPUIMG_FORMAT_BMP) | GPUIMG_FORMAT_BIT(GPUIMG_FORMAT_TGA),
+    .recognises = stb_recognises,
+    .priority = 1,
+    .png_level_min = 0,
+    .png_level_max = 9,
     .decode = stb_decode,
     .encode = stb_encode,
 };
