@@ -10,14 +10,13 @@
 /* Every codec, in the order -V lists them; those the build lacks declare no formats and are
  * skipped, so the registry is the codecs compiled in. */
 static const gpuimg_codec_t *const codecs[] = {
-    &gpuimg_codec_stb, &gpuimg_codec_fastpng, &gpuimg_codec_libpng, &gpuimg_codec_libjpeg,
-    &gpuimg_codec_nvjpeg,
+    &gpuimg_codec_stb,     &gpuimg_codec_fastpng, &gpuimg_codec_libpng,
+    &gpuimg_codec_libjpeg, &gpuimg_codec_nvjpeg,
 };
 #define NCODECS (int)(sizeof codecs / sizeof codecs[0])
 
 /* The --codec spellings, by gpuimg_codec_choice_t. */
-static const char *const choice_names[] = {"auto", "stb", "fastpng", "libpng", "libjpeg",
-                                           "nvjpeg"};
+static const char *const choice_names[] = {"auto", "stb", "fastpng", "libpng", "libjpeg", "nvjpeg"};
 
 static int compiled_in(const gpuimg_codec_t *c)
 {

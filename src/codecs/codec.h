@@ -40,9 +40,9 @@ int gpuimg_encode_check(const gpuimg_image_t *img, gpuimg_format_t fmt, gpuimg_f
  * encode appends to out, which the caller owns and frees with gpuimg_buf_free() (also after
  * a failure). Both may run on several threads at once. */
 typedef struct {
-  const char *name;  /* its --codec spelling */
-  unsigned decodes;  /* the formats it reads (GPUIMG_FORMAT_BIT); 0: an encoder only */
-  unsigned encodes;  /* the formats it writes */
+  const char *name; /* its --codec spelling */
+  unsigned decodes; /* the formats it reads (GPUIMG_FORMAT_BIT); 0: an encoder only */
+  unsigned encodes; /* the formats it writes */
   /* 1 when bytes begin a file it decodes (its signature test); NULL when it decodes nothing. */
   int (*recognises)(const uint8_t *bytes, size_t size);
   /* Under --codec auto, of the codecs that serve a job the one of highest priority wins; 0:

@@ -428,8 +428,8 @@ static int stb_probe_check(const probe_t *probe, const char *kind, const char *w
 
 /* stb's decode under the probe's allocation limit: its pixels (freed with
  * stbi_image_free()), or NULL with the reason set. */
-static uint8_t *stb_load(const uint8_t *bytes, size_t size, const probe_t *probe,
-                         const char *kind, const char *what, int *w, int *h, int *n)
+static uint8_t *stb_load(const uint8_t *bytes, size_t size, const probe_t *probe, const char *kind,
+                         const char *what, int *w, int *h, int *n)
 {
   /* Without a header stb fails before allocating much; the floor covers its state. */
   stb_alloc_limit = probe->found && probe->max_alloc < SIZE_MAX ? (size_t)probe->max_alloc
