@@ -17,14 +17,16 @@ typedef struct {
   int have_out, have_rep;
 } outputs_t;
 
+/* The codecs compiled in, from the codec registry. */
 static void print_version(void)
 {
+  char png[128], jpeg[128];
   printf("gpuimg %s (backends: cpu%s; ", GPUIMG_VERSION,
          gpuimg_pipeline_have_cuda() ? ", cuda" : "");
-  printf("png encoders: stb, fastpng%s; jpeg codecs: stb%s%s)\n",
-         gpuimg_codec_have_libpng() ? ", libpng" : "",
-         gpuimg_codec_have_libjpeg() ? ", libjpeg" : "",
-         gpuimg_codec_have_nvjpeg() ? ", nvjpeg" : "");
+  printf("png encoders: %s; jpeg codecs: %s)\n",
+         gpuimg_codec_list(GPUIMG_FORMAT_PNG, GPUIMG_CODEC_ENCODES, png, sizeof png),
+         gpuimg_codec_list(GPUIMG_FORMAT_JPEG, GPUIMG_CODEC_DECODES | GPUIMG_CODEC_ENCODES, jpeg,
+                           sizeof jpeg));
 }
 
 /* Never replace an input (the image or a mask) with an output (the image or the report). */

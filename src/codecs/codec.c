@@ -1,83 +1,160 @@
-/* codec.c: formats by name, where decoders put pixels, and which codec serves under --codec. */
+/* codec.c: formats by name, where decoders put pixels, and the codec registry: the table of
+ * codecs compiled in and which of them serves under --codec. */
 #include "codec.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+/* Every codec, in the order -V lists them; those the build lacks declare no formats and are
+ * skipped, so the registry is the codecs compiled in. */
+static const gpuimg_codec_t *const codecs[] = {
+    &gpuimg_codec_stb,     &gpuimg_codec_fastpng, &gpuimg_codec_libpng,
+    &gpuimg_codec_libjpeg, &gpuimg_codec_nvjpeg,
+};
+#define NCODECS (int)(sizeof codecs / sizeof codecs[0])
+
+/* The --codec spellings, by gpuimg_codec_choice_t. */
+static const char *const choice_names[] = {"auto", "stb", "fastpng", "libpng", "libjpeg", "nvjpeg"};
+
+static int compiled_in(const gpuimg_codec_t *c)
+{
+  return (c->decodes | c->encodes) != 0;
+}
+
+const gpuimg_codec_t *gpuimg_codec_at(int i)
+{
+  for (int k = 0; k < NCODECS; k++)
+    if (compiled_in(codecs[k]) && i-- == 0)
+      return codecs[k];
+  return NULL;
+}
+
+const gpuimg_codec_t *gpuimg_codec_find(const char *name)
+{
+  const gpuimg_codec_t *c;
+  for (int i = 0; (c = gpuimg_codec_at(i)); i++)
+    if (strcmp(c->name, name) == 0)
+      return c;
+  return NULL;
+}
+
+const char *gpuimg_codec_choice_name(gpuimg_codec_choice_t choice)
+{
+  int n = (int)(sizeof choice_names / sizeof choice_names[0]);
+  return (int)choice >= 0 && (int)choice < n ? choice_names[choice] : "auto";
+}
+
+const char *gpuimg_codec_list(gpuimg_format_t fmt, int what, char *buf, size_t cap)
+{
+  const unsigned want =
+      fmt >= GPUIMG_FORMAT_PNG && fmt <= GPUIMG_FORMAT_TGA ? GPUIMG_FORMAT_BIT(fmt) : ~0u;
+  const gpuimg_codec_t *c;
+  size_t len = 0;
+  if (cap)
+    buf[0] = 0;
+  for (int i = 0; (c = gpuimg_codec_at(i)) && len < cap; i++) {
+    unsigned has = ((what & GPUIMG_CODEC_DECODES) ? c->decodes : 0) |
+                   ((what & GPUIMG_CODEC_ENCODES) ? c->encodes : 0);
+    if (has & want) {
+      int k = snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", c->name);
+      len += k > 0 ? (size_t)k : 0;
+    }
+  }
+  return buf;
+}
+
 int gpuimg_codec_have_libpng(void)
 {
-#ifdef GPUIMG_HAVE_LIBPNG
-  return 1;
-#else
-  return 0;
-#endif
+  return gpuimg_codec_find("libpng") != NULL;
 }
 
 int gpuimg_codec_have_libjpeg(void)
 {
-#ifdef GPUIMG_HAVE_LIBJPEG
-  return 1;
-#else
-  return 0;
-#endif
+  return gpuimg_codec_find("libjpeg") != NULL;
 }
 
 int gpuimg_codec_have_nvjpeg(void)
 {
-#ifdef GPUIMG_HAVE_NVJPEG
-  return 1;
-#else
-  return 0;
-#endif
+  return gpuimg_codec_find("nvjpeg") != NULL;
+}
+
+int gpuimg_codec_is_jpeg(const uint8_t *bytes, size_t size)
+{
+  return size >= 3 && bytes[0] == 0xff && bytes[1] == 0xd8 && bytes[2] == 0xff;
+}
+
+/* A job for the table: decode bytes, or encode fmt at a PNG level. */
+typedef struct {
+  int decode;
+  const uint8_t *bytes;
+  size_t size;
+  gpuimg_format_t fmt;
+  int png_level;
+} job_t;
+
+static int serves(const gpuimg_codec_t *c, const job_t *job)
+{
+  if (job->decode)
+    return c->decodes && c->recognises && c->recognises(job->bytes, job->size);
+  return job->fmt >= GPUIMG_FORMAT_PNG && job->fmt <= GPUIMG_FORMAT_TGA &&
+         (c->encodes & GPUIMG_FORMAT_BIT(job->fmt)) != 0;
+}
+
+/* Whether auto considers c for the job: it serves it, has a priority, and for PNG output
+ * the level is in its range. */
+static int auto_serves(const gpuimg_codec_t *c, const job_t *job)
+{
+  return c->priority > 0 && serves(c, job) &&
+         (job->decode || job->fmt != GPUIMG_FORMAT_PNG ||
+          (job->png_level >= c->png_level_min && job->png_level <= c->png_level_max));
+}
+
+/* The reference codec for the job: the one of lowest priority (stb) that does its kind of
+ * work (decodes at all; writes the format), whether or not it recognises the bytes (it then
+ * reports them); for a format nobody writes, the table's first (stb again), which reports it. */
+static const gpuimg_codec_t *reference(const job_t *job)
+{
+  const gpuimg_codec_t *c, *best = NULL;
+  for (int i = 0; (c = gpuimg_codec_at(i)); i++) {
+    int able = job->decode ? c->decodes != 0 : serves(c, job);
+    if (able && c->priority > 0 && (!best || c->priority < best->priority))
+      best = c;
+  }
+  return best ? best : gpuimg_codec_at(0);
+}
+
+/* The chosen codec when it serves the job; under auto, or for what a device codec leaves,
+ * the serving codec of highest priority; else the reference. */
+static const gpuimg_codec_t *choose(gpuimg_codec_choice_t choice, const job_t *job)
+{
+  const gpuimg_codec_t *chosen = gpuimg_codec_find(gpuimg_codec_choice_name(choice));
+  if (chosen && serves(chosen, job))
+    return chosen;
+  if (choice == GPUIMG_CODEC_AUTO || (chosen && chosen->device)) {
+    const gpuimg_codec_t *c, *best = NULL;
+    for (int i = 0; (c = gpuimg_codec_at(i)); i++)
+      if (auto_serves(c, job) && (!best || c->priority > best->priority))
+        best = c;
+    if (best)
+      return best;
+  }
+  return reference(job);
 }
 
 const gpuimg_codec_t *gpuimg_codec_decoder(gpuimg_codec_choice_t choice, const uint8_t *bytes,
                                            size_t size)
 {
-#ifdef GPUIMG_HAVE_NVJPEG
-  if (choice == GPUIMG_CODEC_NVJPEG) {
-    if (size >= 3 && bytes[0] == 0xff && bytes[1] == 0xd8 && bytes[2] == 0xff)
-      return &gpuimg_codec_nvjpeg;
-    choice = GPUIMG_CODEC_AUTO;
-  }
-#endif
-#ifdef GPUIMG_HAVE_LIBJPEG
-  /* The JPEG signature, as stb recognises it: anything else (PNG, or a file stb refuses
-   * with its own message) goes to stb. */
-  if ((choice == GPUIMG_CODEC_AUTO || choice == GPUIMG_CODEC_LIBJPEG) && size >= 3 &&
-      bytes[0] == 0xff && bytes[1] == 0xd8 && bytes[2] == 0xff)
-    return &gpuimg_codec_libjpeg;
-#else
-  (void)choice;
-  (void)bytes;
-  (void)size;
-#endif
-  return &gpuimg_codec_stb;
+  job_t job = {1, bytes, size, GPUIMG_FORMAT_NONE, 0};
+  return choose(choice, &job);
 }
 
 const gpuimg_codec_t *gpuimg_codec_encoder(gpuimg_codec_choice_t choice, gpuimg_format_t fmt,
                                            int png_level)
 {
-#ifdef GPUIMG_HAVE_NVJPEG
-  if (choice == GPUIMG_CODEC_NVJPEG) {
-    if (fmt == GPUIMG_FORMAT_JPEG)
-      return &gpuimg_codec_nvjpeg;
-    choice = GPUIMG_CODEC_AUTO;
-  }
-#endif
-  if (fmt == GPUIMG_FORMAT_PNG &&
-      (choice == GPUIMG_CODEC_FASTPNG || (choice == GPUIMG_CODEC_AUTO && png_level <= 1)))
-    return &gpuimg_codec_fastpng;
-#ifdef GPUIMG_HAVE_LIBPNG
-  if (fmt == GPUIMG_FORMAT_PNG && (choice == GPUIMG_CODEC_AUTO || choice == GPUIMG_CODEC_LIBPNG))
-    return &gpuimg_codec_libpng;
-#endif
-#ifdef GPUIMG_HAVE_LIBJPEG
-  if (fmt == GPUIMG_FORMAT_JPEG && (choice == GPUIMG_CODEC_AUTO || choice == GPUIMG_CODEC_LIBJPEG))
-    return &gpuimg_codec_libjpeg;
-#endif
-  return &gpuimg_codec_stb;
+  job_t job = {0, NULL, 0, fmt, png_level < 0 ? 0 : png_level > 9 ? 9 : png_level};
+  return choose(choice, &job);
 }
 
 static _Thread_local gpuimg_pixel_source_t pixel_source;
@@ -95,9 +172,6 @@ uint8_t *gpuimg_codec_pixels(size_t bytes, int *borrowed)
   *borrowed = p != NULL;
   return p ? p : malloc(bytes ? bytes : 1);
 }
-
-/* Whether bytes can begin an image the codec reads: a PNG or a JPEG signature (see
- * stb.c), or a prefix of one. */
 
 gpuimg_format_t gpuimg_format_from_name(const char *path)
 {

@@ -30,37 +30,52 @@ typedef struct {
 int gpuimg_encode_check(const gpuimg_image_t *img, gpuimg_format_t fmt, gpuimg_format_t only,
                         const char *codec, const char *what);
 
-/* A codec decodes file bytes into pixels and encodes pixels into file bytes.
- * Decoded data is malloc'd: the caller owns it and frees it with gpuimg_image_free().
- * max_pixels bounds width*height before any pixel memory is allocated. decode is NULL
- * for an encoder-only codec (libpng). encode appends to out, which the caller owns and
- * frees with gpuimg_buf_free() (also after a failure). Both may run on several threads at
- * once. */
+/* A set of formats: bit (1u << fmt) for each. */
+#define GPUIMG_FORMAT_BIT(fmt) (1u << (unsigned)(fmt))
+
+/* A codec declares what it can do; codec.c keeps the table of those compiled in and
+ * chooses from it by capability and priority. decode turns file bytes into pixels: the data
+ * is malloc'd (or borrowed, see gpuimg_codec_pixels()), the caller owns it and frees it with
+ * gpuimg_image_free(); max_pixels bounds width*height before any pixel memory is allocated.
+ * encode appends to out, which the caller owns and frees with gpuimg_buf_free() (also after
+ * a failure). Both may run on several threads at once. */
 typedef struct {
-  const char *name;
+  const char *name; /* its --codec spelling */
+  unsigned decodes; /* the formats it reads (GPUIMG_FORMAT_BIT); 0: an encoder only */
+  unsigned encodes; /* the formats it writes */
+  /* 1 when bytes begin a file it decodes (its signature test); NULL when it decodes nothing. */
+  int (*recognises)(const uint8_t *bytes, size_t size);
+  /* Under --codec auto, of the codecs that serve a job the one of highest priority wins; 0:
+   * never chosen by auto, only by name. The lowest (1, stb) is the reference codec: it also
+   * serves what a codec chosen by name does not. */
+  int priority;
+  /* The PNG levels (0..9) at which auto considers it for PNG output. */
+  int png_level_min, png_level_max;
+  /* 1: works from device memory (nvjpeg): the flow decodes and encodes its format on the
+   * device when it is chosen; what it does not serve goes to auto's choice, not to stb. */
+  int device;
   int (*decode)(const uint8_t *bytes, size_t size, const char *what, uint64_t max_pixels,
                 gpuimg_image_t *out);
   int (*encode)(const gpuimg_image_t *img, gpuimg_format_t fmt, const gpuimg_encode_opts_t *opts,
                 const char *what, gpuimg_buf_t *out);
 } gpuimg_codec_t;
 
-/* PNG and JPEG decoding; PNG, JPEG, BMP and TGA encoding (stb.c). */
+/* Every codec is defined whatever the build; one the build lacks declares no formats
+ * (libpng.c, libjpeg.c, nvjpeg.c) and is not in the registry. */
+/* PNG and JPEG decoding; PNG, JPEG, BMP and TGA encoding; the reference (stb.c). */
 extern const gpuimg_codec_t gpuimg_codec_stb;
 /* PNG encoding only: gpuimg's own fast writer, always built (fastpng.c). */
 extern const gpuimg_codec_t gpuimg_codec_fastpng;
-#ifdef GPUIMG_HAVE_LIBPNG
-/* PNG encoding only, with libpng (libpng.c). */
+/* PNG encoding only, with libpng (libpng.c; -Dlibpng via the libpng dependency). */
 extern const gpuimg_codec_t gpuimg_codec_libpng;
-#endif
-#ifdef GPUIMG_HAVE_LIBJPEG
-/* JPEG decoding and encoding with libjpeg(-turbo) (libjpeg.c). */
+/* JPEG decoding and encoding with libjpeg(-turbo) (libjpeg.c; -Dlibjpeg). */
 extern const gpuimg_codec_t gpuimg_codec_libjpeg;
-#endif
-
-#ifdef GPUIMG_HAVE_NVJPEG
-/* JPEG decoding and encoding on the GPU with nvJPEG (codec_nvjpeg.c). */
+/* JPEG decoding and encoding on the GPU with nvJPEG (nvjpeg.c; CUDA builds with nvJPEG). */
 extern const gpuimg_codec_t gpuimg_codec_nvjpeg;
-#endif
+
+/* The JPEG signature, as stb recognises it (0xff 0xd8 0xff): the test of the JPEG codecs. */
+int gpuimg_codec_is_jpeg(const uint8_t *bytes, size_t size);
+
 /* Where the calling thread's decodes put their pixels (io.c). A decoder that can (libjpeg) asks
  * gpuimg_codec_pixels() for its pixel memory: from the thread's source when one is set and
  * it gives a buffer (the image is then marked borrowed: the source owns the memory, which
@@ -80,7 +95,8 @@ void gpuimg_codec_thread_end(void);
 /* --codec: auto uses the fastest codec this build has for each job (libjpeg for JPEG;
  * fastpng for PNG output at --png-level 0 and 1, libpng at 2..9); stb uses stb for
  * everything; fastpng, libpng and libjpeg use that codec for its format and stb for the
- * rest; nvjpeg uses nvJPEG for JPEG and otherwise what auto uses. */
+ * rest; nvjpeg uses nvJPEG for JPEG and otherwise what auto uses. A choice names a codec by
+ * its index in gpuimg_codec_choice_name(). */
 typedef enum {
   GPUIMG_CODEC_AUTO,
   GPUIMG_CODEC_STB,
@@ -90,17 +106,35 @@ typedef enum {
   GPUIMG_CODEC_NVJPEG
 } gpuimg_codec_choice_t;
 
-/* 1 when this build has libpng, libjpeg, nvJPEG (codec.c). */
+/* The --codec spelling of choice ("auto", "stb", ...). */
+const char *gpuimg_codec_choice_name(gpuimg_codec_choice_t choice);
+
+/* The codec compiled in under that name, NULL if there is none (an unknown name, "auto", or a
+ * codec this build lacks). */
+const gpuimg_codec_t *gpuimg_codec_find(const char *name);
+/* The codecs compiled in, in the table's order: the i-th, NULL past the last. */
+const gpuimg_codec_t *gpuimg_codec_at(int i);
+
+/* What gpuimg_codec_list() asks of a codec: that it decodes, encodes or does either. */
+enum { GPUIMG_CODEC_DECODES = 1, GPUIMG_CODEC_ENCODES = 2 };
+/* The names of the codecs compiled in that decode and/or encode (what) fmt, in the table's
+ * order, joined by ", " into buf (cap bytes, truncated if short); fmt GPUIMG_FORMAT_NONE:
+ * every codec compiled in. Returns buf. */
+const char *gpuimg_codec_list(gpuimg_format_t fmt, int what, char *buf, size_t cap);
+
+/* 1 when this build has libpng, libjpeg, nvJPEG (registry queries, for the command line). */
 int gpuimg_codec_have_libpng(void);
 int gpuimg_codec_have_libjpeg(void);
 int gpuimg_codec_have_nvjpeg(void);
-/* The codec that decodes these file bytes under choice: libjpeg for a JPEG when chosen (or
- * under auto) and built in, stb otherwise (stb also reports unsupported formats). */
+/* The codec that decodes these file bytes under choice: the chosen codec when it is
+ * compiled in and recognises the bytes; under auto (or after a device codec) the
+ * recognising codec of highest priority; else the reference, stb (which also reports
+ * unsupported formats). Never NULL. */
 const gpuimg_codec_t *gpuimg_codec_decoder(gpuimg_codec_choice_t choice, const uint8_t *bytes,
                                            size_t size);
-/* The codec that encodes fmt under choice at PNG level png_level: for PNG, fastpng when
- * chosen, or under auto at levels 0 and 1; libpng when chosen, or under auto at 2..9 when
- * built in; libjpeg for JPEG when chosen (or under auto) and built in; stb otherwise. Never
+/* The codec that encodes fmt under choice at PNG level png_level (clamped to 0..9): the
+ * chosen codec when it is compiled in and writes fmt; under auto (or after a device codec)
+ * the codec of highest priority that writes fmt (for PNG: at that level); else stb. Never
  * NULL (the command line refuses a library the build lacks). */
 const gpuimg_codec_t *gpuimg_codec_encoder(gpuimg_codec_choice_t choice, gpuimg_format_t fmt,
                                            int png_level);

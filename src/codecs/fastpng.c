@@ -388,6 +388,40 @@ static size_t stored_bytes(size_t n)
   return n + 5 * (n ? (n - 1) / MAX_STORED + 1 : 1);
 }
 
+/* A block's ntok tokens with the literal/length code (code, lens), then its end. matches:
+ * whether any token is a match. */
+static void put_tokens(bit_writer_t *w, const token_t *tok, size_t ntok, const uint16_t *code,
+                       const uint8_t *lens, uint32_t matches)
+{
+  /* A match of length l: its length symbol, the extra bits, then distance code 0 (one bit,
+   * 0), as one put. */
+  uint32_t match_code[MAX_MATCH + 1];
+  uint8_t match_bits[MAX_MATCH + 1];
+  if (matches)
+    for (int l = 3; l <= MAX_MATCH; l++) {
+      int s = length_table.sym[l];
+      match_code[l] = code[s] | (uint32_t)length_table.extra[l] << lens[s];
+      match_bits[l] = (uint8_t)(lens[s] + length_table.extra_bits[l] + 1);
+    }
+  for (size_t k = 0; k < ntok;) {
+    token_t a = tok[k];
+    if (k + 3 <= ntok && (a | tok[k + 1] | tok[k + 2]) < 256) {
+      /* Three literals (45 bits at most) in one put. */
+      token_t b = tok[k + 1], c = tok[k + 2];
+      put_bits(w, code[a] | (uint64_t)code[b] << lens[a] | (uint64_t)code[c] << (lens[a] + lens[b]),
+               (unsigned)lens[a] + lens[b] + lens[c]);
+      k += 3;
+    } else {
+      if (a < 256)
+        put_bits(w, code[a], lens[a]);
+      else
+        put_bits(w, match_code[a - 253], match_bits[a - 253]);
+      k++;
+    }
+  }
+  put_bits(w, code[256], lens[256]);
+}
+
 /* One dynamic-Huffman block for data[0..n) with the tokens made by tokenize(), or stored
  * blocks when those would be smaller. tok has room for n tokens. */
 static void put_block(bit_writer_t *w, const uint8_t *data, size_t n, token_t *tok, int last)
@@ -445,33 +479,7 @@ static void put_block(bit_writer_t *w, const uint8_t *data, size_t n, token_t *t
     put_bits(w, (uint64_t)cl_code[s] | (uint64_t)cl.extra[k] << cl_len[s],
              (unsigned)cl_len[s] + cl_extra_bits[s]);
   }
-  /* A match of length l: its length symbol, the extra bits, then distance code 0 (one bit,
-   * 0), as one put. */
-  uint32_t match_code[MAX_MATCH + 1];
-  uint8_t match_bits[MAX_MATCH + 1];
-  if (matches)
-    for (int l = 3; l <= MAX_MATCH; l++) {
-      int s = length_table.sym[l];
-      match_code[l] = code[s] | (uint32_t)length_table.extra[l] << lens[s];
-      match_bits[l] = (uint8_t)(lens[s] + length_table.extra_bits[l] + 1);
-    }
-  for (size_t k = 0; k < ntok;) {
-    token_t a = tok[k];
-    if (k + 3 <= ntok && (a | tok[k + 1] | tok[k + 2]) < 256) {
-      /* Three literals (45 bits at most) in one put. */
-      token_t b = tok[k + 1], c = tok[k + 2];
-      put_bits(w, code[a] | (uint64_t)code[b] << lens[a] | (uint64_t)code[c] << (lens[a] + lens[b]),
-               (unsigned)lens[a] + lens[b] + lens[c]);
-      k += 3;
-    } else {
-      if (a < 256)
-        put_bits(w, code[a], lens[a]);
-      else
-        put_bits(w, match_code[a - 253], match_bits[a - 253]);
-      k++;
-    }
-  }
-  put_bits(w, code[256], lens[256]);
+  put_tokens(w, tok, ntok, code, lens, matches);
 }
 
 /* ---- PNG filters -------------------------------------------------------------------- */
@@ -535,6 +543,37 @@ static void chunk_end(bit_writer_t *w, size_t at)
   put_be32(w, crc32_update(0, p + 4, len + 4));
 }
 
+/* One group of filtered rows (n bytes, Adler-32 adler so far) in slices of at most
+ * BLOCK_BYTES: one IDAT chunk and one deflate block each (stored at level 0). The zlib header
+ * goes before the image's first slice (first: the group starts it), the Adler-32 after its
+ * last (final: the group ends it); the bits of a chunk's last byte may wait for the next
+ * chunk. 0, or -1 when out of memory. */
+static int put_group(bit_writer_t *w, const uint8_t *filtered, size_t n, token_t *tok, int level,
+                     int first, int final, uint32_t adler)
+{
+  for (size_t off = 0; off < n;) {
+    size_t k = n - off < BLOCK_BYTES ? n - off : BLOCK_BYTES;
+    int last = final && off + k == n;
+    /* Worst case: stored blocks, plus the chunk's 12 bytes, the zlib header and trailer. */
+    if (reserve(w->out, stored_bytes(k) + 64))
+      return -1;
+    size_t at = chunk_begin(w, "IDAT");
+    if (first && off == 0)
+      put_bytes(w, (const uint8_t[]){0x78, 0x01}, 2); /* deflate, 32K window, fastest */
+    if (level)
+      put_block(w, filtered + off, k, tok, last);
+    else
+      put_stored(w, filtered + off, k, last);
+    if (last) {
+      align_bits(w);
+      put_be32(w, adler);
+    }
+    chunk_end(w, at);
+    off += k;
+  }
+  return 0;
+}
+
 static int fastpng_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
                           const gpuimg_encode_opts_t *opts, const char *what, gpuimg_buf_t *out)
 {
@@ -575,7 +614,6 @@ static int fastpng_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
   put_bytes(&w, ihdr, 5);
   chunk_end(&w, at);
 
-  /* The bits of a chunk's last byte may wait for the next chunk. */
   uint32_t adler = 1;
   for (size_t y = 0; y < (size_t)img->height; y += rows_per_group) {
     size_t rows =
@@ -587,26 +625,8 @@ static int fastpng_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
                  filtered + r * row_bytes);
     }
     adler = adler32_update(adler, filtered, n);
-    for (size_t off = 0; off < n;) {
-      size_t k = n - off < BLOCK_BYTES ? n - off : BLOCK_BYTES;
-      int last = y + rows == (size_t)img->height && off + k == n;
-      /* Worst case: stored blocks, plus the chunk's 12 bytes, the zlib header and trailer. */
-      if (reserve(out, stored_bytes(k) + 64))
-        goto oom;
-      at = chunk_begin(&w, "IDAT");
-      if (y == 0 && off == 0)
-        put_bytes(&w, (const uint8_t[]){0x78, 0x01}, 2); /* deflate, 32K window, fastest */
-      if (level)
-        put_block(&w, filtered + off, k, tok, last);
-      else
-        put_stored(&w, filtered + off, k, last);
-      if (last) {
-        align_bits(&w);
-        put_be32(&w, adler);
-      }
-      chunk_end(&w, at);
-      off += k;
-    }
+    if (put_group(&w, filtered, n, tok, level, y == 0, y + rows == (size_t)img->height, adler))
+      goto oom;
   }
   at = chunk_begin(&w, "IEND");
   chunk_end(&w, at);
@@ -620,8 +640,12 @@ oom:
   return -1;
 }
 
+/* Under auto: PNG output at levels 0 and 1, ahead of libpng and stb. */
 const gpuimg_codec_t gpuimg_codec_fastpng = {
     .name = "fastpng",
-    .decode = NULL,
+    .encodes = GPUIMG_FORMAT_BIT(GPUIMG_FORMAT_PNG),
+    .priority = 3,
+    .png_level_min = 0,
+    .png_level_max = 1,
     .encode = fastpng_encode,
 };

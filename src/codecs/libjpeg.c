@@ -148,14 +148,12 @@ static uint8_t blinn_8x8(unsigned x, unsigned y)
   return (uint8_t)((t + (t >> 8)) >> 8);
 }
 
-/* The decode itself, apart from jpeg_decode() so that no local of the function that called
- * setjmp changes after it. Fills ctx->pixels; every failure longjmps. */
-static void jpeg_decode_run(jpeg_ctx_t *ctx, struct jpeg_decompress_struct *cinfo,
-                            const uint8_t *bytes, size_t size, uint64_t max_pixels)
+/* The header's checks, before anything of the image's size is allocated: its size against
+ * --max-pixels and the file's length, its components, and libjpeg's memory cap. Every
+ * failure longjmps. */
+static void jpeg_check_header(jpeg_ctx_t *ctx, struct jpeg_decompress_struct *cinfo, size_t size,
+                              uint64_t max_pixels)
 {
-  jpeg_mem_src(cinfo, bytes, (unsigned long)size);
-  jpeg_read_header(cinfo, TRUE);
-
   uint64_t w = cinfo->image_width, h = cinfo->image_height;
   if (w * h > max_pixels)
     jpeg_fail(ctx, GPUIMG_EXIT_INPUT,
@@ -196,26 +194,15 @@ static void jpeg_decode_run(jpeg_ctx_t *ctx, struct jpeg_decompress_struct *cinf
               "coefficients, over the limit of %llu (4 bytes per pixel of --max-pixels)",
               (unsigned long long)w, (unsigned long long)h, (unsigned long long)coef,
               (unsigned long long)(limit - JPEG_MEM_FLOOR));
+}
 
-  /* Gray stays one channel; YCbCr and RGB become RGB. Four components become RGB as stb
-   * makes them: with Adobe's marker saying CMYK or YCCK (which libjpeg turns into CMYK),
-   * colour = C * K / 255 (Adobe stores CMYK inverted); without it, or with another
-   * transform, YCbCr whose fourth component is ignored (read as YCCK: C = 255 - R). */
-  int out_c = nc == 1 ? 1 : 3;
-  int cmyk_by_k =
-      cinfo->saw_Adobe_marker && (cinfo->Adobe_transform == 0 || cinfo->Adobe_transform == 2);
-  if (nc == 4 && !cmyk_by_k)
-    cinfo->jpeg_color_space = JCS_YCCK;
-  cinfo->out_color_space = nc == 1 ? JCS_GRAYSCALE : nc == 3 ? JCS_RGB : JCS_CMYK;
-  cinfo->progress = &ctx->progress;
-  /* A multi-scan file is read whole here: its damage is found before the pixels exist. */
-  jpeg_start_decompress(cinfo);
-  if (cinfo->output_width != w || cinfo->output_height != h ||
-      cinfo->output_components != (nc == 1   ? 1
-                                   : nc == 3 ? 3
-                                             : 4))
-    jpeg_fail(ctx, GPUIMG_EXIT_INPUT, "cannot decode JPEG: unexpected output layout");
-
+/* The scanlines into ctx->pixels (out_c channels), four components turned into RGB as
+ * jpeg_decode_run() chose (cmyk_by_k). */
+static void jpeg_read_pixels(jpeg_ctx_t *ctx, struct jpeg_decompress_struct *cinfo, int out_c,
+                             int cmyk_by_k)
+{
+  uint64_t w = cinfo->output_width, h = cinfo->output_height;
+  int nc = cinfo->num_components;
   size_t stride = (size_t)w * (size_t)out_c;
   ctx->pixels = gpuimg_codec_pixels(stride * (size_t)h, &ctx->borrowed);
   if (!ctx->pixels)
@@ -237,6 +224,38 @@ static void jpeg_decode_run(jpeg_ctx_t *ctx, struct jpeg_decompress_struct *cinf
         row[k] = cmyk_by_k ? blinn_8x8(s[k], s[3]) : (uint8_t)(255 - s[k]);
     }
   }
+}
+
+/* The decode itself, apart from jpeg_decode() so that no local of the function that called
+ * setjmp changes after it. Fills ctx->pixels; every failure longjmps. */
+static void jpeg_decode_run(jpeg_ctx_t *ctx, struct jpeg_decompress_struct *cinfo,
+                            const uint8_t *bytes, size_t size, uint64_t max_pixels)
+{
+  jpeg_mem_src(cinfo, bytes, (unsigned long)size);
+  jpeg_read_header(cinfo, TRUE);
+  jpeg_check_header(ctx, cinfo, size, max_pixels);
+
+  uint64_t w = cinfo->image_width, h = cinfo->image_height;
+  int nc = cinfo->num_components;
+  /* Gray stays one channel; YCbCr and RGB become RGB. Four components become RGB as stb
+   * makes them: with Adobe's marker saying CMYK or YCCK (which libjpeg turns into CMYK),
+   * colour = C * K / 255 (Adobe stores CMYK inverted); without it, or with another
+   * transform, YCbCr whose fourth component is ignored (read as YCCK: C = 255 - R). */
+  int out_c = nc == 1 ? 1 : 3;
+  int cmyk_by_k =
+      cinfo->saw_Adobe_marker && (cinfo->Adobe_transform == 0 || cinfo->Adobe_transform == 2);
+  if (nc == 4 && !cmyk_by_k)
+    cinfo->jpeg_color_space = JCS_YCCK;
+  cinfo->out_color_space = nc == 1 ? JCS_GRAYSCALE : nc == 3 ? JCS_RGB : JCS_CMYK;
+  cinfo->progress = &ctx->progress;
+  /* A multi-scan file is read whole here: its damage is found before the pixels exist. */
+  jpeg_start_decompress(cinfo);
+  if (cinfo->output_width != w || cinfo->output_height != h ||
+      cinfo->output_components != (nc == 1   ? 1
+                                   : nc == 3 ? 3
+                                             : 4))
+    jpeg_fail(ctx, GPUIMG_EXIT_INPUT, "cannot decode JPEG: unexpected output layout");
+  jpeg_read_pixels(ctx, cinfo, out_c, cmyk_by_k);
   /* Reads on to the end marker: a file cut after its last scan fails here. */
   jpeg_finish_decompress(cinfo);
 }
@@ -411,9 +430,17 @@ static int jpeg_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
   return 0;
 }
 
+/* Under auto: JPEG in and out, ahead of stb. */
 const gpuimg_codec_t gpuimg_codec_libjpeg = {
     .name = "libjpeg",
+    .decodes = GPUIMG_FORMAT_BIT(GPUIMG_FORMAT_JPEG),
+    .encodes = GPUIMG_FORMAT_BIT(GPUIMG_FORMAT_JPEG),
+    .recognises = gpuimg_codec_is_jpeg,
+    .priority = 2,
     .decode = jpeg_decode,
     .encode = jpeg_encode,
 };
+#else
+/* Built without libjpeg: no formats, so not in the registry. */
+const gpuimg_codec_t gpuimg_codec_libjpeg = {.name = "libjpeg"};
 #endif

@@ -120,9 +120,16 @@ static int png_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
   return 0;
 }
 
+/* Under auto: PNG output at levels 2..9, where zlib's matching beats fastpng's size. */
 const gpuimg_codec_t gpuimg_codec_libpng = {
     .name = "libpng",
-    .decode = NULL,
+    .encodes = GPUIMG_FORMAT_BIT(GPUIMG_FORMAT_PNG),
+    .priority = 2,
+    .png_level_min = 2,
+    .png_level_max = 9,
     .encode = png_encode,
 };
+#else
+/* Built without libpng: no formats, so not in the registry. */
+const gpuimg_codec_t gpuimg_codec_libpng = {.name = "libpng"};
 #endif

@@ -111,7 +111,18 @@ static int nvjpeg_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
   return rc;
 }
 
-const gpuimg_codec_t gpuimg_codec_nvjpeg = {"nvjpeg", nvjpeg_decode, nvjpeg_encode};
+/* Only by name (priority 0): it needs a GPU. On the device (the CUDA backend's flow), else
+ * through host memory as here; what is not JPEG goes to auto's choice. */
+const gpuimg_codec_t gpuimg_codec_nvjpeg = {
+    .name = "nvjpeg",
+    .decodes = GPUIMG_FORMAT_BIT(GPUIMG_FORMAT_JPEG),
+    .encodes = GPUIMG_FORMAT_BIT(GPUIMG_FORMAT_JPEG),
+    .recognises = gpuimg_codec_is_jpeg,
+    .priority = 0,
+    .device = 1,
+    .decode = nvjpeg_decode,
+    .encode = nvjpeg_encode,
+};
 
 void gpuimg_codec_thread_end(void)
 {
@@ -121,5 +132,8 @@ void gpuimg_codec_thread_end(void)
   memset(&tls, 0, sizeof tls);
 }
 #else
+/* Built without nvJPEG: no formats, so not in the registry. */
+const gpuimg_codec_t gpuimg_codec_nvjpeg = {.name = "nvjpeg"};
+
 void gpuimg_codec_thread_end(void) {}
 #endif

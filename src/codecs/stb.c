@@ -206,6 +206,76 @@ static void png_probe(const uint8_t *b, size_t n, probe_t *p)
   p->too_deep = bits == 16 && out > (uint64_t)INT_MAX;
 }
 
+/* What the walk over a JPEG's segments gathers besides the probe. */
+typedef struct {
+  int scans, ended, progressive, nc;
+  uint64_t blocks;   /* 8x8 blocks of all components */
+  uint64_t comp_max; /* the largest component's sample plane, padded to whole MCUs */
+} jpeg_walk_t;
+
+/* A start of frame (baseline, extended or progressive: the ones stb decodes, marker m): the
+ * size, and from the sampling factors the blocks and sample planes it needs. */
+static void jpeg_frame(const uint8_t *seg, size_t seg_len, int m, probe_t *p, jpeg_walk_t *st)
+{
+  int hmax = 1, vmax = 1, nc = seg[5];
+  p->found = 1;
+  p->h = be16(seg + 1);
+  p->w = be16(seg + 3);
+  st->progressive = m == 0xc2;
+  if (nc < 1 || nc > 4 || seg_len < 6 + 3 * (size_t)nc)
+    nc = 0; /* stb refuses the frame */
+  st->nc = nc;
+  for (int i = 0; i < nc; i++) {
+    int hs = seg[7 + 3 * i] >> 4, vs = seg[7 + 3 * i] & 15;
+    hmax = hs > hmax && hs <= 4 ? hs : hmax;
+    vmax = vs > vmax && vs <= 4 ? vs : vmax;
+  }
+  uint64_t mcu_x = ((uint64_t)p->w + 8 * (uint64_t)hmax - 1) / (8 * (uint64_t)hmax);
+  uint64_t mcu_y = ((uint64_t)p->h + 8 * (uint64_t)vmax - 1) / (8 * (uint64_t)vmax);
+  for (int i = 0; i < nc; i++) {
+    int hs = seg[7 + 3 * i] >> 4, vs = seg[7 + 3 * i] & 15;
+    if (hs < 1 || hs > 4 || vs < 1 || vs > 4)
+      continue;
+    uint64_t cx = ((uint64_t)p->w * (uint64_t)hs + (uint64_t)hmax - 1) / (uint64_t)hmax;
+    uint64_t cy = ((uint64_t)p->h * (uint64_t)vs + (uint64_t)vmax - 1) / (uint64_t)vmax;
+    st->blocks += ((cx + 7) / 8) * ((cy + 7) / 8);
+    st->comp_max = max_u64(st->comp_max, mcu_x * (uint64_t)hs * 8 * mcu_y * (uint64_t)vs * 8);
+  }
+}
+
+/* A DHT segment: each table is class and id, 16 code counts, then one symbol per code.
+ * 0, or -1 with p->bad set when a table has more codes than 256 or than it holds. */
+static int jpeg_huffman_check(const uint8_t *seg, size_t seg_len, probe_t *p)
+{
+  size_t k = 0;
+  while (k < seg_len) {
+    size_t codes = 0;
+    if (seg_len - k < 17) {
+      codes = 257;
+    } else {
+      for (int i = 1; i <= 16; i++)
+        codes += seg[k + (size_t)i];
+    }
+    if (codes > 256 || seg_len - k - 17 < codes) {
+      snprintf(p->bad, sizeof p->bad,
+               "corrupt image data (a Huffman table with more codes than it holds)");
+      return -1;
+    }
+    k += 17 + codes;
+  }
+  return 0;
+}
+
+/* Where a scan's coded data (from pos) ends: at the next marker, 0xff followed by neither a
+ * stuffed zero, a fill byte nor a restart marker; n if none. */
+static size_t jpeg_scan_end(const uint8_t *b, size_t n, size_t pos)
+{
+  while (pos < n && !(b[pos] == 0xff && pos + 1 < n && b[pos + 1] != 0 && b[pos + 1] != 0xff &&
+                      !(b[pos + 1] >= 0xd0 && b[pos + 1] <= 0xd7)))
+    pos++;
+  return pos;
+}
+
 /* JPEG: the start of frame gives the size and sampling; every Huffman table must have at
  * most 256 codes (stb 2.27 writes past its tables otherwise); a frame needs a scan (stb
  * would return an image of whatever its buffers held); every 8x8 block takes at least one
@@ -213,8 +283,7 @@ static void png_probe(const uint8_t *b, size_t n, probe_t *p)
 static void jpeg_probe(const uint8_t *b, size_t n, probe_t *p)
 {
   size_t pos = 2;
-  int scans = 0, ended = 0, progressive = 0, nc = 0;
-  uint64_t blocks = 0, comp_max = 0;
+  jpeg_walk_t st = {0};
 
   while (pos < n) {
     if (b[pos] != 0xff) {
@@ -230,7 +299,7 @@ static void jpeg_probe(const uint8_t *b, size_t n, probe_t *p)
       break;
     uint8_t m = b[pos++];
     if (m == 0xd9) {
-      ended = 1;
+      st.ended = 1;
       break;
     }
     if (m == 0x01 || m == 0xd8 || (m >= 0xd0 && m <= 0xd7))
@@ -251,74 +320,142 @@ static void jpeg_probe(const uint8_t *b, size_t n, probe_t *p)
     const uint8_t *seg = b + pos + 2;
     size_t seg_len = len - 2;
     if (m >= 0xc0 && m <= 0xc2 && !p->found && seg_len >= 6) {
-      /* Baseline, extended and progressive frames: the ones stb decodes. */
-      int hmax = 1, vmax = 1;
-      nc = seg[5];
-      p->found = 1;
-      p->h = be16(seg + 1);
-      p->w = be16(seg + 3);
-      progressive = m == 0xc2;
-      if (nc < 1 || nc > 4 || seg_len < 6 + 3 * (size_t)nc)
-        nc = 0; /* stb refuses the frame */
-      for (int i = 0; i < nc; i++) {
-        int hs = seg[7 + 3 * i] >> 4, vs = seg[7 + 3 * i] & 15;
-        hmax = hs > hmax && hs <= 4 ? hs : hmax;
-        vmax = vs > vmax && vs <= 4 ? vs : vmax;
-      }
-      uint64_t mcu_x = ((uint64_t)p->w + 8 * (uint64_t)hmax - 1) / (8 * (uint64_t)hmax);
-      uint64_t mcu_y = ((uint64_t)p->h + 8 * (uint64_t)vmax - 1) / (8 * (uint64_t)vmax);
-      for (int i = 0; i < nc; i++) {
-        int hs = seg[7 + 3 * i] >> 4, vs = seg[7 + 3 * i] & 15;
-        if (hs < 1 || hs > 4 || vs < 1 || vs > 4)
-          continue;
-        uint64_t cx = ((uint64_t)p->w * (uint64_t)hs + (uint64_t)hmax - 1) / (uint64_t)hmax;
-        uint64_t cy = ((uint64_t)p->h * (uint64_t)vs + (uint64_t)vmax - 1) / (uint64_t)vmax;
-        blocks += ((cx + 7) / 8) * ((cy + 7) / 8);
-        comp_max = max_u64(comp_max, mcu_x * (uint64_t)hs * 8 * mcu_y * (uint64_t)vs * 8);
-      }
+      jpeg_frame(seg, seg_len, m, p, &st);
     } else if (m == 0xc4) {
-      /* Each table: class and id, 16 code counts, then one symbol per code. */
-      size_t k = 0;
-      while (k < seg_len) {
-        size_t codes = 0;
-        if (seg_len - k < 17) {
-          codes = 257;
-        } else {
-          for (int i = 1; i <= 16; i++)
-            codes += seg[k + (size_t)i];
-        }
-        if (codes > 256 || seg_len - k - 17 < codes) {
-          snprintf(p->bad, sizeof p->bad,
-                   "corrupt image data (a Huffman table with more codes than it holds)");
-          return;
-        }
-        k += 17 + codes;
-      }
+      if (jpeg_huffman_check(seg, seg_len, p) < 0)
+        return;
     } else if (m == 0xda) {
-      /* The scan's coded data runs to the next marker: 0xff followed by neither a
-       * stuffed zero, a fill byte nor a restart marker. */
-      scans++;
-      pos += len;
-      while (pos < n && !(b[pos] == 0xff && pos + 1 < n && b[pos + 1] != 0 && b[pos + 1] != 0xff &&
-                          !(b[pos + 1] >= 0xd0 && b[pos + 1] <= 0xd7)))
-        pos++;
+      st.scans++;
+      pos = jpeg_scan_end(b, n, pos + len);
       continue;
     }
     pos += len;
   }
   if (!p->found)
     return;
-  if (ended && scans == 0) {
+  if (st.ended && st.scans == 0) {
     snprintf(p->bad, sizeof p->bad, "no image data (the image ends before its first scan)");
     return;
   }
-  p->too_little = (uint64_t)n * 8 < blocks;
+  p->too_little = (uint64_t)n * 8 < st.blocks;
   /* Per component a sample plane (progressive: and 16-bit coefficients), then the output
    * (at most 3 channels) and stb's decoder state. */
-  uint64_t out = (uint64_t)p->w * (uint64_t)p->h * (nc >= 3 ? 3 : 1);
-  p->max_alloc = max_u64(max_u64(comp_max * (progressive ? 2 : 1), out),
+  uint64_t out = (uint64_t)p->w * (uint64_t)p->h * (st.nc >= 3 ? 3 : 1);
+  p->max_alloc = max_u64(max_u64(st.comp_max * (st.progressive ? 2 : 1), out),
                          STB_ALLOC_FLOOR + sizeof(stbi__jpeg)) +
                  STB_ALLOC_SLACK;
+}
+
+/* "PNG" or "JPEG" from the file's signature, or NULL with the reason set (exit 3). */
+static const char *stb_kind(const uint8_t *bytes, size_t size, const char *what)
+{
+  const char *kind;
+  if (size == 0) {
+    gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "empty file");
+    return NULL;
+  }
+  if (size >= sizeof png_signature && memcmp(bytes, png_signature, sizeof png_signature) == 0)
+    kind = "PNG";
+  else if (gpuimg_codec_is_jpeg(bytes, size))
+    kind = "JPEG";
+  else {
+    gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "unsupported format (not PNG or JPEG)");
+    return NULL;
+  }
+  if (size > INT_MAX) {
+    gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "file too large");
+    return NULL;
+  }
+  return kind;
+}
+
+/* What the probe found that refuses the decode before stb allocates: 0, or -1 with the
+ * reason set (exit 3). The size first: it is what a user can act on (--max-pixels). */
+static int stb_probe_check(const probe_t *probe, const char *kind, const char *what,
+                           uint64_t max_pixels)
+{
+  if (probe->found) {
+    if (probe->w == 0 || probe->h == 0) {
+      gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "cannot decode %s: zero width or height", kind);
+      return -1;
+    }
+    if (probe->w > STBI_MAX_DIMENSIONS || probe->h > STBI_MAX_DIMENSIONS) {
+      gpuimg_error_set(GPUIMG_EXIT_INPUT, what,
+                       "cannot decode %s: image is %ux%u, over the largest side of %d pixels", kind,
+                       probe->w, probe->h, STBI_MAX_DIMENSIONS);
+      return -1;
+    }
+    if ((uint64_t)probe->w * probe->h > max_pixels) {
+      gpuimg_error_set(GPUIMG_EXIT_INPUT, what,
+                       "image is %ux%u, over the limit of %llu pixels (see --max-pixels)", probe->w,
+                       probe->h, (unsigned long long)max_pixels);
+      return -1;
+    }
+  }
+  if (probe->bad[0]) {
+    gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "cannot decode %s: %s", kind, probe->bad);
+    return -1;
+  }
+  if (probe->found && probe->too_little) {
+    gpuimg_error_set(GPUIMG_EXIT_INPUT, what,
+                     "cannot decode %s: too little image data for %ux%u pixels "
+                     "(corrupt or truncated)",
+                     kind, probe->w, probe->h);
+    return -1;
+  }
+  if (probe->found && probe->too_deep) {
+    gpuimg_error_set(GPUIMG_EXIT_INPUT, what,
+                     "cannot decode %s: 16-bit image of %ux%u pixels too large to convert to "
+                     "8 bits",
+                     kind, probe->w, probe->h);
+    return -1;
+  }
+
+  /* No single buffer may pass 4 bytes per pixel of --max-pixels (1 GiB by default): the
+   * limit a user raises for larger images also bounds 16-bit and interlaced decodes, whose
+   * buffers are larger than their pixels. */
+  uint64_t budget = 4 * max_pixels + STB_ALLOC_FLOOR + STB_ALLOC_SLACK;
+  if (probe->found && probe->max_alloc > budget) {
+    gpuimg_error_set(GPUIMG_EXIT_INPUT, what,
+                     "cannot decode %s: a %ux%u image needs a buffer of up to %llu bytes, "
+                     "over the limit of %llu (4 bytes per pixel of --max-pixels)",
+                     kind, probe->w, probe->h, (unsigned long long)probe->max_alloc,
+                     (unsigned long long)budget);
+    return -1;
+  }
+  return 0;
+}
+
+/* stb's decode under the probe's allocation limit: its pixels (freed with
+ * stbi_image_free()), or NULL with the reason set. */
+static uint8_t *stb_load(const uint8_t *bytes, size_t size, const probe_t *probe, const char *kind,
+                         const char *what, int *w, int *h, int *n)
+{
+  /* Without a header stb fails before allocating much; the floor covers its state. */
+  stb_alloc_limit = probe->found && probe->max_alloc < SIZE_MAX ? (size_t)probe->max_alloc
+                                                                : (size_t)STB_ALLOC_FLOOR * 4;
+  stb_alloc_refused = 0;
+  stb_reason_reset();
+  uint8_t *px = stbi_load_from_memory(bytes, (int)size, w, h, n, 0);
+  int refused = stb_alloc_refused;
+  stb_alloc_limit = SIZE_MAX;
+  if (px)
+    return px;
+  if (refused && probe->found)
+    gpuimg_error_set(GPUIMG_EXIT_INPUT, what,
+                     "cannot decode %s: corrupt image data (more data than a %ux%u image "
+                     "holds)",
+                     kind, probe->w, probe->h);
+  else if (refused)
+    gpuimg_error_set(GPUIMG_EXIT_INPUT, what,
+                     "cannot decode %s: corrupt image data (more data than its header "
+                     "allows)",
+                     kind);
+  else if (strcmp(stb_reason(kind), "out of memory") == 0)
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "cannot decode %s: out of memory", kind);
+  else
+    gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "cannot decode %s: %s", kind, stb_reason(kind));
+  return NULL;
 }
 
 static int stb_decode(const uint8_t *bytes, size_t size, const char *what, uint64_t max_pixels,
@@ -330,101 +467,17 @@ static int stb_decode(const uint8_t *bytes, size_t size, const char *what, uint6
 
   memset(out, 0, sizeof *out);
   memset(&probe, 0, sizeof probe);
-  if (size == 0) {
-    gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "empty file");
+  if (!(kind = stb_kind(bytes, size, what)))
     return -1;
-  }
-  if (size >= sizeof png_signature && memcmp(bytes, png_signature, sizeof png_signature) == 0)
-    kind = "PNG";
-  else if (size >= 3 && bytes[0] == 0xff && bytes[1] == 0xd8 && bytes[2] == 0xff)
-    kind = "JPEG";
-  else {
-    gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "unsupported format (not PNG or JPEG)");
-    return -1;
-  }
-  if (size > INT_MAX) {
-    gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "file too large");
-    return -1;
-  }
   if (kind[0] == 'P')
     png_probe(bytes, size, &probe);
   else
     jpeg_probe(bytes, size, &probe);
-  /* The size first: it is what a user can act on (--max-pixels). */
-  if (probe.found) {
-    if (probe.w == 0 || probe.h == 0) {
-      gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "cannot decode %s: zero width or height", kind);
-      return -1;
-    }
-    if (probe.w > STBI_MAX_DIMENSIONS || probe.h > STBI_MAX_DIMENSIONS) {
-      gpuimg_error_set(GPUIMG_EXIT_INPUT, what,
-                       "cannot decode %s: image is %ux%u, over the largest side of %d pixels", kind,
-                       probe.w, probe.h, STBI_MAX_DIMENSIONS);
-      return -1;
-    }
-    if ((uint64_t)probe.w * probe.h > max_pixels) {
-      gpuimg_error_set(GPUIMG_EXIT_INPUT, what,
-                       "image is %ux%u, over the limit of %llu pixels (see --max-pixels)", probe.w,
-                       probe.h, (unsigned long long)max_pixels);
-      return -1;
-    }
-  }
-  if (probe.bad[0]) {
-    gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "cannot decode %s: %s", kind, probe.bad);
+  if (stb_probe_check(&probe, kind, what, max_pixels) < 0)
     return -1;
-  }
-  if (probe.found && probe.too_little) {
-    gpuimg_error_set(GPUIMG_EXIT_INPUT, what,
-                     "cannot decode %s: too little image data for %ux%u pixels "
-                     "(corrupt or truncated)",
-                     kind, probe.w, probe.h);
+  uint8_t *px = stb_load(bytes, size, &probe, kind, what, &w, &h, &n);
+  if (!px)
     return -1;
-  }
-  if (probe.found && probe.too_deep) {
-    gpuimg_error_set(GPUIMG_EXIT_INPUT, what,
-                     "cannot decode %s: 16-bit image of %ux%u pixels too large to convert to "
-                     "8 bits",
-                     kind, probe.w, probe.h);
-    return -1;
-  }
-
-  /* No single buffer may pass 4 bytes per pixel of --max-pixels (1 GiB by default): the
-   * limit a user raises for larger images also bounds 16-bit and interlaced decodes, whose
-   * buffers are larger than their pixels. */
-  uint64_t budget = 4 * max_pixels + STB_ALLOC_FLOOR + STB_ALLOC_SLACK;
-  if (probe.found && probe.max_alloc > budget) {
-    gpuimg_error_set(GPUIMG_EXIT_INPUT, what,
-                     "cannot decode %s: a %ux%u image needs a buffer of up to %llu bytes, "
-                     "over the limit of %llu (4 bytes per pixel of --max-pixels)",
-                     kind, probe.w, probe.h, (unsigned long long)probe.max_alloc,
-                     (unsigned long long)budget);
-    return -1;
-  }
-  /* Without a header stb fails before allocating much; the floor covers its state. */
-  stb_alloc_limit = probe.found && probe.max_alloc < SIZE_MAX ? (size_t)probe.max_alloc
-                                                              : (size_t)STB_ALLOC_FLOOR * 4;
-  stb_alloc_refused = 0;
-  stb_reason_reset();
-  uint8_t *px = stbi_load_from_memory(bytes, (int)size, &w, &h, &n, 0);
-  int refused = stb_alloc_refused;
-  stb_alloc_limit = SIZE_MAX;
-  if (!px) {
-    if (refused && probe.found)
-      gpuimg_error_set(GPUIMG_EXIT_INPUT, what,
-                       "cannot decode %s: corrupt image data (more data than a %ux%u image "
-                       "holds)",
-                       kind, probe.w, probe.h);
-    else if (refused)
-      gpuimg_error_set(GPUIMG_EXIT_INPUT, what,
-                       "cannot decode %s: corrupt image data (more data than its header "
-                       "allows)",
-                       kind);
-    else if (strcmp(stb_reason(kind), "out of memory") == 0)
-      gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "cannot decode %s: out of memory", kind);
-    else
-      gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "cannot decode %s: %s", kind, stb_reason(kind));
-    return -1;
-  }
   if ((uint64_t)w * (uint64_t)h > max_pixels) { /* a header we could not read */
     stbi_image_free(px);
     gpuimg_error_set(GPUIMG_EXIT_INPUT, what,
@@ -491,8 +544,25 @@ static int stb_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
   return 0;
 }
 
+/* A PNG or a JPEG signature: what stb_decode() reads (it reports anything else). */
+static int stb_recognises(const uint8_t *bytes, size_t size)
+{
+  return (size >= sizeof png_signature &&
+          memcmp(bytes, png_signature, sizeof png_signature) == 0) ||
+         gpuimg_codec_is_jpeg(bytes, size);
+}
+
+/* The reference: the lowest priority under auto, and what serves every format a codec
+ * chosen by name lacks. */
 const gpuimg_codec_t gpuimg_codec_stb = {
     .name = "stb",
+    .decodes = GPUIMG_FORMAT_BIT(GPUIMG_FORMAT_PNG) | GPUIMG_FORMAT_BIT(GPUIMG_FORMAT_JPEG),
+    .encodes = GPUIMG_FORMAT_BIT(GPUIMG_FORMAT_PNG) | GPUIMG_FORMAT_BIT(GPUIMG_FORMAT_JPEG) |
+               GPUIMG_FORMAT_BIT(GPUIMG_FORMAT_BMP) | GPUIMG_FORMAT_BIT(GPUIMG_FORMAT_TGA),
+    .recognises = stb_recognises,
+    .priority = 1,
+    .png_level_min = 0,
+    .png_level_max = 9,
     .decode = stb_decode,
     .encode = stb_encode,
 };
