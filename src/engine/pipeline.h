@@ -2,18 +2,13 @@
 #ifndef GPUIMG_PIPELINE_H
 #define GPUIMG_PIPELINE_H
 
-#include "jpeg_batch.h"
-#include "run.h"
+#include "backend.h"
 
 /* One thread's runner: the CPU backend, or one CUDA context (its own non-blocking stream)
  * with pinned staging and device buffers that are kept between images and only grow, so
  * that in steady state an image costs no cudaMalloc or cudaMallocHost. Create, use and
  * destroy it on one thread: CUDA makes the device current for the creating thread. */
 typedef struct gpuimg_pipeline gpuimg_pipeline_t;
-
-/* Runner devices besides CUDA device numbers: the CPU backend, and CUDA's default device. */
-#define GPUIMG_DEVICE_CPU (-1)
-#define GPUIMG_DEVICE_DEFAULT (-2)
 
 /* A runner for plan's steps (plan must outlive it) on the CPU (GPUIMG_DEVICE_CPU), on CUDA's
  * default device (GPUIMG_DEVICE_DEFAULT) or on CUDA device number `device`. NULL with the error set (exit 5 for CUDA, 2 for a --block the device
@@ -35,19 +30,6 @@ gpuimg_pipeline_t *gpuimg_pipeline_open(const gpuimg_plan_t *plan);
 int gpuimg_pipeline_process(gpuimg_pipeline_t *p, const gpuimg_image_t *src,
                             const gpuimg_image_t *masks, gpuimg_image_t *dst, gpuimg_run_t *run);
 
-/* Device-resident JPEG: a JPEG file's bytes decoded by nvJPEG straight into the runner's
- * device memory, and the result, when out is set, encoded by nvJPEG from device memory, so
- * that no pixels cross the host (a CUDA runner in a build with nvJPEG). */
-typedef struct {
-  const uint8_t *jpeg; /* the input file's bytes and name; NULL: the input is src */
-  size_t size;
-  const char *what;
-  uint64_t max_pixels;        /* a larger image is an input error (exit 3) */
-  gpuimg_jpeg_batch_t *batch; /* the device's nvJPEG threads do the work, or NULL: the runner */
-  gpuimg_buf_t *out;          /* NULL: the pixels come back in dst; else the JPEG file here */
-  int quality;
-  const char *out_what;
-} gpuimg_jpeg_io_t;
 
 /* gpuimg_pipeline_process() with device-resident JPEG (the output's size and channels go to
  * run->out_w, out_h and out_c, as on every CUDA run): from io->jpeg, a decode stage (host
@@ -66,6 +48,13 @@ int gpuimg_pipeline_device_jpeg(const gpuimg_plan_t *plan);
 
 /* 1 when this build has the CUDA backend. */
 int gpuimg_pipeline_have_cuda(void);
+
+/* CUDA devices usable now; 0 with why in reason (also: a build without CUDA). */
+int gpuimg_pipeline_probe(char *reason, size_t reason_size);
+
+/* Makes threads waiting for CUDA device `device` sleep (blocking 1) or spin; 0 in a build
+ * without CUDA; -1 with the error set. */
+int gpuimg_pipeline_wait_mode(int device, int blocking);
 
 /* A gpuimg_pixel_source_t (codec.h) for a runner: its pinned input staging buffer, grown to
  * bytes, which the next run uploads without copying; NULL on the CPU (or when the pinned

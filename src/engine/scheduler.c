@@ -68,12 +68,10 @@ static int env_is(const char *name, const char *value)
  * its core to the codecs of the others. */
 static void start_device_jpeg(gpuimg_sched_t *s)
 {
-#ifdef GPUIMG_HAVE_CUDA
   int blocking = !env_is("GPUIMG_CUDA_SYNC", "spin");
   for (int d = 0; s->use_cuda && !s->hybrid && d < s->ndevices; d++)
-    if (gpuimg_cuda_set_blocking_sync(s->devices[d], blocking) < 0)
+    if (gpuimg_pipeline_wait_mode(s->devices[d], blocking) < 0)
       gpuimg_error_clear(); /* the default way of waiting is no failure */
-#endif
   s->device_jpeg =
       s->use_cuda && s->plan->codec == GPUIMG_CODEC_NVJPEG && gpuimg_codec_have_nvjpeg();
   if (!s->device_jpeg)
@@ -116,11 +114,10 @@ int gpuimg_sched_open(gpuimg_sched_t *s, const gpuimg_plan_t *plan, const char *
   pthread_condattr_destroy(&ca);
   s->locks = 1;
 
-  int count = 0;
-#ifdef GPUIMG_HAVE_CUDA
+  int count = 0, have_cuda = gpuimg_pipeline_have_cuda();
   /* auto on the default device with host codecs and the default block: hybrid, the device
    * found (or not) by the starter thread (GPUIMG_HYBRID=0: wait for it, as before). */
-  s->hybrid = plan->backend == GPUIMG_BACKEND_AUTO && !spec && plan->codec != GPUIMG_CODEC_NVJPEG &&
+  s->hybrid = have_cuda && plan->backend == GPUIMG_BACKEND_AUTO && !spec && plan->codec != GPUIMG_CODEC_NVJPEG &&
               !plan->block_w && !plan->block_h && !env_is("GPUIMG_HYBRID", "0");
   /* --naive and --tiled choose CUDA kernels: such a batch is about them, all on CUDA. */
   for (int i = 0; i < plan->nsteps; i++)
@@ -128,18 +125,12 @@ int gpuimg_sched_open(gpuimg_sched_t *s, const gpuimg_plan_t *plan, const char *
   s->dev_ready_ms = -1;
   if (s->hybrid)
     count = 1; /* device 0, if the starter finds it usable */
-  else if (plan->backend != GPUIMG_BACKEND_CPU)
-    count = gpuimg_cuda_probe(s->reason, sizeof s->reason);
-#else
-  snprintf(s->reason, sizeof s->reason, "this gpuimg was built without CUDA");
-#endif
+  else if (plan->backend != GPUIMG_BACKEND_CPU || !have_cuda)
+    count = gpuimg_pipeline_probe(s->reason, sizeof s->reason);
   s->use_cuda = count > 0;
   if (!s->use_cuda && plan->backend == GPUIMG_BACKEND_CUDA) {
-#ifdef GPUIMG_HAVE_CUDA
-    gpuimg_error_set(GPUIMG_EXIT_DEVICE, "", "no usable CUDA device: %s", s->reason);
-#else
-    gpuimg_error_set(GPUIMG_EXIT_DEVICE, "", "%s", s->reason);
-#endif
+    gpuimg_error_set(GPUIMG_EXIT_DEVICE, "", have_cuda ? "no usable CUDA device: %s" : "%s",
+                     s->reason);
     return -1;
   }
   if (parse_devices(s, spec, s->use_cuda ? count : -1) < 0)
@@ -151,12 +142,8 @@ int gpuimg_sched_open(gpuimg_sched_t *s, const gpuimg_plan_t *plan, const char *
 
 const char *gpuimg_sched_fallback(const gpuimg_sched_t *s)
 {
-#ifdef GPUIMG_HAVE_CUDA
-  if (!s->use_cuda && s->plan->backend == GPUIMG_BACKEND_AUTO)
+  if (gpuimg_pipeline_have_cuda() && !s->use_cuda && s->plan->backend == GPUIMG_BACKEND_AUTO)
     return s->reason;
-#else
-  (void)s;
-#endif
   return NULL;
 }
 
