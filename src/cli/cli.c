@@ -11,38 +11,10 @@
 #define GPUIMG_VERSION "unknown"
 #endif
 
-/* CHOICE options store ints into these enums. */
-_Static_assert(sizeof(gpuimg_backend_t) == sizeof(int), "gpuimg_backend_t is not int-sized");
-_Static_assert(sizeof(gpuimg_codec_choice_t) == sizeof(int), "codec choice is not int-sized");
-/* The defaults the help below states. */
-_Static_assert(GPUIMG_DEFAULT_QUALITY == 90 && GPUIMG_DEFAULT_PNG_LEVEL == 1 &&
-                   GPUIMG_DEFAULT_MAX_PIXELS == 268435456,
-               "update the defaults in the options' help");
-
 static int usage_error(const char *what, const char *fmt, const char *arg)
 {
   gpuimg_error_set(GPUIMG_EXIT_USAGE, what, fmt, arg);
   return -1;
-}
-
-static int parse_block(const gpuimg_option_t *o, const char *spelled, const char *s, void *target)
-{
-  gpuimg_cli_t *cli = target;
-  char *end;
-  (void)o;
-  errno = 0;
-  long w = strtol(s, &end, 10);
-  if (!errno && end != s && (*end == 'x' || *end == 'X')) {
-    const char *hs = end + 1;
-    long h = strtol(hs, &end, 10);
-    if (!errno && end != hs && !*end && w >= 1 && h >= 1 && w <= 1024 && h <= 1024 &&
-        w * h <= 1024) {
-      cli->plan.block_w = (int)w;
-      cli->plan.block_h = (int)h;
-      return 0;
-    }
-  }
-  return usage_error(spelled, "invalid value '%s' (expected WxH with W*H <= 1024)", s);
 }
 
 static int parse_shard(const gpuimg_option_t *o, const char *spelled, const char *arg,
@@ -79,26 +51,6 @@ static int parse_format(const gpuimg_option_t *o, const char *spelled, const cha
   return 0;
 }
 
-/* After --codec's choice is stored: refuses a library this build lacks. */
-static int check_codec(const gpuimg_option_t *o, const char *spelled, const char *arg,
-                       void *target)
-{
-  static const struct {
-    gpuimg_codec_choice_t codec;
-    int (*have)(void);
-    const char *library;
-  } optional[] = {{GPUIMG_CODEC_LIBPNG, gpuimg_codec_have_libpng, "libpng"},
-                  {GPUIMG_CODEC_LIBJPEG, gpuimg_codec_have_libjpeg, "libjpeg"},
-                  {GPUIMG_CODEC_NVJPEG, gpuimg_codec_have_nvjpeg, "nvJPEG"}};
-  gpuimg_cli_t *cli = target;
-  (void)o, (void)arg;
-  for (size_t k = 0; k < sizeof optional / sizeof optional[0]; k++)
-    if (cli->plan.codec == optional[k].codec && !optional[k].have())
-      return usage_error(spelled, "not available: this gpuimg was built without %s",
-                         optional[k].library);
-  return 0;
-}
-
 static int parse_completion(const gpuimg_option_t *o, const char *spelled, const char *arg,
                             void *target)
 {
@@ -109,47 +61,17 @@ static int parse_completion(const gpuimg_option_t *o, const char *spelled, const
   return 0;
 }
 
-static const char *const backend_names[] = {"auto", "cpu", "cuda", NULL};
-static const char *const codec_names[] = {"auto",    "stb",    "fastpng", "libpng",
-                                          "libjpeg", "nvjpeg", NULL};
-
 #define CLI(field) offsetof(gpuimg_cli_t, field)
 
+/* The command's own global options; the run-wide settings are the plan's
+ * (gpuimg_plan_options). */
 const gpuimg_option_t gpuimg_cli_options[] = {
-    {.long_name = "backend", .kind = GPUIMG_OPTION_CHOICE, .offset = CLI(plan.backend),
-     .choices = backend_names, .metavar = "B",
-     .help = "auto (CUDA when a device is usable, else CPU; batches start\n"
-             "on the CPU while the device comes up), cpu or cuda"},
-    {.long_name = "block", .kind = GPUIMG_OPTION_CUSTOM, .parse = parse_block, .metavar = "WxH",
-     .help = "CUDA block shape for 2-D kernels (W*H <= 1024)"},
     {.long_name = "report", .kind = GPUIMG_OPTION_STRING, .offset = CLI(report),
      .metavar = "FILE", .help = "write a JSON timing report ('-' = stdout)",
      .empty_what = "file name"},
     {.long_name = "explain", .kind = GPUIMG_OPTION_FLAG, .offset = CLI(explain), .value = 1,
      .help = "one line per kernel on stderr: blocks, occupancy, waves,\n"
              "bandwidth, divergence (CUDA backend)"},
-    {.long_name = "repeat", .kind = GPUIMG_OPTION_INT, .offset = CLI(plan.repeat), .min = 1,
-     .max = 100000, .metavar = "N",
-     .help = "run the processing N times; report median/min/max/noise (default 1)"},
-    {.long_name = "warmup", .kind = GPUIMG_OPTION_INT, .offset = CLI(plan.warmup), .min = 0,
-     .max = 10000, .metavar = "M", .help = "run it M more times first, unrecorded (default 0)"},
-    {.long_name = "quality", .kind = GPUIMG_OPTION_INT, .offset = CLI(plan.quality), .min = 1,
-     .max = 100, .metavar = "Q", .help = "JPEG quality 1..100 (default 90)"},
-    {.long_name = "codec", .kind = GPUIMG_OPTION_CHOICE, .offset = CLI(plan.codec),
-     .choices = codec_names, .parse = check_codec, .metavar = "C",
-     .help = "image codecs: auto (the fastest built in: libjpeg decodes and\n"
-             "encodes JPEG; fastpng encodes PNG at --png-level 0..1, libpng\n"
-             "at 2..9; stb the rest), stb (stb for everything), fastpng,\n"
-             "libpng or libjpeg (that one, stb the rest), nvjpeg (JPEG on\n"
-             "the GPU with nvJPEG, auto's choice the rest)"},
-    {.long_name = "png-level", .kind = GPUIMG_OPTION_INT, .offset = CLI(plan.png_level),
-     .min = 0, .max = 9, .metavar = "N",
-     .help = "PNG compression 0..9: 0 stores, 1 fast, 9 smallest (default 1)"},
-    {.long_name = "max-pixels", .kind = GPUIMG_OPTION_U64, .offset = CLI(plan.max_pixels),
-     .min = 1, .max = (long long)1 << 40, .metavar = "N",
-     .help = "refuse larger images (default 268435456)"},
-    {.long_name = "quiet", .short_name = 'q', .kind = GPUIMG_OPTION_FLAG,
-     .offset = CLI(plan.quiet), .value = 1, .help = "no notices on stderr"},
     {.long_name = "help", .short_name = 'h', .kind = GPUIMG_OPTION_FLAG, .offset = CLI(help),
      .value = 1, .help = "this help"},
     {.long_name = "version", .short_name = 'V', .kind = GPUIMG_OPTION_FLAG,
@@ -181,22 +103,8 @@ const gpuimg_option_t gpuimg_cli_batch_options[] = {
     {0},
 };
 
-static int start_step(gpuimg_cli_t *cli, const char *name)
-{
-  const gpuimg_op_t *op = gpuimg_ops_find(name);
-  if (!op) {
-    char names[256];
-    gpuimg_ops_names(names, sizeof names);
-    gpuimg_error_set(GPUIMG_EXIT_USAGE, "", "unknown operation '%s' (expected %s)", name, names);
-    return -1;
-  }
-  if (cli->plan.nsteps == GPUIMG_MAX_STEPS)
-    return usage_error("", "too many operations (at most 32)%s", "");
-  gpuimg_step_t *s = &cli->plan.steps[cli->plan.nsteps++];
-  s->op = op;
-  gpuimg_ops_init(op, s->params);
-  return 0;
-}
+const gpuimg_option_t *const gpuimg_cli_tables[] = {gpuimg_plan_options, gpuimg_cli_options,
+                                                     gpuimg_cli_batch_options, NULL};
 
 /* An option that neither the current step's operation nor the global tables have: another
  * operation's (a usage error against the step, or before any step), or none at all. */
@@ -228,14 +136,15 @@ static int parse_option(gpuimg_cli_t *cli, gpuimg_args_t *args)
 {
   gpuimg_step_t *step = cli->plan.nsteps ? &cli->plan.steps[cli->plan.nsteps - 1] : NULL;
   gpuimg_option_set_t sets[] = {{step ? step->op->options : NULL, step ? step->params : NULL},
+                                {gpuimg_plan_options, &cli->plan},
                                 {gpuimg_cli_options, cli},
                                 {gpuimg_cli_batch_options, cli}};
-  int first = step ? 0 : 1, which;
+  int n = sizeof sets / sizeof sets[0], first = step ? 0 : 1, which;
   const gpuimg_option_t *o;
   const char *arg;
   char spelled[64];
   gpuimg_args_t start = *args;
-  int rc = gpuimg_options_match(args, sets + first, 3 - first, &which, &o, &arg, spelled);
+  int rc = gpuimg_options_match(args, sets + first, n - first, &which, &o, &arg, spelled);
   if (rc == 1)
     return refuse_option(step, &start, spelled);
   if (rc < 0)
@@ -300,12 +209,9 @@ static int check_masks(const gpuimg_cli_t *cli)
 
 static void set_defaults(gpuimg_cli_t *cli)
 {
+  gpuimg_plan_init(&cli->plan);
   cli->batch_format = GPUIMG_FORMAT_NONE;
   cli->format = GPUIMG_FORMAT_NONE;
-  cli->plan.repeat = 1;
-  cli->plan.quality = GPUIMG_DEFAULT_QUALITY;
-  cli->plan.png_level = GPUIMG_DEFAULT_PNG_LEVEL;
-  cli->plan.max_pixels = GPUIMG_DEFAULT_MAX_PIXELS;
 }
 
 int gpuimg_cli_parse(int argc, char **argv, gpuimg_cli_t *cli)
@@ -337,7 +243,7 @@ int gpuimg_cli_parse(int argc, char **argv, gpuimg_cli_t *cli)
       continue;
     }
     if (want_op) {
-      if (start_step(cli, a) < 0)
+      if (gpuimg_plan_add_step(&cli->plan, a) < 0)
         return -1;
       want_op = 0;
       continue;
@@ -392,6 +298,7 @@ void gpuimg_cli_help(FILE *f)
     gpuimg_options_help(f, op->options, 2, 16);
   }
   fprintf(f, "\nGlobal options:\n");
+  gpuimg_options_help(f, gpuimg_plan_options, 2, 16);
   gpuimg_options_help(f, gpuimg_cli_options, 2, 16);
   fprintf(f, "  %-16s end of options\n", "--");
   fprintf(f, "\nBatch mode (-o DIR): every INPUT is converted into DIR under its own base name:\n");

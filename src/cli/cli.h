@@ -3,6 +3,7 @@
 #define GPUIMG_CLI_H
 
 #include "flow.h"
+#include "plan.h"
 
 /* Everything the command line says; strings point into argv. */
 typedef struct {
@@ -33,6 +34,9 @@ void gpuimg_cli_help(FILE *f);
 /* The main command's global and batch-mode options (cli.c), after the operations' own. */
 extern const gpuimg_option_t gpuimg_cli_options[];
 extern const gpuimg_option_t gpuimg_cli_batch_options[];
+/* Every table of options besides the operations': the plan's, the command's and batch
+ * mode's, NULL-terminated. */
+extern const gpuimg_option_t *const gpuimg_cli_tables[];
 
 /* Prints a bash completion script made from the registry and the option tables. */
 void gpuimg_cli_completion(FILE *f);

@@ -59,13 +59,13 @@ void gpuimg_cli_completion(FILE *f)
   fprintf(f, "\"\n  local takes_value=\"");
   for (int i = 0; gpuimg_ops[i]; i++)
     print_names(f, gpuimg_ops[i]->options, 1, i);
-  print_names(f, gpuimg_cli_options, 1, 0);
-  print_names(f, gpuimg_cli_batch_options, 1, 0);
+  for (int t = 0; gpuimg_cli_tables[t]; t++)
+    print_names(f, gpuimg_cli_tables[t], 1, 0);
   fprintf(f, " \"\n  case $prev in\n");
   for (int i = 0; gpuimg_ops[i]; i++)
     print_choices(f, gpuimg_ops[i]->options, i);
-  print_choices(f, gpuimg_cli_options, 0);
-  print_choices(f, gpuimg_cli_batch_options, 0);
+  for (int t = 0; gpuimg_cli_tables[t]; t++)
+    print_choices(f, gpuimg_cli_tables[t], 0);
   fprintf(f, "  esac\n"
              "  if [[ $takes_value == *\" $prev \"* ]]; then\n"
              "    COMPREPLY=($(compgen -f -- \"$cur\"))\n"
@@ -83,8 +83,8 @@ void gpuimg_cli_completion(FILE *f)
              "    fi\n"
              "  done\n"
              "  local opts=\"");
-  print_names(f, gpuimg_cli_options, 0, 0);
-  print_names(f, gpuimg_cli_batch_options, 0, 0);
+  for (int t = 0; gpuimg_cli_tables[t]; t++)
+    print_names(f, gpuimg_cli_tables[t], 0, 0);
   fprintf(f, "\"\n  case $op in\n");
   for (int i = 0; gpuimg_ops[i]; i++) {
     fprintf(f, "    %s) opts+=\"", gpuimg_ops[i]->name);

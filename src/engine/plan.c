@@ -21,7 +21,7 @@ static int parse_block(const gpuimg_option_t *o, const char *spelled, const char
 {
   gpuimg_plan_t *plan = target;
   char *end;
-  (void)o, (void)spelled;
+  (void)o;
   errno = 0;
   long w = strtol(s, &end, 10);
   if (!errno && end != s && (*end == 'x' || *end == 'X')) {
@@ -34,7 +34,7 @@ static int parse_block(const gpuimg_option_t *o, const char *spelled, const char
       return 0;
     }
   }
-  gpuimg_error_set(GPUIMG_EXIT_USAGE, "--block", "invalid value '%s' (expected WxH with W*H <= 1024)",
+  gpuimg_error_set(GPUIMG_EXIT_USAGE, spelled, "invalid value '%s' (expected WxH with W*H <= 1024)",
                    s);
   return -1;
 }
@@ -56,28 +56,56 @@ static int codec_built(const gpuimg_option_t *o, const char *spelled, const char
 }
 
 static const char *const backends[] = {"auto", "cpu", "cuda", NULL};
+/* In the order of gpuimg_codec_choice_t. */
 static const char *const codecs[] = {"auto", "stb", "fastpng", "libpng", "libjpeg", "nvjpeg", NULL};
+
+/* CHOICE options store ints into these enums. */
+_Static_assert(sizeof(gpuimg_backend_t) == sizeof(int), "gpuimg_backend_t is not int-sized");
+_Static_assert(sizeof(gpuimg_codec_choice_t) == sizeof(int), "codec choice is not int-sized");
+/* The defaults the help below states. */
+_Static_assert(GPUIMG_DEFAULT_QUALITY == 90 && GPUIMG_DEFAULT_PNG_LEVEL == 1 &&
+                   GPUIMG_DEFAULT_MAX_PIXELS == 268435456,
+               "update the defaults in the options' help");
 
 #define PLAN(field) offsetof(gpuimg_plan_t, field)
 const gpuimg_option_t gpuimg_plan_options[] = {
-    {"backend", 0, GPUIMG_OPTION_CHOICE, PLAN(backend), 0, 0, 0, backends, "B", NULL, NULL, NULL},
-    {"block", 0, GPUIMG_OPTION_CUSTOM, 0, 0, 0, 0, NULL, "WxH", NULL, NULL, parse_block},
-    {"repeat", 0, GPUIMG_OPTION_INT, PLAN(repeat), 1, 100000, 0, NULL, "N", NULL, NULL, NULL},
-    {"warmup", 0, GPUIMG_OPTION_INT, PLAN(warmup), 0, 10000, 0, NULL, "M", NULL, NULL, NULL},
-    {"quality", 0, GPUIMG_OPTION_INT, PLAN(quality), 1, 100, 0, NULL, "Q", NULL, NULL, NULL},
-    {"codec", 0, GPUIMG_OPTION_CHOICE, PLAN(codec), 0, 0, 0, codecs, "C", NULL, NULL, codec_built},
-    {"png-level", 0, GPUIMG_OPTION_INT, PLAN(png_level), 0, 9, 0, NULL, "N", NULL, NULL, NULL},
-    {"max-pixels", 0, GPUIMG_OPTION_U64, PLAN(max_pixels), 1, (long long)1 << 40, 0, NULL, "N",
-     NULL, NULL, NULL},
-    {"quiet", 'q', GPUIMG_OPTION_FLAG, PLAN(quiet), 0, 0, 1, NULL, NULL, NULL, NULL, NULL},
-    {NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL},
+    {.long_name = "backend", .kind = GPUIMG_OPTION_CHOICE, .offset = PLAN(backend),
+     .choices = backends, .metavar = "B",
+     .help = "auto (CUDA when a device is usable, else CPU; batches start\n"
+             "on the CPU while the device comes up), cpu or cuda"},
+    {.long_name = "block", .kind = GPUIMG_OPTION_CUSTOM, .parse = parse_block, .metavar = "WxH",
+     .help = "CUDA block shape for 2-D kernels (W*H <= 1024)"},
+    {.long_name = "repeat", .kind = GPUIMG_OPTION_INT, .offset = PLAN(repeat), .min = 1,
+     .max = 100000, .metavar = "N",
+     .help = "run the processing N times; report median/min/max/noise (default 1)"},
+    {.long_name = "warmup", .kind = GPUIMG_OPTION_INT, .offset = PLAN(warmup), .min = 0,
+     .max = 10000, .metavar = "M", .help = "run it M more times first, unrecorded (default 0)"},
+    {.long_name = "quality", .kind = GPUIMG_OPTION_INT, .offset = PLAN(quality), .min = 1,
+     .max = 100, .metavar = "Q", .help = "JPEG quality 1..100 (default 90)"},
+    {.long_name = "codec", .kind = GPUIMG_OPTION_CHOICE, .offset = PLAN(codec),
+     .choices = codecs, .parse = codec_built, .metavar = "C",
+     .help = "image codecs: auto (the fastest built in: libjpeg decodes and\n"
+             "encodes JPEG; fastpng encodes PNG at --png-level 0..1, libpng\n"
+             "at 2..9; stb the rest), stb (stb for everything), fastpng,\n"
+             "libpng or libjpeg (that one, stb the rest), nvjpeg (JPEG on\n"
+             "the GPU with nvJPEG, auto's choice the rest)"},
+    {.long_name = "png-level", .kind = GPUIMG_OPTION_INT, .offset = PLAN(png_level), .min = 0,
+     .max = 9, .metavar = "N",
+     .help = "PNG compression 0..9: 0 stores, 1 fast, 9 smallest (default 1)"},
+    {.long_name = "max-pixels", .kind = GPUIMG_OPTION_U64, .offset = PLAN(max_pixels), .min = 1,
+     .max = (long long)1 << 40, .metavar = "N", .help = "refuse larger images (default 268435456)"},
+    {.long_name = "quiet", .short_name = 'q', .kind = GPUIMG_OPTION_FLAG, .offset = PLAN(quiet),
+     .value = 1, .help = "no notices on stderr"},
+    {0},
 };
 
 int gpuimg_plan_add_step(gpuimg_plan_t *plan, const char *name)
 {
   const gpuimg_op_t *op = gpuimg_ops_find(name);
   if (!op) {
-    gpuimg_error_set(GPUIMG_EXIT_USAGE, "", "unknown operation '%s'", name);
+    char names[256];
+    gpuimg_ops_names(names, sizeof names);
+    gpuimg_error_set(GPUIMG_EXIT_USAGE, "", "unknown operation '%s' (expected %s)", name, names);
     return -1;
   }
   if (plan->nsteps == GPUIMG_MAX_STEPS) {
