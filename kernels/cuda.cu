@@ -115,15 +115,31 @@ extern "C" int gpuimg_cuda_set_block(gpuimg_cuda_t *ctx, int bw, int bh)
   return 0;
 }
 
-extern "C" void *gpuimg_cuda_host_alloc(size_t bytes)
+// Pinned or device memory from alloc (cudaMallocHost, cudaMalloc), named in a failure.
+static void *checked_alloc(cudaError_t (*alloc)(void **, size_t), const char *call, size_t bytes)
 {
   void *p = NULL;
-  cudaError_t err = cudaMallocHost(&p, bytes ? bytes : 1);
+  cudaError_t err = alloc(&p, bytes ? bytes : 1);
   if (err != cudaSuccess) {
-    gpuimg_cuda_fail(err, "cudaMallocHost", __FILE__, __LINE__);
+    gpuimg_cuda_fail(err, call, __FILE__, __LINE__);
     return NULL;
   }
   return p;
+}
+
+static cudaError_t malloc_host(void **p, size_t bytes)
+{
+  return cudaMallocHost(p, bytes);
+}
+
+static cudaError_t malloc_dev(void **p, size_t bytes)
+{
+  return cudaMalloc(p, bytes);
+}
+
+extern "C" void *gpuimg_cuda_host_alloc(size_t bytes)
+{
+  return checked_alloc(malloc_host, "cudaMallocHost", bytes);
 }
 
 extern "C" void gpuimg_cuda_host_free(void *h_ptr)
@@ -134,13 +150,7 @@ extern "C" void gpuimg_cuda_host_free(void *h_ptr)
 
 extern "C" void *gpuimg_cuda_dev_alloc(size_t bytes)
 {
-  void *p = NULL;
-  cudaError_t err = cudaMalloc(&p, bytes ? bytes : 1);
-  if (err != cudaSuccess) {
-    gpuimg_cuda_fail(err, "cudaMalloc", __FILE__, __LINE__);
-    return NULL;
-  }
-  return p;
+  return checked_alloc(malloc_dev, "cudaMalloc", bytes);
 }
 
 extern "C" void gpuimg_cuda_dev_free(void *d_ptr)

@@ -223,6 +223,15 @@ int hw_decode(gpuimg_nvjpeg_t *nj, const uint8_t *jpeg, size_t n, const char *wh
   return 0;
 }
 
+// The encoder's parameters and state (teardown: statuses cannot be acted on).
+void encoder_close(gpuimg_nvjpeg_t *nj)
+{
+  if (nj->enc_params)
+    (void)nvjpegEncoderParamsDestroy(nj->enc_params);
+  if (nj->enc_state)
+    (void)nvjpegEncoderStateDestroy(nj->enc_state);
+}
+
 } // namespace
 
 extern "C" void gpuimg_nvjpeg_destroy(gpuimg_nvjpeg_t *nj)
@@ -234,10 +243,7 @@ extern "C" void gpuimg_nvjpeg_destroy(gpuimg_nvjpeg_t *nj)
   if (nj->ctx->stream)
     (void)cudaStreamSynchronize(nj->ctx->stream);
   hw_close(nj);
-  if (nj->enc_params)
-    (void)nvjpegEncoderParamsDestroy(nj->enc_params);
-  if (nj->enc_state)
-    (void)nvjpegEncoderStateDestroy(nj->enc_state);
+  encoder_close(nj);
   if (nj->header)
     (void)nvjpegJpegStreamDestroy(nj->header);
   if (nj->state)

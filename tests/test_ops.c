@@ -117,7 +117,7 @@ static const gpuimg_op_t *op_named(const char *name)
 static gpuimg_image_t gray(const gpuimg_image_t *src)
 {
   gpuimg_image_t dst =
-      image_new(src->width, src->height, op_named("gray")->out_channels(src->channels));
+      image_new(src->width, src->height, gpuimg_op_out_channels(op_named("gray"), src->channels));
   if (gpuimg_gray_cpu(src, &dst) < 0)
     fail("gpuimg_gray_cpu failed: %s", gpuimg_error_message());
   return dst;
@@ -202,8 +202,8 @@ static void test_gray_layouts(void)
     gpuimg_image_free(&out);
   }
   const gpuimg_op_t *g = op_named("gray");
-  if (g->out_channels(1) != 1 || g->out_channels(2) != 2 || g->out_channels(3) != 1 ||
-      g->out_channels(4) != 2)
+  if (gpuimg_op_out_channels(g, 1) != 1 || gpuimg_op_out_channels(g, 2) != 2 ||
+      gpuimg_op_out_channels(g, 3) != 1 || gpuimg_op_out_channels(g, 4) != 2)
     fail("gray.out_channels is not 1,2,1,2 for 1..4 channels");
   printf("gray: hand-computed bytes, RGBA keeps alpha, 1 and 2 channels unchanged\n");
 }
@@ -626,7 +626,7 @@ static void test_ops_table(void)
   for (int i = 0; gpuimg_ops[i]; i++) {
     const gpuimg_op_t *op = gpuimg_ops[i];
     if (op->params_size > GPUIMG_PARAMS_SIZE || !op->defaults || !op->options ||
-        !op->out_channels || !op->run_cpu || !op->variant_name || !op->summary)
+        !op->run_cpu || !op->summary)
       fail("%s: incomplete declaration", op->name);
     for (const gpuimg_option_t *o = op->options; o->long_name; o++)
       if (!o->help || (o->offset >= op->params_size))
@@ -642,7 +642,7 @@ static void test_ops_table(void)
   if (gpuimg_ops_set(op_named("portrait"), params, "mask", "m.png") < 0 ||
       gpuimg_ops_set(op_named("portrait"), params, "tiled", NULL) < 0 ||
       strcmp(gpuimg_ops_common(params)->mask_path, "m.png") != 0 ||
-      strcmp(op_named("portrait")->variant_name(params), "tiled") != 0)
+      strcmp(gpuimg_op_variant_name(op_named("portrait"), params), "tiled") != 0)
     fail("portrait --mask m.png --tiled did not set the mask and the variant");
   if (gpuimg_ops_set(op_named("blur"), params, "radius", "2048") == 0 ||
       strcmp(gpuimg_error_message(),

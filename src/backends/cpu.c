@@ -17,7 +17,7 @@ static int run_cpu(const gpuimg_plan_t *plan, const gpuimg_image_t *src, const g
   snprintf(run->device, sizeof run->device, "none");
   for (int i = 0; i < plan->nsteps; i++) {
     const gpuimg_step_t *s = &plan->steps[i];
-    int out_c = s->op->out_channels(c);
+    int out_c = gpuimg_op_out_channels(s->op, c);
     stage[i] = gpuimg_run_stage(run, s->op->name, i, 0, plan->repeat);
     if (!stage[i] || gpuimg_image_alloc(&tmp[i], src->width, src->height, out_c) < 0)
       goto done;

@@ -256,7 +256,7 @@ static int make_stages(cuda_buffers_t *b, const gpuimg_plan_t *plan, int device_
       return -1;
     sh->stage[i]->bytes = gpuimg_step_bytes(&plan->steps[i], sh->w, sh->h, c);
     sh->stage[i]->has_launch = 1;
-    c = plan->steps[i].op->out_channels(c);
+    c = gpuimg_op_out_channels(plan->steps[i].op, c);
   }
   sh->out_c = c;
   sh->out_bytes = gpuimg_image_bytes(sh->w, sh->h, c);
@@ -292,7 +292,7 @@ static int run_once(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_plan_t *
       sh->stage[i]->ms[r] = sh->stage[i]->launch.ms;
     in = b->d_buf[o];
     o = !o;
-    c = s->op->out_channels(c);
+    c = gpuimg_op_out_channels(s->op, c);
   }
   sh->d_last = in;
   if (sh->down) {

@@ -37,7 +37,7 @@ void gpuimg_run_free(gpuimg_run_t *run)
 uint64_t gpuimg_step_bytes(const gpuimg_step_t *s, int w, int h, int cin)
 {
   uint64_t px = (uint64_t)w * (uint64_t)h;
-  return px * (uint64_t)cin + px * (uint64_t)s->op->out_channels(cin) +
+  return px * (uint64_t)cin + px * (uint64_t)gpuimg_op_out_channels(s->op, cin) +
          (s->op->needs_mask ? px : 0);
 }
 

@@ -38,7 +38,7 @@ void gpuimg_explain(FILE *f, const gpuimg_plan_t *plan, const gpuimg_run_t *run)
     if (s->step < 0 || strcmp(s->name, "upload-mask") == 0)
       continue;
     const gpuimg_step_t *st = &plan->steps[s->step];
-    const char *variant = st->op->variant_name(st->params);
+    const char *variant = gpuimg_op_variant_name(st->op, st->params);
     double ms = median_ms(s);
     double gbps = ms > 0 ? (double)s->bytes / (ms * 1e6) : 0;
     if (!s->has_launch) {

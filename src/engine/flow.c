@@ -175,7 +175,7 @@ static int encode_on_device(const image_t *im, int in_channels)
   const gpuimg_plan_t *plan = im->flow->plan;
   int c = in_channels;
   for (int i = 0; i < plan->nsteps; i++)
-    c = plan->steps[i].op->out_channels(c);
+    c = gpuimg_op_out_channels(plan->steps[i].op, c);
   return im->flow->device_jpeg && im->job->output && im->job->format == GPUIMG_FORMAT_JPEG &&
          (c == 1 || c == 3);
 }

@@ -97,7 +97,7 @@ static int add_step(cJSON *o, const gpuimg_step_t *st)
     return -1;
   if (st->op->report)
     st->op->report(st->params, &(gpuimg_report_sink_t){report_number, report_string, op});
-  const char *variant = st->op->variant_name(st->params);
+  const char *variant = gpuimg_op_variant_name(st->op, st->params);
   if (variant[0])
     add_string(o, "variant", variant);
   return 0;

@@ -127,11 +127,7 @@ int gpuimg_blur_cpu(const gpuimg_image_t *src, int radius, gpuimg_image_t *dst)
   return 0;
 }
 
-/* blur's parameters. */
-typedef struct {
-  gpuimg_params_common_t common;
-  int radius;
-} blur_params_t;
+typedef gpuimg_radius_params_t blur_params_t;
 GPUIMG_PARAMS_CHECK(blur_params_t);
 
 static const blur_params_t blur_defaults = {.common = {.variant = GPUIMG_VARIANT_FAST},
@@ -144,11 +140,6 @@ static const gpuimg_option_t blur_options[] = {
     GPUIMG_OPTION_TILE("tiled kernel's tile: 4-byte pixels (default) or floats"),
     {0},
 };
-
-static int blur_out_channels(int in)
-{
-  return in;
-}
 
 static int blur_cpu_step(const void *params, const gpuimg_image_t *src, const gpuimg_image_t *mask,
                          gpuimg_image_t *dst)
@@ -181,13 +172,8 @@ const gpuimg_op_t gpuimg_op_blur = {
     .name = "blur",
     .summary = "box (mean) blur over the (2N+1)x(2N+1) window, edges clamped",
     .options = blur_options,
-    .params_size = sizeof(blur_params_t),
-    .defaults = &blur_defaults,
-    .out_channels = blur_out_channels,
+    GPUIMG_PARAMS(blur_params_t, blur_defaults),
     .run_cpu = blur_cpu_step,
-#ifdef GPUIMG_HAVE_CUDA
-    .run_gpu = blur_gpu_step,
-#endif
-    .variant_name = gpuimg_ops_variant_name,
+    GPUIMG_RUN_GPU(blur_gpu_step),
     .report = blur_report,
 };

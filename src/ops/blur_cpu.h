@@ -3,11 +3,18 @@
 #ifndef GPUIMG_BLUR_CPU_H
 #define GPUIMG_BLUR_CPU_H
 
-#include "base.h"
+#include "ops.h"
 
 /* Largest blur radius: (2*2047+1)^2 * 255 + C/2 still fits in 32 bits, so every
  * backend sums exactly in uint32. */
 #define GPUIMG_MAX_RADIUS 2047
+
+/* The parameters of blur and of the operations built on it (portrait: its mask file is in
+ * the common part). */
+typedef struct {
+  gpuimg_params_common_t common;
+  int radius;
+} gpuimg_radius_params_t;
 
 /* The -r/--radius option of blur and of the operations built on it (portrait), for a
  * parameter struct Type with an int radius. */

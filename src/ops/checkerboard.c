@@ -59,11 +59,6 @@ static const gpuimg_option_t checkerboard_options[] = {
     {0},
 };
 
-static int checkerboard_out_channels(int in)
-{
-  return in;
-}
-
 static int checkerboard_cpu_step(const void *params, const gpuimg_image_t *src,
                                  const gpuimg_image_t *mask, gpuimg_image_t *dst)
 {
@@ -104,14 +99,9 @@ const gpuimg_op_t gpuimg_op_checkerboard = {
     .name = "checkerboard",
     .summary = "brighten even cells, darken odd cells (alpha untouched)",
     .options = checkerboard_options,
-    .params_size = sizeof(checkerboard_params_t),
-    .defaults = &checkerboard_defaults,
-    .out_channels = checkerboard_out_channels,
+    GPUIMG_PARAMS(checkerboard_params_t, checkerboard_defaults),
     .run_cpu = checkerboard_cpu_step,
-#ifdef GPUIMG_HAVE_CUDA
-    .run_gpu = checkerboard_gpu_step,
-#endif
-    .variant_name = gpuimg_ops_variant_name,
+    GPUIMG_RUN_GPU(checkerboard_gpu_step),
     .report = checkerboard_report,
     .divergence = checkerboard_divergence,
 };

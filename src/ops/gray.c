@@ -69,12 +69,8 @@ const gpuimg_op_t gpuimg_op_gray = {
     .name = "gray",
     .summary = "Rec. 601 luma: RGB -> gray, RGBA -> gray+alpha, gray unchanged",
     .options = gray_options,
-    .params_size = sizeof(gray_params_t),
-    .defaults = &gray_defaults,
+    GPUIMG_PARAMS(gray_params_t, gray_defaults),
     .out_channels = gray_out_channels,
     .run_cpu = gray_cpu_step,
-#ifdef GPUIMG_HAVE_CUDA
-    .run_gpu = gray_gpu_step,
-#endif
-    .variant_name = gpuimg_ops_variant_name,
+    GPUIMG_RUN_GPU(gray_gpu_step),
 };

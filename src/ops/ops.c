@@ -83,3 +83,13 @@ void gpuimg_ops_report_mask(const void *params, const gpuimg_report_sink_t *sink
   const char *path = gpuimg_ops_common(params)->mask_path;
   sink->string(sink->ctx, "mask", path ? path : "(built-in sample mask)");
 }
+
+int gpuimg_op_out_channels(const gpuimg_op_t *op, int in_channels)
+{
+  return op->out_channels ? op->out_channels(in_channels) : in_channels;
+}
+
+const char *gpuimg_op_variant_name(const gpuimg_op_t *op, const void *params)
+{
+  return op->variant_name ? op->variant_name(params) : gpuimg_ops_variant_name(params);
+}

@@ -47,6 +47,17 @@ typedef struct {
 /* The mask option as spelled on the command line, for messages about it. */
 #define GPUIMG_MASK_OPTION "--mask"
 
+/* An operation's parameter struct and its defaults (a const Type) in its declaration. */
+#define GPUIMG_PARAMS(Type, defaults_) .params_size = sizeof(Type), .defaults = &(defaults_)
+
+/* An operation's CUDA launcher in its declaration: NULL in a build without CUDA (the
+ * function itself is then not compiled either). */
+#ifdef GPUIMG_HAVE_CUDA
+#define GPUIMG_RUN_GPU(fn) .run_gpu = (fn)
+#else
+#define GPUIMG_RUN_GPU(fn) .run_gpu = NULL
+#endif
+
 /* "u8", "float": gpuimg_tile_t's names, NULL-terminated. */
 extern const char *const gpuimg_tile_names[];
 
@@ -68,7 +79,7 @@ struct gpuimg_op {
   size_t params_size;
   const void *defaults; /* params_size bytes: the parameters before any option */
   int needs_mask;       /* 1: a width x height mask (common.mask_path), whose bytes it moves */
-  int (*out_channels)(int in_channels);
+  int (*out_channels)(int in_channels); /* NULL: as many as its input has */
   /* CPU reference: dst is allocated by the caller with out_channels().
    * mask is width x height, 1 channel, or empty when the op takes none. */
   int (*run_cpu)(const void *params, const gpuimg_image_t *src, const gpuimg_image_t *mask,
@@ -77,7 +88,8 @@ struct gpuimg_op {
   int (*run_gpu)(gpuimg_cuda_t *ctx, const void *params, const uint8_t *d_src,
                  const uint8_t *d_mask, uint8_t *d_dst, int width, int height, int channels,
                  gpuimg_launch_t *info);
-  /* Name of the variant for the report and --explain ("" when the op has none). */
+  /* Name of the variant for the report and --explain ("" when the op has none); NULL: the
+   * common part's (fast, naive, tiled). */
   const char *(*variant_name)(const void *params);
   /* Its option values for the report's `options` object (NULL: none). */
   void (*report)(const void *params, const gpuimg_report_sink_t *sink);
@@ -94,6 +106,11 @@ const gpuimg_op_t *gpuimg_ops_find(const char *name);
 
 /* The registry's names for messages, "a, b, c or d", into buf (truncated to size). */
 void gpuimg_ops_names(char *buf, size_t size);
+
+/* The channels op makes of in_channels, and the name of its variant under params: what its
+ * declaration says, or the defaults above. */
+int gpuimg_op_out_channels(const gpuimg_op_t *op, int in_channels);
+const char *gpuimg_op_variant_name(const gpuimg_op_t *op, const void *params);
 
 /* Sets params (GPUIMG_PARAMS_SIZE bytes) to op's defaults. */
 void gpuimg_ops_init(const gpuimg_op_t *op, void *params);

@@ -25,11 +25,7 @@ int gpuimg_portrait_cpu(const gpuimg_image_t *src, const gpuimg_image_t *mask, i
   return 0;
 }
 
-/* portrait's parameters (the mask file is in the common part). */
-typedef struct {
-  gpuimg_params_common_t common;
-  int radius;
-} portrait_params_t;
+typedef gpuimg_radius_params_t portrait_params_t;
 GPUIMG_PARAMS_CHECK(portrait_params_t);
 
 static const portrait_params_t portrait_defaults = {.common = {.variant = GPUIMG_VARIANT_FAST},
@@ -45,11 +41,6 @@ static const gpuimg_option_t portrait_options[] = {
     GPUIMG_OPTION_TILE("tiled kernel's tile storage"),
     {0},
 };
-
-static int portrait_out_channels(int in)
-{
-  return in;
-}
 
 static int portrait_cpu_step(const void *params, const gpuimg_image_t *src,
                              const gpuimg_image_t *mask, gpuimg_image_t *dst)
@@ -89,15 +80,10 @@ const gpuimg_op_t gpuimg_op_portrait = {
     .name = "portrait",
     .summary = "keep the subject (mask >= 128), blur the colour of everything else",
     .options = portrait_options,
-    .params_size = sizeof(portrait_params_t),
-    .defaults = &portrait_defaults,
+    GPUIMG_PARAMS(portrait_params_t, portrait_defaults),
     .needs_mask = 1,
-    .out_channels = portrait_out_channels,
     .run_cpu = portrait_cpu_step,
-#ifdef GPUIMG_HAVE_CUDA
-    .run_gpu = portrait_gpu_step,
-#endif
-    .variant_name = gpuimg_ops_variant_name,
+    GPUIMG_RUN_GPU(portrait_gpu_step),
     .report = portrait_report,
     .divergence = portrait_divergence,
 };

@@ -68,7 +68,7 @@ def verdicts(res):
 
 
 # ---------------------------------------------------------------------------------------------
-# Hand-made reports (the schema of src/report.c)
+# Hand-made reports (the schema of src/engine/report.c)
 
 H200 = {"backend": "cuda", "device": "NVIDIA H200", "compute_capability": "9.0",
         "cuda_driver": "13.0", "cuda_runtime": "12.8"}

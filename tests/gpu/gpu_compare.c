@@ -66,7 +66,7 @@ static int compare(gpuimg_cuda_t *ctx, const char *op_name, const values_t *v,
     printf("ERROR %s %s: %s\n", op_name, label, op ? gpuimg_error_message() : "no such operation");
     return -1;
   }
-  int w = src->width, h = src->height, c = src->channels, oc = op->out_channels(c);
+  int w = src->width, h = src->height, c = src->channels, oc = gpuimg_op_out_channels(op, c);
   size_t in_bytes = gpuimg_image_bytes(w, h, c), out_bytes = gpuimg_image_bytes(w, h, oc);
   gpuimg_image_t ref, got;
   gpuimg_launch_t info;
