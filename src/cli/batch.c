@@ -139,7 +139,8 @@ static int check_options(const gpuimg_cli_t *cli)
   for (int i = 0, takes; i < cli->plan.nsteps; i++) {
     const char *m = gpuimg_flow_mask_path(&cli->plan, i, &takes);
     if (m && strcmp(m, "-") == 0 && cli->from && strcmp(cli->from, "-") == 0) {
-      gpuimg_error_set(GPUIMG_EXIT_USAGE, "--mask", "the mask and --from cannot both be stdin");
+      gpuimg_error_set(GPUIMG_EXIT_USAGE, GPUIMG_MASK_OPTION,
+                       "the mask and --from cannot both be stdin");
       return -1;
     }
   }

@@ -16,11 +16,26 @@ static const gpuimg_codec_t *const codecs[] = {
 #define NCODECS (int)(sizeof codecs / sizeof codecs[0])
 
 /* The --codec spellings, by gpuimg_codec_choice_t. */
-static const char *const choice_names[] = {"auto", "stb", "fastpng", "libpng", "libjpeg", "nvjpeg"};
+const char *const gpuimg_codec_choices[] = {"auto",    "stb",    "fastpng", "libpng",
+                                            "libjpeg", "nvjpeg", NULL};
 
 static int compiled_in(const gpuimg_codec_t *c)
 {
   return (c->decodes | c->encodes) != 0;
+}
+
+const char *gpuimg_codec_missing(const char *name)
+{
+  for (int k = 0; k < NCODECS; k++)
+    if (!compiled_in(codecs[k]) && strcmp(codecs[k]->name, name) == 0)
+      return codecs[k]->library;
+  return NULL;
+}
+
+int gpuimg_codec_choice_device(gpuimg_codec_choice_t choice)
+{
+  const gpuimg_codec_t *c = gpuimg_codec_find(gpuimg_codec_choice_name(choice));
+  return c && c->device;
 }
 
 const gpuimg_codec_t *gpuimg_codec_at(int i)
@@ -42,8 +57,8 @@ const gpuimg_codec_t *gpuimg_codec_find(const char *name)
 
 const char *gpuimg_codec_choice_name(gpuimg_codec_choice_t choice)
 {
-  int n = (int)(sizeof choice_names / sizeof choice_names[0]);
-  return (int)choice >= 0 && (int)choice < n ? choice_names[choice] : "auto";
+  int n = (int)(sizeof gpuimg_codec_choices / sizeof gpuimg_codec_choices[0]) - 1;
+  return (int)choice >= 0 && (int)choice < n ? gpuimg_codec_choices[choice] : "auto";
 }
 
 const char *gpuimg_codec_list(gpuimg_format_t fmt, int what, char *buf, size_t cap)

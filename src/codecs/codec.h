@@ -40,7 +40,8 @@ int gpuimg_encode_check(const gpuimg_image_t *img, gpuimg_format_t fmt, gpuimg_f
  * encode appends to out, which the caller owns and frees with gpuimg_buf_free() (also after
  * a failure). Both may run on several threads at once. */
 typedef struct {
-  const char *name; /* its --codec spelling */
+  const char *name;    /* its --codec spelling */
+  const char *library; /* the library it needs, as messages name it ("nvJPEG"); NULL: none */
   unsigned decodes; /* the formats it reads (GPUIMG_FORMAT_BIT); 0: an encoder only */
   unsigned encodes; /* the formats it writes */
   /* 1 when bytes begin a file it decodes (its signature test); NULL when it decodes nothing. */
@@ -105,6 +106,16 @@ typedef enum {
   GPUIMG_CODEC_LIBJPEG,
   GPUIMG_CODEC_NVJPEG
 } gpuimg_codec_choice_t;
+
+/* The --codec spellings, indexed by gpuimg_codec_choice_t, NULL-terminated. */
+extern const char *const gpuimg_codec_choices[];
+
+/* For a codec this build declares but lacks (its library was not found): that library's
+ * name; else NULL. */
+const char *gpuimg_codec_missing(const char *name);
+
+/* 1 when choice names a codec built in that works from device memory (nvjpeg). */
+int gpuimg_codec_choice_device(gpuimg_codec_choice_t choice);
 
 /* The --codec spelling of choice ("auto", "stb", ...). */
 const char *gpuimg_codec_choice_name(gpuimg_codec_choice_t choice);

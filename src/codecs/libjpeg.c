@@ -433,6 +433,7 @@ static int jpeg_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
 /* Under auto: JPEG in and out, ahead of stb. */
 const gpuimg_codec_t gpuimg_codec_libjpeg = {
     .name = "libjpeg",
+    .library = "libjpeg",
     .decodes = GPUIMG_FORMAT_BIT(GPUIMG_FORMAT_JPEG),
     .encodes = GPUIMG_FORMAT_BIT(GPUIMG_FORMAT_JPEG),
     .recognises = gpuimg_codec_is_jpeg,
@@ -442,5 +443,5 @@ const gpuimg_codec_t gpuimg_codec_libjpeg = {
 };
 #else
 /* Built without libjpeg: no formats, so not in the registry. */
-const gpuimg_codec_t gpuimg_codec_libjpeg = {.name = "libjpeg"};
+const gpuimg_codec_t gpuimg_codec_libjpeg = {.name = "libjpeg", .library = "libjpeg"};
 #endif

@@ -123,6 +123,7 @@ static int png_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
 /* Under auto: PNG output at levels 2..9, where zlib's matching beats fastpng's size. */
 const gpuimg_codec_t gpuimg_codec_libpng = {
     .name = "libpng",
+    .library = "libpng",
     .encodes = GPUIMG_FORMAT_BIT(GPUIMG_FORMAT_PNG),
     .priority = 2,
     .png_level_min = 2,
@@ -131,5 +132,5 @@ const gpuimg_codec_t gpuimg_codec_libpng = {
 };
 #else
 /* Built without libpng: no formats, so not in the registry. */
-const gpuimg_codec_t gpuimg_codec_libpng = {.name = "libpng"};
+const gpuimg_codec_t gpuimg_codec_libpng = {.name = "libpng", .library = "libpng"};
 #endif

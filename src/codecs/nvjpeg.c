@@ -115,6 +115,7 @@ static int nvjpeg_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
  * through host memory as here; what is not JPEG goes to auto's choice. */
 const gpuimg_codec_t gpuimg_codec_nvjpeg = {
     .name = "nvjpeg",
+    .library = "nvJPEG",
     .decodes = GPUIMG_FORMAT_BIT(GPUIMG_FORMAT_JPEG),
     .encodes = GPUIMG_FORMAT_BIT(GPUIMG_FORMAT_JPEG),
     .recognises = gpuimg_codec_is_jpeg,
@@ -133,7 +134,7 @@ void gpuimg_codec_thread_end(void)
 }
 #else
 /* Built without nvJPEG: no formats, so not in the registry. */
-const gpuimg_codec_t gpuimg_codec_nvjpeg = {.name = "nvjpeg"};
+const gpuimg_codec_t gpuimg_codec_nvjpeg = {.name = "nvjpeg", .library = "nvJPEG"};
 
 void gpuimg_codec_thread_end(void) {}
 #endif

@@ -114,7 +114,7 @@ int gpuimg_pipeline_device_jpeg(const gpuimg_plan_t *plan)
 {
   const gpuimg_backend_ops_t *b = device_backend();
   char reason[256];
-  return b && b->device_jpeg && plan->codec == GPUIMG_CODEC_NVJPEG &&
+  return b && b->device_jpeg && gpuimg_codec_choice_device(plan->codec) &&
          plan->backend != GPUIMG_BACKEND_CPU && b->probe(reason, sizeof reason) > 0;
 }
 

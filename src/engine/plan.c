@@ -44,10 +44,7 @@ static int codec_built(const gpuimg_option_t *o, const char *spelled, const char
                        void *target)
 {
   (void)o, (void)target;
-  const char *missing = !strcmp(arg, "libpng") && !gpuimg_codec_have_libpng()     ? "libpng"
-                        : !strcmp(arg, "libjpeg") && !gpuimg_codec_have_libjpeg() ? "libjpeg"
-                        : !strcmp(arg, "nvjpeg") && !gpuimg_codec_have_nvjpeg()   ? "nvJPEG"
-                                                                                  : NULL;
+  const char *missing = gpuimg_codec_missing(arg);
   if (!missing)
     return 0;
   gpuimg_error_set(GPUIMG_EXIT_USAGE, spelled, "not available: this gpuimg was built without %s",
@@ -56,8 +53,6 @@ static int codec_built(const gpuimg_option_t *o, const char *spelled, const char
 }
 
 static const char *const backends[] = {"auto", "cpu", "cuda", NULL};
-/* In the order of gpuimg_codec_choice_t. */
-static const char *const codecs[] = {"auto", "stb", "fastpng", "libpng", "libjpeg", "nvjpeg", NULL};
 
 /* CHOICE options store ints into these enums. */
 _Static_assert(sizeof(gpuimg_backend_t) == sizeof(int), "gpuimg_backend_t is not int-sized");
@@ -83,7 +78,7 @@ const gpuimg_option_t gpuimg_plan_options[] = {
     {.long_name = "quality", .kind = GPUIMG_OPTION_INT, .offset = PLAN(quality), .min = 1,
      .max = 100, .metavar = "Q", .help = "JPEG quality 1..100 (default 90)"},
     {.long_name = "codec", .kind = GPUIMG_OPTION_CHOICE, .offset = PLAN(codec),
-     .choices = codecs, .parse = codec_built, .metavar = "C",
+     .choices = gpuimg_codec_choices, .parse = codec_built, .metavar = "C",
      .help = "image codecs: auto (the fastest built in: libjpeg decodes and\n"
              "encodes JPEG; fastpng encodes PNG at --png-level 0..1, libpng\n"
              "at 2..9; stb the rest), stb (stb for everything), fastpng,\n"

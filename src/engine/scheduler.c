@@ -73,7 +73,7 @@ static void start_device_jpeg(gpuimg_sched_t *s)
     if (gpuimg_pipeline_wait_mode(s->devices[d], blocking) < 0)
       gpuimg_error_clear(); /* the default way of waiting is no failure */
   s->device_jpeg =
-      s->use_cuda && s->plan->codec == GPUIMG_CODEC_NVJPEG && gpuimg_codec_have_nvjpeg();
+      s->use_cuda && gpuimg_codec_choice_device(s->plan->codec);
   if (!s->device_jpeg)
     return;
   for (int d = 0; d < s->ndevices; d++)
@@ -117,8 +117,9 @@ int gpuimg_sched_open(gpuimg_sched_t *s, const gpuimg_plan_t *plan, const char *
   int count = 0, have_cuda = gpuimg_pipeline_have_cuda();
   /* auto on the default device with host codecs and the default block: hybrid, the device
    * found (or not) by the starter thread (GPUIMG_HYBRID=0: wait for it, as before). */
-  s->hybrid = have_cuda && plan->backend == GPUIMG_BACKEND_AUTO && !spec && plan->codec != GPUIMG_CODEC_NVJPEG &&
-              !plan->block_w && !plan->block_h && !env_is("GPUIMG_HYBRID", "0");
+  s->hybrid = have_cuda && plan->backend == GPUIMG_BACKEND_AUTO && !spec &&
+              !gpuimg_codec_choice_device(plan->codec) && !plan->block_w && !plan->block_h &&
+              !env_is("GPUIMG_HYBRID", "0");
   /* --naive and --tiled choose CUDA kernels: such a batch is about them, all on CUDA. */
   for (int i = 0; i < plan->nsteps; i++)
     s->hybrid &= gpuimg_ops_common(plan->steps[i].params)->variant == GPUIMG_VARIANT_FAST;
