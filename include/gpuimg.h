@@ -9,6 +9,13 @@
 #define GPUIMG_VERSION_MINOR 1
 #define GPUIMG_VERSION_PATCH 0
 
+/* What libgpuimg exports: the functions below and nothing else. */
+#if defined(__GNUC__)
+#define GPUIMG_API __attribute__((visibility("default")))
+#else
+#define GPUIMG_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -40,16 +47,16 @@ static inline size_t gpuimg_image_bytes(int width, int height, int channels)
 }
 
 /* Allocates data for img (fields set); 0 or -1 with the error set. */
-int gpuimg_image_alloc(gpuimg_image_t *img, int width, int height, int channels);
+GPUIMG_API int gpuimg_image_alloc(gpuimg_image_t *img, int width, int height, int channels);
 /* Frees img->data (allocated by gpuimg_image_alloc or a decoder) unless borrowed, and zeroes
  * img. */
-void gpuimg_image_free(gpuimg_image_t *img);
+GPUIMG_API void gpuimg_image_free(gpuimg_image_t *img);
 
 /* The calling thread's last error: "<what>: <reason>" and its exit code (GPUIMG_EXIT_*).
  * Functions that fail return -1 (or NULL) after recording it. */
-const char *gpuimg_error_message(void); /* "<what>: <reason>" or "<reason>" */
-int gpuimg_error_code(void);
-void gpuimg_error_clear(void);
+GPUIMG_API const char *gpuimg_error_message(void); /* "<what>: <reason>" or "<reason>" */
+GPUIMG_API int gpuimg_error_code(void);
+GPUIMG_API void gpuimg_error_clear(void);
 
 /* Backends: auto picks CUDA when a device is usable, else the CPU. */
 typedef enum { GPUIMG_BACKEND_AUTO, GPUIMG_BACKEND_CPU, GPUIMG_BACKEND_CUDA } gpuimg_backend_t;
@@ -68,22 +75,22 @@ typedef enum { GPUIMG_BACKEND_AUTO, GPUIMG_BACKEND_CPU, GPUIMG_BACKEND_CUDA } gp
 typedef struct gpuimg_context gpuimg_context_t;
 
 /* A context with no steps on backend (its device is brought up at the first run). */
-gpuimg_context_t *gpuimg_context_create(gpuimg_backend_t backend);
-void gpuimg_context_destroy(gpuimg_context_t *ctx);
+GPUIMG_API gpuimg_context_t *gpuimg_context_create(gpuimg_backend_t backend);
+GPUIMG_API void gpuimg_context_destroy(gpuimg_context_t *ctx);
 
 /* Appends the operation named op ("gray", "blur", ...) with its default options. */
-int gpuimg_context_add(gpuimg_context_t *ctx, const char *op);
+GPUIMG_API int gpuimg_context_add(gpuimg_context_t *ctx, const char *op);
 /* Sets an option by its long name as on the command line ("radius", "tiled", "quality"):
  * the last added step's, else a setting of the whole run (quality, png-level, codec,
  * max-pixels, repeat, warmup, block). value is NULL for a flag. */
-int gpuimg_context_set(gpuimg_context_t *ctx, const char *option, const char *value);
+GPUIMG_API int gpuimg_context_set(gpuimg_context_t *ctx, const char *option, const char *value);
 
 /* Runs the steps on src; dst receives a new image (free it with gpuimg_image_free()). */
-int gpuimg_context_process(gpuimg_context_t *ctx, const gpuimg_image_t *src,
+GPUIMG_API int gpuimg_context_process(gpuimg_context_t *ctx, const gpuimg_image_t *src,
                            gpuimg_image_t *dst);
 /* Reads, decodes, runs, encodes and writes (atomically; the format from output's
  * extension). output NULL: nothing is written. */
-int gpuimg_context_convert(gpuimg_context_t *ctx, const char *input, const char *output);
+GPUIMG_API int gpuimg_context_convert(gpuimg_context_t *ctx, const char *input, const char *output);
 
 /* The timing record of the last run: its stages in order (read, decode, upload, each
  * step, download, encode, write as they ran), each with its median time. */
@@ -93,15 +100,15 @@ typedef struct {
   double ms;        /* the median over the repetitions */
 } gpuimg_stage_time_t;
 
-int gpuimg_context_stage_count(const gpuimg_context_t *ctx);
-int gpuimg_context_stage(const gpuimg_context_t *ctx, int i, gpuimg_stage_time_t *out);
+GPUIMG_API int gpuimg_context_stage_count(const gpuimg_context_t *ctx);
+GPUIMG_API int gpuimg_context_stage(const gpuimg_context_t *ctx, int i, gpuimg_stage_time_t *out);
 /* "cpu" or "cuda": where the last run's steps ran ("" before any run). */
-const char *gpuimg_context_backend(const gpuimg_context_t *ctx);
+GPUIMG_API const char *gpuimg_context_backend(const gpuimg_context_t *ctx);
 /* The last run as the JSON report of `gpuimg --report` (malloc'd; free() it). */
-char *gpuimg_context_report(const gpuimg_context_t *ctx);
+GPUIMG_API char *gpuimg_context_report(const gpuimg_context_t *ctx);
 
 /* The library's version, "0.1.0". */
-const char *gpuimg_version(void);
+GPUIMG_API const char *gpuimg_version(void);
 
 #ifdef __cplusplus
 }

@@ -4,7 +4,7 @@
 #include "gray_cpu.h"
 #include "ops.h"
 #include "portrait_cpu.h"
-#include "run.h"
+#include "pipeline.h"
 
 #include <math.h>
 #include <stdarg.h>

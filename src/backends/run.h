@@ -2,8 +2,6 @@
 #ifndef GPUIMG_RUN_H
 #define GPUIMG_RUN_H
 
-#include <stdio.h>
-
 #include "codec.h"
 #include "files.h"
 #include "ops.h"
@@ -76,25 +74,5 @@ typedef struct {
 gpuimg_stage_t *gpuimg_run_stage(gpuimg_run_t *run, const char *name, int step, int device,
                                  int nms);
 void gpuimg_run_free(gpuimg_run_t *run);
-
-/* Runs plan's pipeline on src (masks[i] for the steps whose op needs a mask), repeat times.
- * dst receives the result (caller frees). Fills the run's stages. */
-int gpuimg_pipeline_run(const gpuimg_plan_t *plan, const gpuimg_image_t *src,
-                        const gpuimg_image_t *masks, gpuimg_image_t *dst, gpuimg_run_t *run);
-
-/* A malloc'd copy of s that is valid UTF-8 (each invalid byte becomes U+FFFD), for JSON. */
-char *gpuimg_utf8_clean(const char *s);
-
-/* Serialises the report to JSON text (malloc'd, caller frees). NULL on failure. */
-char *gpuimg_report_json(const gpuimg_plan_t *plan, const gpuimg_run_t *run);
-
-/* --explain: one plain line per kernel of the run on f. */
-void gpuimg_explain(FILE *f, const gpuimg_plan_t *plan, const gpuimg_run_t *run);
-
-/* The built-in sample (assets/sample.png and its mask), compiled into the binary. */
-extern const unsigned char gpuimg_sample_png[];
-extern const size_t gpuimg_sample_png_size;
-extern const unsigned char gpuimg_sample_mask_png[];
-extern const size_t gpuimg_sample_mask_png_size;
 
 #endif

@@ -4,5 +4,6 @@
 
 #include "flow.h"
 #include "plan.h"
+#include "report.h"
 
 #endif

@@ -1,5 +1,5 @@
 /* explain.c: --explain: the CUDA model of each kernel of a run, one plain line each. */
-#include "run.h"
+#include "report.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -75,4 +75,9 @@ int gpuimg_pipeline_allocations(const gpuimg_pipeline_t *p);
 
 void gpuimg_pipeline_destroy(gpuimg_pipeline_t *p);
 
+/* Runs plan's pipeline on src (masks[i] for the steps whose op needs a mask), repeat times.
+ * dst receives the result (caller frees). Fills the run's stages. */
+int gpuimg_pipeline_run(const gpuimg_plan_t *plan, const gpuimg_image_t *src,
+                        const gpuimg_image_t *masks, gpuimg_image_t *dst, gpuimg_run_t *run);
+
 #endif

@@ -1,5 +1,5 @@
 /* report.c: the JSON timing report (schema in man/gpuimg.1, section REPORT). */
-#include "run.h"
+#include "report.h"
 
 #include <cJSON.h>
 #include <math.h>

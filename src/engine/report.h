@@ -1,0 +1,18 @@
+/* report.h: what a run's timing record becomes: the JSON report and the --explain lines. */
+#ifndef GPUIMG_REPORT_H
+#define GPUIMG_REPORT_H
+
+#include <stdio.h>
+
+#include "run.h"
+
+/* A malloc'd copy of s that is valid UTF-8 (each invalid byte becomes U+FFFD), for JSON. */
+char *gpuimg_utf8_clean(const char *s);
+
+/* Serialises the report to JSON text (malloc'd, caller frees). NULL on failure. */
+char *gpuimg_report_json(const gpuimg_plan_t *plan, const gpuimg_run_t *run);
+
+/* --explain: one plain line per kernel of the run on f. */
+void gpuimg_explain(FILE *f, const gpuimg_plan_t *plan, const gpuimg_run_t *run);
+
+#endif
