@@ -222,37 +222,33 @@ def by_decoder(stb, libjpeg):
     return libjpeg if JPEG_DECODER == "libjpeg" else stb
 
 
+def cut_everywhere(data, label, step, magic, kind):
+    """Every step-th prefix of data is refused: empty, too short for the format's magic
+    number, or a decode error of that kind."""
+    for n in range(0, len(data), step):
+        name = write("cut-%d-%s" % (n, label), data[:n])
+        if n == 0:
+            refused(name, "empty file")
+        elif n < magic:
+            refused(name, UNSUPPORTED)
+        else:
+            refused(name, re.compile(r"cannot decode %s: .{6,}" % kind))
+        os.unlink(path(name))
+
+
 @test("truncate")
 def png_truncated_everywhere():
     """Every length of a PNG (interlaced with a palette and tRNS: every chunk kind stb reads)."""
     c = mi.corpus()
     for base in ("pal-trns.png", "rgb8-split.png"):
-        data = c[base][0]
-        for n in range(len(data)):
-            name = write("cut-%d-%s" % (n, base), data[:n])
-            if n == 0:
-                refused(name, "empty file")
-            elif n < 8:
-                refused(name, UNSUPPORTED)
-            else:
-                refused(name, re.compile(r"cannot decode PNG: .{6,}"))
-            os.unlink(path(name))
+        cut_everywhere(c[base][0], base, 1, 8, "PNG")
 
 
 @test("truncate", jpeg=True)
 def jpeg_truncated_everywhere():
     """Every length of a baseline JPEG written by gpuimg (and of a 4:4:4 one in steps)."""
     for quality, step in ((90, 1), (95, 5)):
-        data = make_jpeg(quality=quality)
-        for n in range(0, len(data), step):
-            name = write("cut-%d-q%d.jpg" % (n, quality), data[:n])
-            if n == 0:
-                refused(name, "empty file")
-            elif n < 3:
-                refused(name, UNSUPPORTED)
-            else:
-                refused(name, re.compile(r"cannot decode JPEG: .{6,}"))
-            os.unlink(path(name))
+        cut_everywhere(make_jpeg(quality=quality), "q%d.jpg" % quality, step, 3, "JPEG")
 
 
 @test("truncate", jpeg=True)

@@ -4,7 +4,8 @@
 Installs the build into a temporary directory (DESTDIR), compiles the first ```c block of
 README.md with `pkg-config --cflags --libs gpuimg` from there, runs it on the built-in
 sample's file and checks its output against `gpuimg gray then blur -r 4` byte for byte,
-then checks its error path (a missing input: exit 3 and the reason)."""
+then checks its error path (a missing input: exit 3 and the reason); then library_memory.c,
+the API on images in memory and its usage errors, built the same way."""
 import os
 import re
 import shutil
@@ -84,7 +85,15 @@ def main():
         res = run([exe, missing, got], env=env)
         if res.returncode != 3 or 'blur: %s: ' % missing not in res.stderr:
             fail('missing input: exit %d, %r' % (res.returncode, res.stderr))
-        print('test_library: OK (%s; %d stages)' % (lines[0], len(names)))
+        mem = os.path.join(tmp, 'memory')
+        res = run(['cc', '-std=c11', '-Wall', '-Wextra', '-Werror'] + extra +
+                  [os.path.join(SOURCE, 'tests', 'library_memory.c'), '-o', mem] + flags)
+        if res.returncode != 0:
+            fail('library_memory.c does not build: ' + res.stderr)
+        res = run([mem], env=env)
+        if res.returncode != 0 or res.stdout.strip() != 'ok ' + os.environ['GPUIMG_VERSION']:
+            fail('library_memory: exit %d: %s%s' % (res.returncode, res.stdout, res.stderr))
+        print('test_library: OK (%s; %d stages; in memory)' % (lines[0], len(names)))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

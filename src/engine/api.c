@@ -11,6 +11,7 @@
 
 struct gpuimg_context {
   gpuimg_plan_t plan;
+  int device; /* the CUDA device ("device"), or -1: the default one */
   gpuimg_pipeline_t *runner; /* opened at the first run, kept for the next */
   gpuimg_run_t run;          /* the last run */
 };
@@ -29,6 +30,7 @@ gpuimg_context_t *gpuimg_context_create(gpuimg_backend_t backend)
   }
   gpuimg_plan_init(&ctx->plan);
   ctx->plan.backend = backend;
+  ctx->device = -1;
   ctx->plan.quiet = 1;
   return ctx;
 }
@@ -42,19 +44,40 @@ void gpuimg_context_destroy(gpuimg_context_t *ctx)
   free(ctx);
 }
 
+/* The runner is made for the plan's steps and device: a new one at the next run. */
+static void forget_runner(gpuimg_context_t *ctx)
+{
+  gpuimg_pipeline_destroy(ctx->runner);
+  ctx->runner = NULL;
+}
+
 int gpuimg_context_add(gpuimg_context_t *ctx, const char *op)
 {
-  if (ctx->runner) { /* a runner is made for its plan's steps */
-    gpuimg_pipeline_destroy(ctx->runner);
-    ctx->runner = NULL;
-  }
+  forget_runner(ctx);
   return gpuimg_plan_add_step(&ctx->plan, op);
+}
+
+/* "device": the CUDA device the context runs on. */
+static int set_device(gpuimg_context_t *ctx, const char *spelled, const char *value)
+{
+  long long d;
+  if (!value) {
+    gpuimg_error_set(GPUIMG_EXIT_USAGE, spelled, "missing value");
+    return -1;
+  }
+  if (gpuimg_options_int(spelled, value, 0, 1000000, &d) < 0)
+    return -1;
+  ctx->device = (int)d;
+  forget_runner(ctx);
+  return 0;
 }
 
 int gpuimg_context_set(gpuimg_context_t *ctx, const char *option, const char *value)
 {
   char spelled[64];
   snprintf(spelled, sizeof spelled, "--%.40s", option);
+  if (strcmp(option, "device") == 0)
+    return set_device(ctx, spelled, value);
   gpuimg_step_t *step = ctx->plan.nsteps ? &ctx->plan.steps[ctx->plan.nsteps - 1] : NULL;
   int rc = step ? gpuimg_step_set(step, option, spelled, value) : 1;
   if (rc <= 0)
@@ -68,11 +91,17 @@ int gpuimg_context_set(gpuimg_context_t *ctx, const char *option, const char *va
     gpuimg_error_set(GPUIMG_EXIT_USAGE, spelled, "missing value");
     return -1;
   }
-  if (ctx->runner && (o->offset == offsetof(gpuimg_plan_t, backend) || !strcmp(option, "block"))) {
-    gpuimg_pipeline_destroy(ctx->runner);
-    ctx->runner = NULL;
-  }
+  forget_runner(ctx); /* the backend, the block shape, ... */
   return gpuimg_options_apply(o, spelled, value, &ctx->plan);
+}
+
+/* The context's runner: on its device when one was set (and the backend is not cpu), else
+ * where a one-image run goes. */
+static gpuimg_pipeline_t *open_runner(gpuimg_context_t *ctx)
+{
+  if (ctx->device < 0 || ctx->plan.backend == GPUIMG_BACKEND_CPU)
+    return gpuimg_pipeline_open(&ctx->plan);
+  return gpuimg_pipeline_create(&ctx->plan, ctx->device);
 }
 
 /* Runs job through the flow on the context's runner (opened at its first use). */
@@ -82,7 +111,7 @@ static int run_job(gpuimg_context_t *ctx, gpuimg_job_t *job)
     gpuimg_error_set(GPUIMG_EXIT_USAGE, "", "no operation given");
     return -1;
   }
-  if (!ctx->runner && !(ctx->runner = gpuimg_pipeline_open(&ctx->plan)))
+  if (!ctx->runner && !(ctx->runner = open_runner(ctx)))
     return -1;
   gpuimg_run_free(&ctx->run);
   memset(&ctx->run, 0, sizeof ctx->run);
