@@ -89,7 +89,7 @@ GPUIMG_API int gpuimg_context_set(gpuimg_context_t *ctx, const char *option, con
 
 /* Runs the steps on src; dst receives a new image (free it with gpuimg_image_free()). */
 GPUIMG_API int gpuimg_context_process(gpuimg_context_t *ctx, const gpuimg_image_t *src,
-                           gpuimg_image_t *dst);
+                                      gpuimg_image_t *dst);
 /* Reads, decodes, runs, encodes and writes (atomically; the format from output's
  * extension). output NULL: nothing is written. */
 GPUIMG_API int gpuimg_context_convert(gpuimg_context_t *ctx, const char *input, const char *output);

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int run_cpu(const gpuimg_plan_t *plan, const gpuimg_image_t *src, const gpuimg_image_t *masks,
-                   gpuimg_image_t *dst, gpuimg_run_t *run)
+static int run_cpu(const gpuimg_plan_t *plan, const gpuimg_image_t *src,
+                   const gpuimg_image_t *masks, gpuimg_image_t *dst, gpuimg_run_t *run)
 {
   gpuimg_image_t tmp[GPUIMG_MAX_STEPS];
   gpuimg_stage_t *stage[GPUIMG_MAX_STEPS];
@@ -61,8 +61,8 @@ static void *cpu_open(const gpuimg_plan_t *plan, int device)
 }
 
 static int cpu_process(void *state, const gpuimg_plan_t *plan, const gpuimg_image_t *src,
-                       const gpuimg_jpeg_io_t *io, const gpuimg_image_t *masks,
-                       gpuimg_image_t *dst, gpuimg_run_t *run)
+                       const gpuimg_jpeg_io_t *io, const gpuimg_image_t *masks, gpuimg_image_t *dst,
+                       gpuimg_run_t *run)
 {
   (void)state;
   if (io && io->jpeg) {

@@ -129,8 +129,8 @@ static int decode_jpeg(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_plan_
     const gpuimg_image_t *m = &masks[i];
     if (m->data && (m->width != *w || m->height != *h)) {
       gpuimg_error_set(GPUIMG_EXIT_INPUT, io->what, "mask %s is %dx%d but the image is %dx%d",
-                       gpuimg_ops_common(plan->steps[i].params)->mask_path, m->width, m->height,
-                       *w, *h);
+                       gpuimg_ops_common(plan->steps[i].params)->mask_path, m->width, m->height, *w,
+                       *h);
       return -1;
     }
   }
@@ -235,8 +235,8 @@ static int upload_masks(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_plan
 
 /* The stages of the timed runs: upload (unless the input is on the device), each step,
  * download (unless the result is encoded there); buffers for all of them. */
-static int make_stages(cuda_buffers_t *b, const gpuimg_plan_t *plan, int device_in,
-                       int device_out, shape_t *sh, gpuimg_run_t *run)
+static int make_stages(cuda_buffers_t *b, const gpuimg_plan_t *plan, int device_in, int device_out,
+                       shape_t *sh, gpuimg_run_t *run)
 {
   sh->in_bytes = gpuimg_image_bytes(sh->w, sh->h, sh->in_c);
   /* Channels never grow along a pipeline, so two input-sized buffers serve every step. */

@@ -5,8 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int gpuimg_options_int(const char *what, const char *s, long long lo, long long hi,
-                       long long *out)
+int gpuimg_options_int(const char *what, const char *s, long long lo, long long hi, long long *out)
 {
   char *end;
   errno = 0;

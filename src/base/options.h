@@ -24,13 +24,13 @@ struct gpuimg_option {
   const char *long_name; /* without "--"; NULL ends a table */
   char short_name;       /* 0: none */
   gpuimg_option_kind_t kind;
-  size_t offset;                /* offsetof() the field in the struct the table fills */
-  long long min, max;           /* INT and U64 */
-  int value;                    /* FLAG */
-  const char *const *choices;   /* CHOICE: NULL-terminated names */
-  const char *metavar;          /* the value in --help ("N", "FILE"); NULL for a FLAG */
-  const char *help;             /* --help text; '\n' starts a continuation line */
-  const char *empty_what;       /* STRING: "file name" for "empty file name" */
+  size_t offset;              /* offsetof() the field in the struct the table fills */
+  long long min, max;         /* INT and U64 */
+  int value;                  /* FLAG */
+  const char *const *choices; /* CHOICE: NULL-terminated names */
+  const char *metavar;        /* the value in --help ("N", "FILE"); NULL for a FLAG */
+  const char *help;           /* --help text; '\n' starts a continuation line */
+  const char *empty_what;     /* STRING: "file name" for "empty file name" */
   /* CUSTOM: reads arg into target (the whole struct); -1 with a usage error set against
    * spelled ("--block"). Also run after a CHOICE is stored, to refuse a choice the build
    * lacks (NULL: none). */
@@ -80,7 +80,6 @@ void gpuimg_options_help(FILE *f, const gpuimg_option_t *table, int indent, int 
 
 /* Integer from lo to hi, with range and overflow checks; -1 with "invalid value ..." set
  * against what (exit 2). */
-int gpuimg_options_int(const char *what, const char *s, long long lo, long long hi,
-                       long long *out);
+int gpuimg_options_int(const char *what, const char *s, long long lo, long long hi, long long *out);
 
 #endif

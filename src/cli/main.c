@@ -119,8 +119,12 @@ static int image_main(int argc, char **argv)
   }
   int status = GPUIMG_EXIT_OK;
   if (cli.help || cli.version || cli.completion) {
-    cli.help ? gpuimg_cli_help(stdout)
-             : cli.completion ? gpuimg_cli_completion(stdout) : print_version();
+    if (cli.help)
+      gpuimg_cli_help(stdout);
+    else if (cli.completion)
+      gpuimg_cli_completion(stdout);
+    else
+      print_version();
   } else if (gpuimg_output_install_signal_cleanup(), cli.outdir) {
     status = gpuimg_batch_main(&cli);
   } else {

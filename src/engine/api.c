@@ -11,7 +11,7 @@
 
 struct gpuimg_context {
   gpuimg_plan_t plan;
-  int device; /* the CUDA device ("device"), or -1: the default one */
+  int device;                /* the CUDA device ("device"), or -1: the default one */
   gpuimg_pipeline_t *runner; /* opened at the first run, kept for the next */
   gpuimg_run_t run;          /* the last run */
 };
@@ -119,8 +119,7 @@ static int run_job(gpuimg_context_t *ctx, gpuimg_job_t *job)
   return gpuimg_flow_run(&flow, job, &ctx->run);
 }
 
-int gpuimg_context_process(gpuimg_context_t *ctx, const gpuimg_image_t *src,
-                           gpuimg_image_t *dst)
+int gpuimg_context_process(gpuimg_context_t *ctx, const gpuimg_image_t *src, gpuimg_image_t *dst)
 {
   memset(dst, 0, sizeof *dst);
   gpuimg_job_t job = {.image = src, .what = "(image in memory)", .result = dst};

@@ -76,8 +76,8 @@ const char *gpuimg_flow_mask_path(const gpuimg_plan_t *plan, int i, int *takes)
 
 /* Loads every step's mask for this image (src NULL: of any size, for the device decode to
  * check once it knows the image's size). */
-static int load_masks(const gpuimg_flow_t *flow, const gpuimg_image_t *src,
-                      gpuimg_image_t *masks, gpuimg_run_t *run)
+static int load_masks(const gpuimg_flow_t *flow, const gpuimg_image_t *src, gpuimg_image_t *masks,
+                      gpuimg_run_t *run)
 {
   for (int i = 0; i < flow->plan->nsteps; i++) {
     int takes;
@@ -162,8 +162,7 @@ static int load(image_t *im)
   im->on_device = flow->device_jpeg && im->file.size >= 3 && !memcmp(im->file.data, soi, 3);
   if (im->on_device)
     return 0;
-  int rc = decode_timed(flow->plan, im->file.data, im->file.size, job->what, "", &im->src,
-                        im->run);
+  int rc = decode_timed(flow->plan, im->file.data, im->file.size, job->what, "", &im->src, im->run);
   gpuimg_buf_free(&im->file);
   return rc;
 }

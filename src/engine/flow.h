@@ -31,7 +31,7 @@ typedef struct {
 typedef struct {
   const gpuimg_image_t *image; /* pixels already decoded (the library's in-memory runs), or
                                   NULL: the input below */
-  const char *input; /* the file to read ("-": stdin); NULL: the bytes below */
+  const char *input;           /* the file to read ("-": stdin); NULL: the bytes below */
   const uint8_t *bytes;
   size_t size;
   const char *what;   /* the input's name in messages and the report */

@@ -11,8 +11,8 @@
 typedef struct gpuimg_pipeline gpuimg_pipeline_t;
 
 /* A runner for plan's steps (plan must outlive it) on the CPU (GPUIMG_DEVICE_CPU), on CUDA's
- * default device (GPUIMG_DEVICE_DEFAULT) or on CUDA device number `device`. NULL with the error set (exit 5 for CUDA, 2 for a --block the device
- * does not take). */
+ * default device (GPUIMG_DEVICE_DEFAULT) or on CUDA device number `device`. NULL with the error set
+ * (exit 5 for CUDA, 2 for a --block the device does not take). */
 gpuimg_pipeline_t *gpuimg_pipeline_create(const gpuimg_plan_t *plan, int device);
 
 /* The runner of a one-image run: on CUDA's default device unless plan->backend is cpu or
@@ -29,7 +29,6 @@ gpuimg_pipeline_t *gpuimg_pipeline_open(const gpuimg_plan_t *plan);
  * the runner's next run or its destruction, and needed no copy. */
 int gpuimg_pipeline_process(gpuimg_pipeline_t *p, const gpuimg_image_t *src,
                             const gpuimg_image_t *masks, gpuimg_image_t *dst, gpuimg_run_t *run);
-
 
 /* gpuimg_pipeline_process() with device-resident JPEG (the output's size and channels go to
  * run->out_w, out_h and out_c, as on every CUDA run): from io->jpeg, a decode stage (host
