@@ -1,6 +1,7 @@
 # gpuimg_testlib.py: what the Python test scripts share: PNG files, running gpuimg, the groups.
-"""One copy of the helpers of tests/test_cli.py, tests/hostile.py, tests/make_images.py,
-tests/compare/test_compare.py and tests/batch/test_batch.py. Not a test itself.
+"""One copy of the helpers of tests/test_cli.py (and its cli_*.py), tests/hostile.py,
+tests/make_images.py, tests/compare/test_compare.py and tests/batch/test_batch.py. Not a test
+itself.
 
   PNG files     PNG_SIGNATURE, colour types, Rng and make_pixels (deterministic pixels),
                 png_encode (every filter type, Adam7, bit depths), png_raw (unfiltered, fast

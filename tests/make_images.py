@@ -2,7 +2,8 @@
 # make_images.py: deterministic test images for gpuimg: PNGs of every layout, and broken files.
 """Writes the test corpus with the standard library only (zlib + struct).
 
-Used as a module by test_cli.py and hostile.py (corpus, write_corpus, png_truncations)
+Used as a module by test_cli.py, cli_*.py and hostile.py (corpus, write_corpus,
+png_truncations)
 and as a script: `python3 make_images.py OUTDIR` writes every file of the corpus to OUTDIR.
 
 Pixel contents come from a fixed-seed xorshift generator, so every run writes the
