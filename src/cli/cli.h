@@ -5,6 +5,7 @@
 #include "flow.h"
 #include "plan.h"
 #include "report.h"
+#include "sample.h"
 
 /* Everything the command line says; strings point into argv. */
 typedef struct {
@@ -50,11 +51,5 @@ void gpuimg_cli_usage(FILE *f);
 /* Subcommands with their own command lines (argv[0] is the subcommand's name). */
 int gpuimg_compare_main(int argc, char **argv);
 int gpuimg_info_main(int argc, char **argv);
-
-/* The built-in sample (assets/sample.png and its mask), compiled into the binary. */
-extern const unsigned char gpuimg_sample_png[];
-extern const size_t gpuimg_sample_png_size;
-extern const unsigned char gpuimg_sample_mask_png[];
-extern const size_t gpuimg_sample_mask_png_size;
 
 #endif

@@ -12,6 +12,7 @@
 #include "gray_cpu.h"
 #include "ops.h"
 #include "run.h"
+#include "sample.h"
 #include "test_rng.h"
 
 /* Tolerances of nvJPEG's decode against stb's decode of the same bytes. They differ by
