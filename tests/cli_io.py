@@ -41,6 +41,16 @@ def check_reason(reason, kind, res):
 
 
 @test("decode")
+def control_characters_in_names_are_escaped():
+    # A name holding a newline, a tab or an escape cannot forge a second stderr line.
+    write("trunc\nfake: ok\t\x1b.png", b"\x89PNG\r\n\x1a\n")
+    res = run("gray", "trunc\nfake: ok\t\x1b.png", "o.png")
+    check(res.rc == EXIT_INPUT and res.err.count(b"\n") == 1, "one line, exit 3", res)
+    check(res.err.startswith(b"gpuimg: trunc\\nfake: ok\\t\\x1b.png: "),
+          "control characters escaped", res)
+
+
+@test("decode")
 def corrupt_png():
     res = run("gray", "bad-zlib.png")
     check_reason(decode_failure(res, "bad-zlib.png", "PNG"), "PNG", res)

@@ -156,6 +156,6 @@ def report_with_hostile_names():
     rep = load_report(res.out)
     check(stage(rep, "portrait")["options"]["mask"] == "mask\ufffd\ufffd.png",
           "mask name %r" % stage(rep, "portrait")["options"]["mask"])
-    # Error messages carry the raw name.
+    # Error messages carry the raw name, its control characters escaped (one line).
     res = run("gray", b"no\xffpe\n.png")
-    expect_error(res, EXIT_INPUT, b"no\xffpe\n.png: No such file or directory")
+    expect_error(res, EXIT_INPUT, b"no\xffpe\\n.png: No such file or directory")

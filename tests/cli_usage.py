@@ -4,7 +4,8 @@ import os
 import re
 
 from gpuimg_testlib import (
-    EXIT_DEVICE, EXIT_INPUT, GRAY, USAGE, check, cpu, expect_error, expect_ok, make_pixels,
+    EXIT_DEVICE, EXIT_INPUT, EXIT_OUTPUT, GRAY, USAGE, check, cpu, expect_error, expect_ok,
+    leftovers, make_pixels,
     path, png_encode_8bit, png_header_only, read, run, test, write)
 from cli_common import (
     CORPUS, range_msg, check_no_leftovers, expected, is_cuda_build, load_report, read_png,
@@ -272,6 +273,25 @@ def empty_input():
     expect_error(run("gray", "/dev/null"), EXIT_INPUT, "/dev/null: empty file")
     check(not os.path.exists(path("out.png")), "an output file was created")
     check_no_leftovers()
+
+
+def without_fd(fd):
+    """A preexec_fn that starts gpuimg with standard stream fd closed."""
+    return lambda: os.close(fd)
+
+
+@test("input")
+def closed_standard_streams():
+    # A closed stdin is not an empty one (the output's temporary file must not become fd 0
+    # and be read as the input); a closed stdout is refused before any work.
+    res = run("gray", "-", "closed.png", preexec_fn=without_fd(0))
+    expect_error(res, EXIT_INPUT, "<stdin>: standard input is closed")
+    check(not os.path.exists(path("closed.png")) and not leftovers(), "nothing written", res)
+    res = run("gray", "rgb8.png", "-", preexec_fn=without_fd(1))
+    check(res.rc == EXIT_OUTPUT and res.err == b"gpuimg: <stdout>: standard output is closed\n",
+          "a closed stdout", res)
+    expect_error(run("gray", "--from", "-", "-o", "cl", preexec_fn=without_fd(0)), EXIT_INPUT,
+                 "<stdin>: standard input is closed")
 
 
 @test("input")

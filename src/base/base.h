@@ -17,6 +17,11 @@ void gpuimg_error_set(int exit_code, const char *what, const char *fmt, ...)
 #endif
     ;
 
+/* Copies s into dst (size bytes, NUL-terminated, cut short at a character) with control
+ * characters escaped ("\n", "\t", "\r", "\x1b"), so that a name cannot start a line of its
+ * own in a message. Returns the length written. */
+size_t gpuimg_escape(char *dst, size_t size, const char *s);
+
 /* The median of v[0..n-1] (0 for n = 0); sorts v in place. */
 double gpuimg_median(double *v, int n);
 

@@ -1,6 +1,7 @@
 /* files.c: reading input files whole, atomic output files, signal cleanup and threads. */
 #define _XOPEN_SOURCE 700
 #include "files.h"
+#include "streams.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,6 +39,10 @@ static int read_file(const char *path, int image, gpuimg_buf_t *out)
   struct stat st;
 
   memset(out, 0, sizeof *out);
+  if (is_stdin && gpuimg_stream_closed(STDIN_FILENO)) {
+    gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "standard input is closed");
+    return -1;
+  }
   if (fd < 0) {
     gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "%s", strerror(errno));
     return -1;
@@ -209,6 +214,10 @@ int gpuimg_output_open(gpuimg_output_t *out, const char *path, int binary)
   out->path = path;
   out->fd = -1;
   if (strcmp(path, "-") == 0) {
+    if (gpuimg_stream_closed(STDOUT_FILENO)) {
+      gpuimg_error_set(GPUIMG_EXIT_OUTPUT, "<stdout>", "standard output is closed");
+      return -1;
+    }
     if (binary && isatty(STDOUT_FILENO)) {
       gpuimg_error_set(GPUIMG_EXIT_OUTPUT, "<stdout>",
                        "refusing to write image data to a terminal");

@@ -12,9 +12,31 @@
 static _Thread_local char error_message[1024];
 static _Thread_local int error_code = GPUIMG_EXIT_OK;
 
+size_t gpuimg_escape(char *dst, size_t size, const char *s)
+{
+  static const char hex[] = "0123456789abcdef";
+  size_t n = 0;
+  for (; *s && size > 0; s++) {
+    unsigned char c = (unsigned char)*s;
+    char esc[5] = {(char)c, 0};
+    if (c == '\n' || c == '\r' || c == '\t')
+      snprintf(esc, sizeof esc, "\\%c", c == '\n' ? 'n' : c == '\r' ? 'r' : 't');
+    else if (c < 0x20 || c == 0x7f)
+      snprintf(esc, sizeof esc, "\\x%c%c", hex[c >> 4], hex[c & 15]);
+    size_t len = strlen(esc);
+    if (n + len >= size)
+      break;
+    memcpy(dst + n, esc, len);
+    n += len;
+  }
+  if (size > 0)
+    dst[n] = '\0';
+  return n;
+}
+
 void gpuimg_error_set(int exit_code, const char *what, const char *fmt, ...)
 {
-  char reason[768];
+  char reason[768], raw[sizeof error_message];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(reason, sizeof reason, fmt, ap);
@@ -22,9 +44,11 @@ void gpuimg_error_set(int exit_code, const char *what, const char *fmt, ...)
   if (reason[0] == '\0')
     snprintf(reason, sizeof reason, "unknown error");
   if (what && what[0])
-    snprintf(error_message, sizeof error_message, "%s: %s", what, reason);
+    snprintf(raw, sizeof raw, "%s: %s", what, reason);
   else
-    snprintf(error_message, sizeof error_message, "%s", reason);
+    snprintf(raw, sizeof raw, "%s", reason);
+  /* One line on a terminal whatever a file name holds: control characters escaped. */
+  gpuimg_escape(error_message, sizeof error_message, raw);
   error_code = exit_code;
 }
 

@@ -103,12 +103,13 @@ static int process(void *ctx, gpuimg_worker_t *wk, int k)
     it->status = ITEM_OK;
   } else {
     const char *msg = gpuimg_error_message();
-    size_t li = strlen(it->input), lo = strlen(it->output);
+    char in[2048], out[2048], line[4096];
+    size_t li = gpuimg_escape(in, sizeof in, it->input);
+    size_t lo = gpuimg_escape(out, sizeof out, it->output);
     /* Messages name a file; those that do not (CUDA, out of memory) get the input's. */
-    int named = (strncmp(msg, it->input, li) == 0 && strncmp(msg + li, ": ", 2) == 0) ||
-                (strncmp(msg, it->output, lo) == 0 && strncmp(msg + lo, ": ", 2) == 0);
-    char line[4096];
-    snprintf(line, sizeof line, "%s%s%s", named ? "" : it->input, named ? "" : ": ", msg);
+    int named = (strncmp(msg, in, li) == 0 && strncmp(msg + li, ": ", 2) == 0) ||
+                (strncmp(msg, out, lo) == 0 && strncmp(msg + lo, ": ", 2) == 0);
+    snprintf(line, sizeof line, "%s%s%s", named ? "" : in, named ? "" : ": ", msg);
     batch_fail_item(b, it, gpuimg_error_code(), line);
   }
   batch_add_totals(b, run, b->totals[wk->index]);

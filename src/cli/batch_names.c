@@ -2,6 +2,7 @@
  * the output directory, names taken twice and outputs that would replace an input. */
 #define _XOPEN_SOURCE 700
 #include "batch.h"
+#include "streams.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -26,6 +27,10 @@ static int read_list(const char *path, const char ***inputs, int *n, int *cap, c
 {
   int is_stdin = strcmp(path, "-") == 0;
   const char *what = is_stdin ? "<stdin>" : path;
+  if (is_stdin && gpuimg_stream_closed(STDIN_FILENO)) {
+    gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "standard input is closed");
+    return -1;
+  }
   FILE *f = is_stdin ? stdin : fopen(path, "r");
   char *line = NULL;
   size_t size = 0;

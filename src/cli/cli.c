@@ -2,6 +2,7 @@
  * parsed through the operations' option tables and the global ones below. */
 #include "cli.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -17,6 +18,9 @@ static int usage_error(const char *what, const char *fmt, const char *arg)
   return -1;
 }
 
+/* The most shards --shard takes. */
+#define GPUIMG_MAX_SHARDS 1000000
+
 static int parse_shard(const gpuimg_option_t *o, const char *spelled, const char *arg,
                        void *target)
 {
@@ -25,14 +29,20 @@ static int parse_shard(const gpuimg_option_t *o, const char *spelled, const char
   (void)o;
   errno = 0;
   long k = strtol(arg, &end, 10), n = 0;
-  int ok = !errno && end != arg && *end == '/';
+  /* Digits only: strtol would also take leading blanks and signs. */
+  int ok = !errno && isdigit((unsigned char)arg[0]) && *end == '/';
   if (ok) {
     const char *ns = end + 1;
     n = strtol(ns, &end, 10);
-    ok = !errno && end != ns && !*end && n >= 1 && n <= 1000000 && k >= 1 && k <= n;
+    ok = !errno && isdigit((unsigned char)ns[0]) && !*end && n >= 1 && n <= GPUIMG_MAX_SHARDS &&
+         k >= 1 && k <= n;
   }
-  if (!ok)
-    return usage_error(spelled, "invalid value '%s' (expected K/N with 1 <= K <= N)", arg);
+  if (!ok) {
+    gpuimg_error_set(GPUIMG_EXIT_USAGE, spelled,
+                     "invalid value '%s' (expected K/N with 1 <= K <= N <= %d)", arg,
+                     GPUIMG_MAX_SHARDS);
+    return -1;
+  }
   cli->shard_k = (int)k;
   cli->shard_n = (int)n;
   return 0;

@@ -1,6 +1,7 @@
 /* main.c: gpuimg's entry point: the subcommands, and a one-image run through the engine's flow. */
 #define _XOPEN_SOURCE 700
 #include "cli.h"
+#include "streams.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +160,7 @@ static const struct {
 
 int main(int argc, char **argv)
 {
+  gpuimg_streams_guard();
   for (size_t i = 0; argc > 1 && i < sizeof commands / sizeof commands[0]; i++)
     if (strcmp(argv[1], commands[i].name) == 0)
       return commands[i].main(argc - 1, argv + 1);

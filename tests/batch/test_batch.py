@@ -588,6 +588,19 @@ def gnu_parallel_runs_the_shards():
 # ---------------------------------------------------------------------------------------------
 # usage
 
+@test("failures")
+def control_characters_in_names_stay_on_one_line():
+    # A name holding a newline cannot forge a line of its own on stderr: it is escaped.
+    name = "ctl/trunc\nfake: ok.png"
+    os.makedirs(path("ctl"), exist_ok=True)
+    with open(path(name), "wb") as f:
+        f.write(b"\x89PNG\r\n")
+    res = run("gray", "-q", "-o", fresh("out-ctl"), name)
+    check(res.rc == EXIT_INPUT, "a truncated PNG fails with exit 3", res)
+    check(res.err.count(b"\n") == 1 and res.err.startswith(b"gpuimg: ctl/trunc\\nfake: ok.png: "),
+          "one line, the newline escaped", res)
+
+
 @test("usage")
 def usage_errors():
     make_inputs("inu", 1, seed=800)
@@ -595,9 +608,11 @@ def usage_errors():
                  "-j: invalid value '0' (expected an integer from 1 to 1024)")
     expect_usage(["gray", "--jobs", "x", "-o", "o", "inu/inu00.png"],
                  "--jobs: invalid value 'x' (expected an integer from 1 to 1024)")
-    for bad in ("0/3", "4/3", "3", "1/0", "a/b"):
+    # Digits only (no blanks or signs, which strtol would take), and the bound is stated.
+    for bad in ("0/3", "4/3", "3", "1/0", "a/b", " 1/3", "1/ 3", "+1/3", "1/+3", "1/1000001"):
         expect_usage(["gray", "--shard", bad, "-o", "o", "inu/inu00.png"],
-                     "--shard: invalid value '%s' (expected K/N with 1 <= K <= N)" % bad)
+                     "--shard: invalid value '%s' (expected K/N with 1 <= K <= N <= 1000000)"
+                     % bad)
     expect_usage(["gray", "--from", "list.txt"],
                  "--from, --format, --force, --jobs, --devices and --shard need -o DIR")
     expect_usage(["gray", "-o", "o"], "o: no input files (give INPUT... or --from LIST)")
