@@ -100,7 +100,12 @@ static int run_one(const gpuimg_cli_t *cli, outputs_t *o, gpuimg_run_t *run, dou
                       .output_what = outp && strcmp(outp, "-") ? outp : "<stdout>",
                       .format = cli->format,
                       .out = o->have_out ? &o->out : NULL};
-  if (gpuimg_flow_run(&flow, &job, run) < 0)
+  /* CUDA starts while the input is read and decoded. */
+  gpuimg_prestart_t *ps = gpuimg_pipeline_prestart(&cli->plan);
+  flow.prestart = &ps;
+  int rc = gpuimg_flow_run(&flow, &job, run);
+  gpuimg_pipeline_prestart_free(ps); /* not taken: the flow failed first */
+  if (rc < 0)
     return -1;
   if (cli->explain)
     gpuimg_explain(stderr, &cli->plan, run);

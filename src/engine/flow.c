@@ -195,8 +195,13 @@ static int steps(image_t *im)
                   : load_masks(flow, im->on_device ? NULL : &im->src, im->masks, run) < 0)
     return -1;
   gpuimg_pipeline_t *runner = flow->runner;
-  if (!runner && !(runner = im->own = gpuimg_pipeline_open(flow->plan)))
-    return -1;
+  if (!runner) {
+    gpuimg_prestart_t *ps = flow->prestart ? *flow->prestart : NULL;
+    if (flow->prestart)
+      *flow->prestart = NULL;
+    if (!(runner = im->own = gpuimg_pipeline_open_started(flow->plan, ps, run)))
+      return -1;
+  }
   mark(im, GPUIMG_FLOW_LOAD, 1);
   mark(im, GPUIMG_FLOW_STEPS, 0);
   im->encoded_on_device = im->on_device ? job->output && job->format == GPUIMG_FORMAT_JPEG

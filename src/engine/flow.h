@@ -15,6 +15,9 @@ typedef struct {
   /* The backend the steps run on, kept between images (a batch worker's); NULL: each image
    * opens one (gpuimg_pipeline_open()) once it is decoded, and closes it when done. */
   gpuimg_pipeline_t *runner;
+  /* With no runner: a device start begun ahead (gpuimg_pipeline_prestart()) that the runner
+   * is opened after; the flow takes it (sets *prestart to NULL). NULL: none. */
+  gpuimg_prestart_t **prestart;
   /* JPEG inputs decoded on the device (and JPEG outputs of 1 or 3 channels encoded there),
    * by the device's nvJPEG threads (jpeg) or the runner's own handle (jpeg NULL). */
   int device_jpeg;

@@ -2,9 +2,13 @@
  * by the plan and the devices present, kept from image to image. */
 #include "pipeline.h"
 
+#include <pthread.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "files.h"
 
 #define NO_CUDA "this gpuimg was built without CUDA"
 
@@ -118,12 +122,72 @@ int gpuimg_pipeline_device_jpeg(const gpuimg_plan_t *plan)
          plan->backend != GPUIMG_BACKEND_CPU && b->probe(reason, sizeof reason) > 0;
 }
 
+/* A device brought up on a thread while the caller reads and decodes. */
+struct gpuimg_prestart {
+  pthread_t thread;
+  double t0, ms; /* when it began, how long it took */
+  int usable;    /* 1: the device is up; 0: not usable (reason) */
+  char reason[256];
+};
+
+static void *prestart_main(void *arg)
+{
+  gpuimg_prestart_t *ps = arg;
+  /* CUDA's default device (0); threads that wait for it spin, CUDA's default. */
+  ps->usable = gpuimg_pipeline_device_start(0, 0, NULL, NULL, ps->reason, sizeof ps->reason) > 0;
+  ps->ms = gpuimg_now_ms() - ps->t0;
+  return NULL;
+}
+
+gpuimg_prestart_t *gpuimg_pipeline_prestart(const gpuimg_plan_t *plan)
+{
+  if (plan->backend == GPUIMG_BACKEND_CPU || !gpuimg_pipeline_have_cuda())
+    return NULL;
+  gpuimg_prestart_t *ps = calloc(1, sizeof *ps);
+  if (!ps)
+    return NULL; /* the runner then brings the device up itself */
+  ps->t0 = gpuimg_now_ms();
+  if (gpuimg_thread_start(&ps->thread, prestart_main, ps) != 0) {
+    free(ps);
+    return NULL;
+  }
+  return ps;
+}
+
+/* Waits for the device's start; on a usable device its time becomes the device-start stage.
+ * 1 usable, 0 not (why in reason). Frees ps. */
+static int prestart_join(gpuimg_prestart_t *ps, gpuimg_run_t *run, char *reason, size_t size)
+{
+  pthread_join(ps->thread, NULL);
+  int usable = ps->usable;
+  snprintf(reason, size, "%s", ps->reason);
+  gpuimg_stage_t *s = usable && run ? gpuimg_run_stage(run, "device-start", -1, 0, 1) : NULL;
+  if (s)
+    s->ms[0] = ps->ms;
+  free(ps);
+  return usable;
+}
+
+void gpuimg_pipeline_prestart_free(gpuimg_prestart_t *ps)
+{
+  char reason[256];
+  if (ps)
+    prestart_join(ps, NULL, reason, sizeof reason);
+}
+
 gpuimg_pipeline_t *gpuimg_pipeline_open(const gpuimg_plan_t *plan)
+{
+  return gpuimg_pipeline_open_started(plan, NULL, NULL);
+}
+
+gpuimg_pipeline_t *gpuimg_pipeline_open_started(const gpuimg_plan_t *plan, gpuimg_prestart_t *ps,
+                                                gpuimg_run_t *run)
 {
   int device = GPUIMG_DEVICE_CPU;
   if (plan->backend != GPUIMG_BACKEND_CPU) {
     char reason[256];
-    if (gpuimg_pipeline_probe(reason, sizeof reason) > 0) {
+    if (ps ? prestart_join(ps, run, reason, sizeof reason)
+           : gpuimg_pipeline_probe(reason, sizeof reason) > 0) {
       device = GPUIMG_DEVICE_DEFAULT;
     } else if (plan->backend == GPUIMG_BACKEND_CUDA) {
       if (gpuimg_pipeline_have_cuda())

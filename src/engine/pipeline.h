@@ -20,6 +20,20 @@ gpuimg_pipeline_t *gpuimg_pipeline_create(const gpuimg_plan_t *plan, int device)
  * with the error set (exit 5) when cuda was asked for and none is usable. */
 gpuimg_pipeline_t *gpuimg_pipeline_open(const gpuimg_plan_t *plan);
 
+/* CUDA's start (the driver and the primary context: about 0.2 s on an H200) begun on a
+ * thread, so that it overlaps reading and decoding the input; NULL when plan runs on the CPU
+ * or the build has no CUDA (or no thread could start). */
+typedef struct gpuimg_prestart gpuimg_prestart_t;
+gpuimg_prestart_t *gpuimg_pipeline_prestart(const gpuimg_plan_t *plan);
+
+/* gpuimg_pipeline_open() once ps (or NULL: none) has finished: a device-start stage in run
+ * (host clock, the start's whole time) when the device is usable. Takes ps in every case. */
+gpuimg_pipeline_t *gpuimg_pipeline_open_started(const gpuimg_plan_t *plan, gpuimg_prestart_t *ps,
+                                                gpuimg_run_t *run);
+
+/* Waits for a start no runner was opened after, and frees it (NULL: nothing). */
+void gpuimg_pipeline_prestart_free(gpuimg_prestart_t *ps);
+
 /* Runs the steps once on src (plan->repeat times, after plan->warmup; with plan->measure,
  * divergence counting and a copy-bandwidth measurement on CUDA). masks[i] is step i's
  * mask, shared and never changed while the runner lives: the device copy is uploaded on its
