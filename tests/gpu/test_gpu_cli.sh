@@ -45,7 +45,11 @@ assert r["backend"] == "cuda", r["backend"]
 names = [s["name"] for s in r["stages"]]
 for want in ("upload", "blur", "download"):
     assert want in names, names
+# CUDA's start overlaps decoding (a one-image run): its own host-clock stage, before upload.
+assert names.index("device-start") < names.index("upload"), names
 for s in r["stages"]:
+    if s["name"] == "device-start":
+        assert s["clock"] == "host" and s["ms"] > 0, s
     if s["name"] in ("upload", "blur", "download"):
         assert s["clock"] == "cuda-event", s
         assert s["ms"] > 0 and s["gbps"] > 0, s
@@ -244,8 +248,8 @@ PY
 import json, sys
 r = json.load(open(sys.argv[1]))
 st = [(s["name"], s.get("codec")) for s in r["stages"]]
-assert st == [("read", None), ("decode", "nvjpeg"), ("blur", None), ("encode", "nvjpeg"),
-              ("write", None)], st
+assert st == [("read", None), ("device-start", None), ("decode", "nvjpeg"), ("blur", None),
+              ("encode", "nvjpeg"), ("write", None)], st
 assert r["input"]["width"] == 1024 and r["output"]["channels"] == 3, r
 PY
   then
