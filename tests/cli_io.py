@@ -4,6 +4,7 @@ import os
 import pty
 import re
 import resource
+import shutil
 import signal
 import stat
 import subprocess
@@ -420,6 +421,30 @@ def names_up_to_name_max():
     expect_error(res, EXIT_OUTPUT, "%s: cannot create output file: File name too long" %
                  ("b" * 252 + ".png"))
     check_no_leftovers()
+
+
+@test("output")
+def fsync_flushes_files_and_directories():
+    # --fsync writes the same files; under strace (when installed), each file and its
+    # directory are flushed: the image's and the report's, so four fsync calls.
+    res = cpu("gray", "--fsync", "rgb8.png", "fs.png", "--report", "fs.json")
+    check(res.rc == 0 and res.err == b"", "--fsync run", res)
+    same_image(read_png(path("fs.png")), ref_gray(expected("rgb8.png")), "with --fsync")
+    check_no_leftovers()
+    strace = shutil.which("strace")
+    if not strace:
+        print("  (skipped the fsync count: no strace)")
+        return
+    for extra, calls in (([], 0), (["--fsync"], 4)):
+        p = subprocess.run([strace, "-f", "-e", "trace=fsync,fdatasync", "-o", path("trace"),
+                            GPUIMG, "--backend", "cpu", "gray", "rgb8.png", "fs2.png", "--report",
+                            "fs2.json"] + extra, cwd=path(), capture_output=True)
+        if p.returncode != 0 and b"ptrace" in p.stderr:
+            print("  (skipped the fsync count: strace cannot trace here)")
+            return
+        n = read("trace").count(b"fsync(")
+        check(p.returncode == 0 and n == calls, "%r: %d fsync calls, expected %d: %r"
+              % (extra, n, calls, p.stderr))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -152,16 +152,14 @@ static size_t name_max(const char *path, size_t dir_len)
   return max > 0 && max < NAME_MAX ? (size_t)max : NAME_MAX;
 }
 
-/* mkstemp()'s template for path, "<dir>/.<prefix>.gpuimg-<pid>.XXXXXX", malloc'd; NULL when
- * out of memory. */
-static char *tmp_template(const char *path)
+/* mkstemp()'s template for path, "<dir>/.<prefix>.gpuimg-<pid>.XXXXXX" (dir: its first dir_len
+ * bytes), malloc'd; NULL when out of memory. max: the directory's longest name. */
+static char *tmp_template(const char *path, size_t dir_len, size_t max)
 {
-  const char *slash = strrchr(path, '/');
-  size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0;
   const char *base = path + dir_len;
   char tail[64];
   size_t tail_len = (size_t)snprintf(tail, sizeof tail, "%s%ld.XXXXXX", TAG, (long)getpid());
-  size_t max = name_max(path, dir_len), keep = strlen(base);
+  size_t keep = strlen(base);
   size_t room = max > tail_len + 2 ? max - tail_len - 1 : 1;
   if (keep > room) { /* never cut a UTF-8 character in two */
     keep = room;
@@ -358,8 +356,14 @@ int gpuimg_output_open(gpuimg_output_t *out, const char *path, int flags)
     return open_in_place(out, path, binary);
   /* Beside the destination, so that the final rename or link stays on one file system. */
   const char *slash = strrchr(path, '/');
-  sweep_dir_of(path, slash ? (size_t)(slash - path) + 1 : 0, flags & GPUIMG_OUTPUT_QUIET);
-  char *tmp = tmp_template(path);
+  size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0, max = name_max(path, dir_len);
+  if (strlen(path + dir_len) > max) { /* refused now, not by the final rename */
+    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, path, "cannot create output file: %s",
+                     strerror(ENAMETOOLONG));
+    return -1;
+  }
+  sweep_dir_of(path, dir_len, flags & GPUIMG_OUTPUT_QUIET);
+  char *tmp = tmp_template(path, dir_len, max);
   if (!tmp) {
     gpuimg_error_set(GPUIMG_EXIT_FAILURE, path, "out of memory");
     return -1;
