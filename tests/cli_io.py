@@ -2,6 +2,9 @@
 
 import os
 import pty
+import re
+import resource
+import shutil
 import signal
 import stat
 import subprocess
@@ -316,11 +319,12 @@ def stdout_errors():
 @test("output")
 def signals_remove_temporary_files():
     # A long run is interrupted once both temporaries exist: the handler removes them.
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    # Every signal whose default action ends the process (signal(7)); no core files here.
+    for sig in FATAL_SIGNALS:
         argv = [GPUIMG, "--backend", "cpu", "--repeat", "100000", "blur", "-r", "64", "sample:",
                 "sig.png", "--report", "sig.json"]
         p = subprocess.Popen(argv, cwd=path(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE)
+                             stderr=subprocess.PIPE, preexec_fn=no_core_files)
         try:
             deadline = time.monotonic() + 30
             while len(leftovers()) < 2 and p.poll() is None and time.monotonic() < deadline:
@@ -339,6 +343,118 @@ def signals_remove_temporary_files():
         check_no_leftovers()
         check(not os.path.exists(path("sig.png")) and not os.path.exists(path("sig.json")),
               "%s: an output appeared" % signal.Signals(sig).name)
+
+
+FATAL_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGPIPE,
+                 signal.SIGUSR1, signal.SIGUSR2, signal.SIGALRM, signal.SIGVTALRM, signal.SIGPROF,
+                 signal.SIGXCPU, signal.SIGXFSZ, signal.SIGRTMIN)
+# gpuimg's temporary file names: .<prefix>.gpuimg-<pid>.XXXXXX
+GPUIMG_TMP = re.compile(r"\.(.+)\.gpuimg-([1-9][0-9]*)\.[A-Za-z0-9]{6}", re.S)
+
+
+def no_core_files():
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def start_long_run(image, report):
+    """A one-image run that lasts, once its two temporary files exist; returns the process."""
+    argv = [GPUIMG, "--backend", "cpu", "--repeat", "100000", "blur", "-r", "64", "sample:",
+            image, "--report", report]
+    p = subprocess.Popen(argv, cwd=path(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    while len(leftovers()) < 2 and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    return p
+
+
+@test("output")
+def sigkill_leftovers_removed_by_the_next_run():
+    # SIGKILL cannot be handled: the temporaries stay, named with the owner's pid...
+    p = start_long_run("k.png", "k.json")
+    try:
+        left = leftovers()
+        check(len(left) == 2, "the two temporary files did not appear: %r" % left)
+        p.kill()
+        p.wait(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    left = leftovers()
+    check(sorted(GPUIMG_TMP.fullmatch(n).group(1) for n in left if GPUIMG_TMP.fullmatch(n)) ==
+          ["k.json", "k.png"] and all(GPUIMG_TMP.fullmatch(n).group(2) == str(p.pid) for n in left),
+          "temporary names are not .NAME.gpuimg-%d.XXXXXX: %r" % (p.pid, left))
+    # ...and the next run writing into the directory removes them, naming each once, but only
+    # files of exactly that pattern whose process is gone.
+    keep = [".k.png.gpuimg-%d.abcdef" % os.getpid(), ".k.png.gpuimg-%d.abcde" % p.pid,
+            "k.png.gpuimg-%d.abcdef" % p.pid, ".k.png.gpuimg-0%d.abcdef" % p.pid,
+            ".gpuimg-%d.abcdef" % p.pid]
+    for name in keep:
+        write(name, b"not gpuimg's")
+    res = cpu("gray", "rgb8.png", "k2.png")
+    check(res.rc == 0, "the next run failed", res)
+    check(sorted(res.lines()) == sorted(b"gpuimg: removed %s, left by process %d" %
+                                        (n.encode(), p.pid) for n in left),
+          "expected one notice per leftover", res)
+    check(all(os.path.exists(path(n)) for n in keep), "a file not left by gpuimg was removed")
+    check(cpu("gray", "rgb8.png", "k3.png").err == b"", "a second run named them again")
+    for name in keep:
+        os.unlink(path(name))
+    check_no_leftovers()
+    # -q: removed without a word.
+    p = start_long_run("q.png", "q.json")
+    p.kill()
+    p.wait(timeout=30)
+    check(len(leftovers()) == 2, "SIGKILL did not leave the temporaries: %r" % leftovers())
+    res = cpu("gray", "-q", "rgb8.png", "q2.png")
+    check(res.rc == 0 and res.err == b"", "-q printed something", res)
+    check_no_leftovers()
+
+
+@test("output")
+def names_up_to_name_max():
+    # NAME_MAX (255 bytes) is legal for the image and the report, whatever the temporary's name;
+    # a shortened prefix never cuts a UTF-8 character in two.
+    for n in (248, 250, 255):
+        name, rep = "a" * (n - 4) + ".png", "r" * (n - 5) + ".json"
+        res = cpu("gray", "rgb8.png", name, "--report", rep)
+        check(res.rc == 0, "a %d-byte name was refused" % n, res)
+        same_image(read_png(path(name)), ref_gray(expected("rgb8.png")), "%d-byte name" % n)
+        os.unlink(path(name))
+        os.unlink(path(rep))
+    name = "\u00e9" * 125 + "x.png"  # 255 bytes, two to a character
+    res = cpu("gray", "rgb8.png", name)
+    check(res.rc == 0 and os.path.exists(path(name)), "a 255-byte UTF-8 name was refused", res)
+    os.unlink(path(name))
+    res = cpu("gray", "rgb8.png", "b" * 252 + ".png")
+    expect_error(res, EXIT_OUTPUT, "%s: cannot create output file: File name too long" %
+                 ("b" * 252 + ".png"))
+    check_no_leftovers()
+
+
+@test("output")
+def fsync_flushes_files_and_directories():
+    # --fsync writes the same files; under strace (when installed), each file and its
+    # directory are flushed: the image's and the report's, so four fsync calls.
+    res = cpu("gray", "--fsync", "rgb8.png", "fs.png", "--report", "fs.json")
+    check(res.rc == 0 and res.err == b"", "--fsync run", res)
+    same_image(read_png(path("fs.png")), ref_gray(expected("rgb8.png")), "with --fsync")
+    check_no_leftovers()
+    strace = shutil.which("strace")
+    if not strace:
+        print("  (skipped the fsync count: no strace)")
+        return
+    for extra, calls in (([], 0), (["--fsync"], 4)):
+        p = subprocess.run([strace, "-f", "-e", "trace=fsync,fdatasync", "-o", path("trace"),
+                            GPUIMG, "--backend", "cpu", "gray", "rgb8.png", "fs2.png", "--report",
+                            "fs2.json"] + extra, cwd=path(), capture_output=True)
+        if p.returncode != 0 and b"ptrace" in p.stderr:
+            print("  (skipped the fsync count: strace cannot trace here)")
+            return
+        n = read("trace").count(b"fsync(")
+        check(p.returncode == 0 and n == calls, "%r: %d fsync calls, expected %d: %r"
+              % (extra, n, calls, p.stderr))
 
 
 # ---------------------------------------------------------------------------------------------

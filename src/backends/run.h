@@ -33,6 +33,7 @@ typedef struct {
   int measure; /* one-image runs: measure the copy bandwidth and divergence (for a report) */
   int block_w, block_h; /* 0: kernel defaults */
   uint64_t max_pixels;
+  int fsync; /* every output file flushed to disk before its rename, its directory after */
 } gpuimg_plan_t;
 
 /* One timed stage of the report. */

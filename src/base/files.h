@@ -1,4 +1,5 @@
-/* files.h: reading input files whole, atomic output files, signal cleanup and threads. */
+/* files.h: reading input files whole (files.c); atomic output files, signal cleanup and threads
+ * (output.c). */
 #ifndef GPUIMG_FILES_H
 #define GPUIMG_FILES_H
 
@@ -18,27 +19,57 @@ int gpuimg_text_read(const char *path, gpuimg_buf_t *out);
  * canonical path (a file about to be created). */
 int gpuimg_same_file(const char *a, const char *b);
 
-/* Atomic output: a temporary file in the destination directory, renamed into place
- * on commit. "-" writes to stdout (refused when stdout is a terminal and binary is set).
- * Creating it early makes a missing or unwritable directory fail before any work. */
+/* Atomic output (output.c): a temporary file in the destination directory, moved into place
+ * on commit. "-" writes to stdout (refused when stdout is a terminal and binary is set); a
+ * device or a FIFO is written in place. Creating it early makes a missing or unwritable
+ * directory fail before any work.
+ *
+ * The temporary file is "<dir>/.<prefix>.gpuimg-<pid>.XXXXXX": prefix is NAME, shortened
+ * where needed (at a UTF-8 character boundary) so that the whole name fits in the directory's
+ * NAME_MAX whenever NAME does; pid is the process that owns it. */
 typedef struct {
   const char *path;
-  char *tmp_path; /* NULL for stdout */
+  char *tmp_path; /* NULL for stdout, a device or a FIFO */
   int fd;
+  int flags; /* GPUIMG_OUTPUT_* */
 } gpuimg_output_t;
 
-int gpuimg_output_open(gpuimg_output_t *out, const char *path, int binary);
+enum {
+  GPUIMG_OUTPUT_BINARY = 1,     /* image data: refused on a terminal */
+  GPUIMG_OUTPUT_NO_REPLACE = 2, /* commit fails (exit 4, "exists (use --force to replace it)")
+                                   when NAME exists by then, replacing nothing */
+  GPUIMG_OUTPUT_FSYNC = 4,      /* commit flushes the file before it gets its name, and the
+                                   directory after */
+  GPUIMG_OUTPUT_QUIET = 8,      /* the sweep below removes leftovers without a notice */
+};
+
+/* Opens path's temporary file. Before the first temporary file in a directory, removes the
+ * leftovers of gpuimg processes that no longer exist there (gpuimg_output_sweep()). 0, or -1
+ * with the error set. */
+int gpuimg_output_open(gpuimg_output_t *out, const char *path, int flags);
 /* Writes all n bytes to fd, retrying short writes and EINTR. 0, or -1 with errno set. */
 int gpuimg_write_all(int fd, const void *bytes, size_t n);
-/* Writes bytes, closes and renames into place. On failure nothing remains. */
+/* Writes bytes, closes and moves into place: rename() over an existing file, or without
+ * replacing anything (GPUIMG_OUTPUT_NO_REPLACE). On failure no temporary file remains. */
 int gpuimg_output_commit(gpuimg_output_t *out, const void *bytes, size_t n);
 /* Removes the temporary file, if any (safe to call twice and after commit). */
 void gpuimg_output_abort(gpuimg_output_t *out);
-/* Installs SIGINT/SIGTERM/SIGHUP handlers that remove open temporary files. */
+/* Removes from directory dir, once per process, the temporary files of gpuimg processes that
+ * no longer exist (killed by SIGKILL, or by a crash the handler could not clean up): regular
+ * files of this user whose name is exactly gpuimg's pattern and whose pid is gone
+ * (kill(pid, 0) fails with ESRCH). Each is named on stderr ("gpuimg: removed FILE, left by
+ * process PID") unless quiet. */
+void gpuimg_output_sweep(const char *dir, int quiet);
+/* Installs, for every signal whose default action ends the process (signal(7): SIGHUP, SIGINT,
+ * SIGQUIT, SIGPIPE, SIGTERM, SIGUSR1/2, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU, SIGXFSZ, SIGPOLL,
+ * SIGPWR, SIGSTKFLT, the real-time signals, and the faults SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+ * SIGTRAP, SIGSYS, SIGABRT) and whose disposition is still the default (an inherited SIG_IGN,
+ * as under nohup, is kept), a handler that removes the open temporary files and raises the
+ * signal again with its default action. */
 void gpuimg_output_install_signal_cleanup(void);
-/* pthread_create() of a thread that starts with SIGINT, SIGTERM and SIGHUP blocked, so that
- * the handler runs on the main thread only and never interrupts one in the middle of
- * creating a temporary file. Returns pthread_create()'s result. */
+/* pthread_create() of a thread that starts with the asynchronous ones of those signals blocked
+ * (all but the faults, SIGPIPE and SIGXFSZ, which a thread raises itself), so that they are
+ * delivered to the main thread. Returns pthread_create()'s result. */
 int gpuimg_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg);
 
 #endif

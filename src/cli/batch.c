@@ -80,7 +80,8 @@ static int convert(batch_t *b, gpuimg_worker_t *wk, item_t *it, gpuimg_run_t *ru
                       .what = it->input,
                       .output = it->output,
                       .output_what = it->output,
-                      .format = it->format};
+                      .format = it->format,
+                      .no_replace = !b->cli.force};
   int rc = gpuimg_flow_run(&flow, &job, run);
   memcpy(it->iv, job.intervals, sizeof it->iv);
   return rc;
@@ -210,6 +211,7 @@ static int setup(batch_t *b)
       gpuimg_sched_open(&b->sched, &b->cli.plan, b->cli.devices, b->t_start) < 0 ||
       batch_read_inputs(b) < 0 || load_masks(b) < 0 || batch_prepare_outdir(b->outdir) < 0)
     return -1;
+  gpuimg_output_sweep(b->outdir, b->cli.plan.quiet); /* before any progress line */
   start_reporting(b);
   if (batch_make_items(b) < 0)
     return -1;

@@ -412,7 +412,7 @@ int batch_report_open(batch_t *b)
       return -1;
     }
   }
-  if (gpuimg_output_open(&b->report, report, 0) < 0)
+  if (gpuimg_output_open(&b->report, report, gpuimg_flow_output_flags(&b->cli.plan)) < 0)
     return -1;
   b->have_report = 1;
   return 0;

@@ -60,10 +60,11 @@ static int check_same_files(const gpuimg_cli_t *cli)
 /* Creates the outputs' temporary files: a bad destination fails before any work. */
 static int open_outputs(const gpuimg_cli_t *cli, outputs_t *o)
 {
-  if (cli->output && gpuimg_output_open(&o->out, cli->output, 1) < 0)
+  int flags = gpuimg_flow_output_flags(&cli->plan); /* replacing an existing OUTPUT */
+  if (cli->output && gpuimg_output_open(&o->out, cli->output, flags | GPUIMG_OUTPUT_BINARY) < 0)
     return -1;
   o->have_out = cli->output != NULL;
-  if (cli->report && gpuimg_output_open(&o->rep, cli->report, 0) < 0)
+  if (cli->report && gpuimg_output_open(&o->rep, cli->report, flags) < 0)
     return -1;
   o->have_rep = cli->report != NULL;
   return 0;

@@ -67,6 +67,11 @@ int gpuimg_flow_load_mask(const gpuimg_plan_t *plan, const char *path, const uin
   return 0;
 }
 
+int gpuimg_flow_output_flags(const gpuimg_plan_t *plan)
+{
+  return (plan->fsync ? GPUIMG_OUTPUT_FSYNC : 0) | (plan->quiet ? GPUIMG_OUTPUT_QUIET : 0);
+}
+
 const char *gpuimg_flow_mask_path(const gpuimg_plan_t *plan, int i, int *takes)
 {
   const gpuimg_step_t *s = &plan->steps[i];
@@ -249,7 +254,9 @@ static int store(image_t *im)
     t0 = t1;
   }
   gpuimg_output_t own = {.fd = -1}, *out = job->out ? job->out : &own;
-  if ((!job->out && gpuimg_output_open(out, job->output, 1) < 0))
+  int flags = GPUIMG_OUTPUT_BINARY | gpuimg_flow_output_flags(plan) |
+              (job->no_replace ? GPUIMG_OUTPUT_NO_REPLACE : 0);
+  if (!job->out && gpuimg_output_open(out, job->output, flags) < 0)
     return -1;
   if (gpuimg_output_commit(out, im->encoded.data, im->encoded.size) < 0) {
     gpuimg_output_abort(out);

@@ -44,6 +44,9 @@ typedef struct {
   /* An output opened before any work (a one-image run's), committed at the write stage;
    * NULL: output is created then, atomically. */
   gpuimg_output_t *out;
+  /* The output is created by the flow (out NULL) and must not replace a file that exists by
+   * the time it is complete (a batch without --force): the write fails with exit 4. */
+  int no_replace;
   gpuimg_image_t *result; /* NULL, or receives the resulting pixels (the caller frees them) */
   double intervals[GPUIMG_FLOW_INTERVALS][2]; /* filled in: start and end, -1 where none */
 } gpuimg_job_t;
@@ -56,6 +59,10 @@ int gpuimg_flow_run(const gpuimg_flow_t *flow, gpuimg_job_t *job, gpuimg_run_t *
  * read and decode are timed into run as <prefix>read and <prefix>decode when run is set. */
 int gpuimg_flow_load_mask(const gpuimg_plan_t *plan, const char *path, const uint8_t *builtin,
                           size_t builtin_size, gpuimg_image_t *mask, gpuimg_run_t *run);
+
+/* The gpuimg_output_open() flags the plan asks of every output: GPUIMG_OUTPUT_FSYNC (--fsync),
+ * GPUIMG_OUTPUT_QUIET (-q). */
+int gpuimg_flow_output_flags(const gpuimg_plan_t *plan);
 
 /* Step i's mask file (NULL: the built-in one); *takes 0 when the step takes no mask. */
 const char *gpuimg_flow_mask_path(const gpuimg_plan_t *plan, int i, int *takes);

@@ -89,6 +89,9 @@ const gpuimg_option_t gpuimg_plan_options[] = {
      .help = "PNG compression 0..9: 0 stores, 1 fast, 9 smallest (default 1)"},
     {.long_name = "max-pixels", .kind = GPUIMG_OPTION_U64, .offset = PLAN(max_pixels), .min = 1,
      .max = (long long)1 << 40, .metavar = "N", .help = "refuse larger images (default 268435456)"},
+    {.long_name = "fsync", .kind = GPUIMG_OPTION_FLAG, .offset = PLAN(fsync), .value = 1,
+     .help = "flush each output file to disk before it gets its name, and\n"
+             "its directory after (survives a crash or power loss; slower)"},
     {.long_name = "quiet", .short_name = 'q', .kind = GPUIMG_OPTION_FLAG, .offset = PLAN(quiet),
      .value = 1, .help = "no notices on stderr"},
     {0},
