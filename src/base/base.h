@@ -17,6 +17,11 @@ void gpuimg_error_set(int exit_code, const char *what, const char *fmt, ...)
 #endif
     ;
 
+/* gpuimg_image_alloc() for the image of what (a file name, "" for none), which the
+ * "out of memory allocating N bytes" message names. */
+int gpuimg_image_alloc_for(gpuimg_image_t *img, int width, int height, int channels,
+                           const char *what);
+
 /* The median of v[0..n-1] (0 for n = 0); sorts v in place. */
 double gpuimg_median(double *v, int n);
 
