@@ -496,6 +496,76 @@ def decompression_bombs():
                   "holds)", max_seconds=20)
 
 
+# Out of memory: valid images under an address-space limit just above what a run on a small
+# image needs (found by trying), far below what decoding them needs. Not in an ASan build,
+# whose shadow memory needs terabytes of address space (the limit would fail every run).
+OOM_MARGIN = 24 << 20  # above a small image's run: room to read a file, not to decode it
+OOM_REASON = r"out of memory( allocating \d+ bytes)?"
+
+
+def oom_run(args, limit):
+    argv = ["--backend", "cpu"] + (["--codec", CODEC] if CODEC else []) + list(args)
+    r = testlib.run(*argv, stdin=subprocess.DEVNULL, preexec_fn=lambda: resource.setrlimit(
+        resource.RLIMIT_AS, (limit, limit)))
+    return r.rc, r.err.decode("utf-8", "replace"), describe(args, r.rc, r.out, r.err)
+
+
+def oom_base(args):
+    """The smallest address-space limit, in steps of 4 MiB, under which ARGS succeeds."""
+    for limit in range(4 << 20, MEMORY_LIMIT, 4 << 20):
+        if oom_run(args, limit)[0] == 0:
+            return limit
+    raise Failure("gpuimg %s fails under every limit" % " ".join(args))
+
+
+def smooth_gray_png(side):
+    """A side x side gray PNG of horizontal bands: a small file, side^2 bytes of pixels."""
+    return png_raw(side, side, GRAY, 8, lambda x0, y0, dx, dy: [
+        bytes([y * 255 // (side - 1)]) * side for y in range(side)])
+
+
+def out_of_memory(name):
+    """NAME is refused with `gpuimg: NAME: out of memory`, exit 1, alone and in a batch
+    after small.png, whose output the batch still writes."""
+    write("small.png", small_png())
+    write("small2.png", small_png())
+    limit = oom_base(["gray", "small.png", "small-out.png"]) + OOM_MARGIN
+    rc, err, what = oom_run(["gray", name, "oom-out.png"], limit)
+    line = r"gpuimg: %s: %s\n" % (re.escape(name), OOM_REASON)
+    check(rc == 1 and re.fullmatch(line, err), "expected out of memory\n" + what)
+    check(not os.path.exists(path("oom-out.png")) and not leftovers(), "output left\n" + what)
+    batch = ["--force", "-j", "1", "-o", "oomdir", "gray", "small.png"]
+    limit = oom_base(batch + ["small2.png"]) + OOM_MARGIN
+    shutil.rmtree(path("oomdir"))
+    rc, err, what = oom_run(batch + [name], limit)
+    check(rc == 1 and re.match(line, err), "expected out of memory, exit 1\n" + what)
+    check(png_decode(read("oomdir/small.png"))[:2] == (13, 7), "small.png not converted")
+
+
+@test("limits")
+def png_out_of_memory():
+    """stb's inflate buffer (8000x8000: 64 MB), whose failure stb reports as corrupt data,
+    and the image of a step (6000x6000: 36 MB) in a one-image run, which named no file."""
+    if not ASAN:
+        write("oom.png", smooth_gray_png(8000))
+        out_of_memory("oom.png")
+        write("mid.png", smooth_gray_png(6000))
+        limit = oom_base(["gray", "small.png", "small-out.png"]) + (110 << 20)
+        rc, err, what = oom_run(["gray", "then"] * 3 + ["gray", "mid.png", "o.png"], limit)
+        check(rc == 1 and err == "gpuimg: mid.png: out of memory allocating 36000000 bytes\n",
+              "expected out of memory naming mid.png\n" + what)
+
+
+@test("limits", jpeg=True)
+def jpeg_out_of_memory():
+    """An 8000x8000 JPEG (192 MB of pixels): libjpeg's pixels or stb's buffers."""
+    if not ASAN:
+        write("oom.png", smooth_gray_png(8000))
+        rc, _, se, _ = run(["blur", "-r", "0", "oom.png", "oom.jpg"], codec="stb")
+        check(rc == 0, "gpuimg could not write a JPEG: %r" % se)
+        out_of_memory("oom.jpg")
+
+
 @test("formats", jpeg=True)
 def other_formats_named_png():
     c = mi.corpus()

@@ -11,6 +11,8 @@ static int run_cpu(const gpuimg_plan_t *plan, const gpuimg_image_t *src,
   gpuimg_image_t tmp[GPUIMG_MAX_STEPS];
   gpuimg_stage_t *stage[GPUIMG_MAX_STEPS];
   int rc = -1, c = src->channels;
+  /* The image's name for an allocation failure (none outside the flow). */
+  const char *what = run->input_name ? run->input_name : "";
 
   memset(tmp, 0, sizeof tmp);
   run->backend = "cpu";
@@ -19,7 +21,7 @@ static int run_cpu(const gpuimg_plan_t *plan, const gpuimg_image_t *src,
     const gpuimg_step_t *s = &plan->steps[i];
     int out_c = gpuimg_op_out_channels(s->op, c);
     stage[i] = gpuimg_run_stage(run, s->op->name, i, 0, plan->repeat);
-    if (!stage[i] || gpuimg_image_alloc(&tmp[i], src->width, src->height, out_c) < 0)
+    if (!stage[i] || gpuimg_image_alloc_for(&tmp[i], src->width, src->height, out_c, what) < 0)
       goto done;
     stage[i]->bytes = gpuimg_step_bytes(s, src->width, src->height, c);
     c = out_c;

@@ -22,6 +22,11 @@ void gpuimg_error_set(int exit_code, const char *what, const char *fmt, ...)
  * own in a message. Returns the length written. */
 size_t gpuimg_escape(char *dst, size_t size, const char *s);
 
+/* gpuimg_image_alloc() for the image of what (a file name, "" for none), which the
+ * "out of memory allocating N bytes" message names. */
+int gpuimg_image_alloc_for(gpuimg_image_t *img, int width, int height, int channels,
+                           const char *what);
+
 /* The median of v[0..n-1] (0 for n = 0); sorts v in place. */
 double gpuimg_median(double *v, int n);
 

@@ -70,11 +70,17 @@ void gpuimg_error_clear(void)
 
 int gpuimg_image_alloc(gpuimg_image_t *img, int width, int height, int channels)
 {
+  return gpuimg_image_alloc_for(img, width, height, channels, "");
+}
+
+int gpuimg_image_alloc_for(gpuimg_image_t *img, int width, int height, int channels,
+                           const char *what)
+{
   size_t bytes = gpuimg_image_bytes(width, height, channels);
   memset(img, 0, sizeof *img);
   img->data = malloc(bytes ? bytes : 1);
   if (!img->data) {
-    gpuimg_error_set(GPUIMG_EXIT_FAILURE, "", "out of memory allocating %zu bytes", bytes);
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "out of memory allocating %zu bytes", bytes);
     return -1;
   }
   img->width = width;

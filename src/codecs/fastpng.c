@@ -636,7 +636,7 @@ static int fastpng_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
 oom:
   free(filtered);
   free(tok);
-  gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what, "cannot encode PNG: out of memory");
+  gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "out of memory");
   return -1;
 }
 

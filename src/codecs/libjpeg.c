@@ -206,7 +206,7 @@ static void jpeg_read_pixels(jpeg_ctx_t *ctx, struct jpeg_decompress_struct *cin
   size_t stride = (size_t)w * (size_t)out_c;
   ctx->pixels = gpuimg_codec_pixels(stride * (size_t)h, &ctx->borrowed);
   if (!ctx->pixels)
-    jpeg_fail(ctx, GPUIMG_EXIT_FAILURE, "cannot decode JPEG: out of memory");
+    jpeg_fail(ctx, GPUIMG_EXIT_FAILURE, "out of memory allocating %zu bytes", stride * (size_t)h);
   JSAMPARRAY cmyk = NULL;
   if (nc == 4)
     cmyk = (*cinfo->mem->alloc_sarray)((j_common_ptr)cinfo, JPOOL_IMAGE, (JDIMENSION)(w * 4), 1);
@@ -263,7 +263,8 @@ static void jpeg_decode_run(jpeg_ctx_t *ctx, struct jpeg_decompress_struct *cinf
 /* Decodes a JPEG into 8-bit gray (1 channel) or RGB (3 channels). Size checks come from the
  * header, before anything of the image's size is allocated. Every refusal is exit status 3
  * with "cannot decode JPEG: <reason>" (libjpeg's message, first letter lowered), or the
- * --max-pixels message; a real shortage of memory is exit status 1. */
+ * --max-pixels message; a real shortage of memory (libjpeg's memory manager fails with
+ * JERR_OUT_OF_MEMORY) is "out of memory", exit status 1. */
 static int jpeg_decode(const uint8_t *bytes, size_t size, const char *what, uint64_t max_pixels,
                        gpuimg_image_t *out)
 {
@@ -308,7 +309,7 @@ static int jpeg_decode(const uint8_t *bytes, size_t size, const char *what, uint
                (unsigned long long)ctx.mem_limit);
     else if (ctx.msg_code == JERR_OUT_OF_MEMORY) {
       code = GPUIMG_EXIT_FAILURE;
-      snprintf(ctx.reason, sizeof ctx.reason, "cannot decode JPEG: out of memory");
+      snprintf(ctx.reason, sizeof ctx.reason, "out of memory");
     } else if (ctx.msg_code >= 0)
       snprintf(ctx.reason, sizeof ctx.reason, "cannot decode JPEG: %s", ctx.msg);
     jpeg_destroy_decompress(&cinfo);
@@ -420,8 +421,10 @@ static int jpeg_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
   cinfo.err = &ctx.pub;
   if (setjmp(ctx.jump)) {
     jpeg_destroy_compress(&cinfo);
-    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what, "cannot encode JPEG: %s",
-                     ctx.msg_code == JERR_OUT_OF_MEMORY ? "out of memory" : ctx.msg);
+    if (ctx.msg_code == JERR_OUT_OF_MEMORY)
+      gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "out of memory");
+    else
+      gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what, "cannot encode JPEG: %s", ctx.msg);
     return -1;
   }
   jpeg_create_compress(&cinfo);

@@ -2,6 +2,7 @@
 #include "codec.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #ifdef GPUIMG_HAVE_LIBPNG
@@ -11,9 +12,27 @@
 /* Where libpng's callbacks leave what went wrong (libpng's error pointer). */
 typedef struct {
   gpuimg_buf_t *out;
-  int oom;
+  int oom; /* an allocation failed (libpng's, zlib's or the output's): "out of memory" */
   char reason[160];
 } png_sink_t;
+
+/* libpng's (and through it zlib's) allocations, so that a failed one is known for what it
+ * is whatever message libpng gives. */
+static png_voidp png_malloc_cb(png_structp png, png_alloc_size_t size)
+{
+  png_voidp p = malloc(size ? size : 1);
+  if (!p) {
+    png_sink_t *sink = png_get_mem_ptr(png);
+    sink->oom = 1;
+  }
+  return p;
+}
+
+static void png_free_cb(png_structp png, png_voidp p)
+{
+  (void)png;
+  free(p);
+}
 
 /* libpng errors never return: the message is kept and control goes back to the setjmp in
  * png_encode(). Returning would let libpng print to stderr before it jumps itself. */
@@ -98,20 +117,21 @@ static int png_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
   /* Everything libpng allocates hangs off these two and is released by
    * png_destroy_write_struct(); nothing of ours is allocated after the setjmp (rows are
    * written straight from img), so a jump out of libpng leaks nothing. */
-  png_structp png =
-      png_create_write_struct(PNG_LIBPNG_VER_STRING, &sink, png_error_cb, png_warning_cb);
+  png_structp png = png_create_write_struct_2(PNG_LIBPNG_VER_STRING, &sink, png_error_cb,
+                                              png_warning_cb, &sink, png_malloc_cb, png_free_cb);
   png_infop info = png ? png_create_info_struct(png) : NULL;
   if (!info) {
     png_destroy_write_struct(&png, NULL);
-    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what, "cannot encode PNG: out of memory");
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "out of memory");
     return -1;
   }
   if (setjmp(png_jmpbuf(png))) {
     png_destroy_write_struct(&png, &info);
-    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what, "cannot encode PNG: %s",
-                     sink.oom         ? "out of memory"
-                     : sink.reason[0] ? sink.reason
-                                      : "libpng error");
+    if (sink.oom)
+      gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "out of memory");
+    else
+      gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what, "cannot encode PNG: %s",
+                       sink.reason[0] ? sink.reason : "libpng error");
     return -1;
   }
   png_set_write_fn(png, &sink, png_write_cb, png_flush_cb);

@@ -63,7 +63,7 @@ static int nvjpeg_decode(const uint8_t *bytes, size_t size, const char *what, ui
     return -1;
   }
   size_t bytes_out = gpuimg_image_bytes(w, h, c);
-  if (nvjpeg_thread(bytes_out, what) < 0 || gpuimg_image_alloc(out, w, h, c) < 0)
+  if (nvjpeg_thread(bytes_out, what) < 0 || gpuimg_image_alloc_for(out, w, h, c, what) < 0)
     return -1;
   if (gpuimg_nvjpeg_decode_device(tls.nj, bytes, size, what, tls.d_buf, c, NULL) < 0 ||
       gpuimg_cuda_download(tls.ctx, out->data, tls.d_buf, bytes_out, NULL) < 0) {

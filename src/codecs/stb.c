@@ -3,6 +3,8 @@
 #include "codec.h"
 
 #include <limits.h>
+#include <setjmp.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,9 +15,13 @@
  * gpuimg_image_t and released with free(), but zeroed (a decoder that leaves part of an
  * image unwritten leaks no old heap contents into the output) and refused above the
  * largest buffer a correct decode of the file's header needs (a decompression bomb or a
- * lying length field cannot make stb allocate gigabytes). */
+ * lying length field cannot make stb allocate gigabytes). A failed allocation is recorded,
+ * so that it is reported as out of memory, not as the corrupt data stb's reason suggests.
+ * stb_image_write's allocations go through stbw_realloc() and stbw_free(). */
 static void *stb_alloc(size_t size);
 static void *stb_realloc(void *p, size_t size);
+static void *stbw_realloc(void *p, size_t size);
+static void stbw_free(void *p);
 #define STBI_ONLY_PNG
 #define STBI_ONLY_JPEG
 #define STBI_NO_STDIO
@@ -32,6 +38,9 @@ static void *stb_realloc(void *p, size_t size);
 #define STB_IMAGE_STATIC
 #define STB_IMAGE_IMPLEMENTATION
 #define STBI_WRITE_NO_STDIO
+#define STBIW_MALLOC(sz) stbw_realloc(NULL, sz)
+#define STBIW_REALLOC(p, sz) stbw_realloc(p, sz)
+#define STBIW_FREE(p) stbw_free(p)
 #define STB_IMAGE_WRITE_STATIC
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #if defined(__GNUC__)
@@ -55,9 +64,12 @@ static void *stb_realloc(void *p, size_t size);
 #endif
 
 /* The allocation limit of the decode in progress on this thread (batch mode decodes on
- * several) and whether stb asked for more: then its "outofmem" means corrupt data. */
+ * several), whether stb asked for more (then its failure means corrupt data), and whether
+ * an allocation within the limit failed (then it means out of memory, whatever stb says:
+ * some of its failed allocations leave no reason or a misleading one). */
 static _Thread_local size_t stb_alloc_limit = SIZE_MAX;
 static _Thread_local int stb_alloc_refused;
+static _Thread_local int stb_alloc_failed;
 
 static void *stb_alloc(size_t size)
 {
@@ -65,7 +77,9 @@ static void *stb_alloc(size_t size)
     stb_alloc_refused = 1;
     return NULL;
   }
-  return calloc(1, size ? size : 1);
+  void *q = calloc(1, size ? size : 1);
+  stb_alloc_failed |= !q;
+  return q;
 }
 
 static void *stb_realloc(void *p, size_t size)
@@ -74,7 +88,74 @@ static void *stb_realloc(void *p, size_t size)
     stb_alloc_refused = 1;
     return NULL;
   }
-  return realloc(p, size ? size : 1);
+  void *q = realloc(p, size ? size : 1);
+  stb_alloc_failed |= !q;
+  return q;
+}
+
+/* stb_image_write does not check every allocation (its deflate buffers grow without a
+ * test, and writing on would overflow them), so an allocation of its never fails: it
+ * jumps back to stb_encode(), which frees every block the writer still holds. Each block
+ * has a header that links it into this thread's list of the writer's blocks. */
+typedef union stbw_block {
+  struct {
+    union stbw_block *prev, *next;
+  } link;
+  max_align_t align;
+} stbw_block_t;
+
+static _Thread_local stbw_block_t *stbw_blocks;
+static _Thread_local jmp_buf *stbw_jump;
+
+static void stbw_link(stbw_block_t *b)
+{
+  b->link.prev = NULL;
+  b->link.next = stbw_blocks;
+  if (stbw_blocks)
+    stbw_blocks->link.prev = b;
+  stbw_blocks = b;
+}
+
+static void stbw_unlink(stbw_block_t *b)
+{
+  if (b->link.prev)
+    b->link.prev->link.next = b->link.next;
+  else
+    stbw_blocks = b->link.next;
+  if (b->link.next)
+    b->link.next->link.prev = b->link.prev;
+}
+
+static void *stbw_realloc(void *p, size_t size)
+{
+  stbw_block_t *old = p ? (stbw_block_t *)p - 1 : NULL, *b = NULL;
+  if (old)
+    stbw_unlink(old);
+  if (size <= SIZE_MAX - sizeof *b)
+    b = realloc(old, sizeof *b + size);
+  if (!b) {
+    if (old)
+      stbw_link(old);
+    longjmp(*stbw_jump, 1);
+  }
+  stbw_link(b);
+  return b + 1;
+}
+
+static void stbw_free(void *p)
+{
+  if (!p)
+    return;
+  stbw_block_t *b = (stbw_block_t *)p - 1;
+  stbw_unlink(b);
+  free(b);
+}
+
+/* After a jump out of the writer: what it held. */
+static void stbw_free_all(void)
+{
+  while (stbw_blocks)
+    stbw_free(stbw_blocks + 1);
 }
 
 static const uint8_t png_signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
@@ -91,10 +172,9 @@ static const char *stb_reason(const char *kind)
 {
   const char *r = stbi__g_failure_reason;
   const char *other = strcmp(kind, "PNG") == 0 ? "jpeg" : "png";
-  if (r && strcmp(r, "outofmem") == 0)
-    return "out of memory";
-  if (!r || strlen(r) < 6 || strcmp(r, "unknown image type") == 0 || strstr(r, other) ||
-      (strcmp(other, "jpeg") == 0 && strstr(r, "jpg")))
+  /* "outofmem" without a failed allocation: one of stb's size checks overflowed. */
+  if (!r || strcmp(r, "outofmem") == 0 || strlen(r) < 6 || strcmp(r, "unknown image type") == 0 ||
+      strstr(r, other) || (strcmp(other, "jpeg") == 0 && strstr(r, "jpg")))
     return "corrupt or truncated image data";
   return r;
 }
@@ -435,13 +515,16 @@ static uint8_t *stb_load(const uint8_t *bytes, size_t size, const probe_t *probe
   stb_alloc_limit = probe->found && probe->max_alloc < SIZE_MAX ? (size_t)probe->max_alloc
                                                                 : (size_t)STB_ALLOC_FLOOR * 4;
   stb_alloc_refused = 0;
+  stb_alloc_failed = 0;
   stb_reason_reset();
   uint8_t *px = stbi_load_from_memory(bytes, (int)size, w, h, n, 0);
-  int refused = stb_alloc_refused;
+  int refused = stb_alloc_refused, failed = stb_alloc_failed;
   stb_alloc_limit = SIZE_MAX;
   if (px)
     return px;
-  if (refused && probe->found)
+  if (failed && !refused)
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "out of memory");
+  else if (refused && probe->found)
     gpuimg_error_set(GPUIMG_EXIT_INPUT, what,
                      "cannot decode %s: corrupt image data (more data than a %ux%u image "
                      "holds)",
@@ -451,8 +534,6 @@ static uint8_t *stb_load(const uint8_t *bytes, size_t size, const probe_t *probe
                      "cannot decode %s: corrupt image data (more data than its header "
                      "allows)",
                      kind);
-  else if (strcmp(stb_reason(kind), "out of memory") == 0)
-    gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "cannot decode %s: out of memory", kind);
   else
     gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "cannot decode %s: %s", kind, stb_reason(kind));
   return NULL;
@@ -509,36 +590,53 @@ static void stb_write_cb(void *context, void *data, int size)
     sink->failed = 1;
 }
 
+/* stb_image_write's call for fmt: 1 when it wrote, 0 when it refused. Apart from
+ * stb_encode() so that no local of the function that called setjmp changes after it. */
+static int stb_write(stb_sink_t *sink, const gpuimg_image_t *img, gpuimg_format_t fmt, int quality)
+{
+  int w = img->width, h = img->height, c = img->channels;
+  switch (fmt) {
+  case GPUIMG_FORMAT_PNG:
+    return stbi_write_png_to_func(stb_write_cb, sink, w, h, c, img->data, w * c);
+  case GPUIMG_FORMAT_JPEG:
+    return stbi_write_jpg_to_func(stb_write_cb, sink, w, h, c, img->data, quality);
+  case GPUIMG_FORMAT_BMP:
+    return stbi_write_bmp_to_func(stb_write_cb, sink, w, h, c, img->data);
+  case GPUIMG_FORMAT_TGA:
+    return stbi_write_tga_to_func(stb_write_cb, sink, w, h, c, img->data);
+  default:
+    return 0;
+  }
+}
+
+/* An allocation failure, the writer's or the output buffer's, is "out of memory" (exit 1). */
 static int stb_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
                       const gpuimg_encode_opts_t *opts, const char *what, gpuimg_buf_t *out)
 {
   stb_sink_t sink = {out, 0};
-  int w = img->width, h = img->height, c = img->channels, ok = 0;
+  jmp_buf jump;
 
   /* stb_image_write computes sizes in int ((w*c + 1) * h for PNG rows and filters). */
-  if (gpuimg_image_bytes(w, h, c) + (size_t)h > (size_t)INT_MAX - 65536) {
+  if (gpuimg_image_bytes(img->width, img->height, img->channels) + (size_t)img->height >
+      (size_t)INT_MAX - 65536) {
     gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what, "image too large for the stb encoder");
     return -1;
   }
-  switch (fmt) {
-  case GPUIMG_FORMAT_PNG:
-    ok = stbi_write_png_to_func(stb_write_cb, &sink, w, h, c, img->data, w * c);
-    break;
-  case GPUIMG_FORMAT_JPEG:
-    ok = stbi_write_jpg_to_func(stb_write_cb, &sink, w, h, c, img->data, opts->quality);
-    break;
-  case GPUIMG_FORMAT_BMP:
-    ok = stbi_write_bmp_to_func(stb_write_cb, &sink, w, h, c, img->data);
-    break;
-  case GPUIMG_FORMAT_TGA:
-    ok = stbi_write_tga_to_func(stb_write_cb, &sink, w, h, c, img->data);
-    break;
-  default:
-    break;
+  stbw_jump = &jump;
+  if (setjmp(jump)) {
+    stbw_free_all();
+    stbw_jump = NULL;
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "out of memory");
+    return -1;
   }
-  if (!ok || sink.failed) {
-    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what, "cannot encode %s%s", gpuimg_format_name(fmt),
-                     sink.failed ? ": out of memory" : "");
+  int ok = stb_write(&sink, img, fmt, opts->quality);
+  stbw_jump = NULL;
+  if (sink.failed) {
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "out of memory");
+    return -1;
+  }
+  if (!ok) {
+    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what, "cannot encode %s", gpuimg_format_name(fmt));
     return -1;
   }
   return 0;

@@ -152,7 +152,7 @@ static int load(image_t *im)
   im->run->input_name = job->what;
   if (job->image) { /* a copy: the steps free their input as soon as they are done */
     const gpuimg_image_t *in = job->image;
-    if (gpuimg_image_alloc(&im->src, in->width, in->height, in->channels) < 0)
+    if (gpuimg_image_alloc_for(&im->src, in->width, in->height, in->channels, job->what) < 0)
       return -1;
     memcpy(im->src.data, in->data, gpuimg_image_bytes(in->width, in->height, in->channels));
     return 0;
@@ -279,7 +279,7 @@ static int take_result(image_t *im, gpuimg_image_t *out)
     memset(&im->dst, 0, sizeof im->dst);
     return 0;
   }
-  if (gpuimg_image_alloc(out, d->width, d->height, d->channels) < 0)
+  if (gpuimg_image_alloc_for(out, d->width, d->height, d->channels, im->job->what) < 0)
     return -1;
   memcpy(out->data, d->data, gpuimg_image_bytes(d->width, d->height, d->channels));
   return 0;
