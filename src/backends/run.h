@@ -33,6 +33,7 @@ typedef struct {
   int measure; /* one-image runs: measure the copy bandwidth and divergence (for a report) */
   int block_w, block_h; /* 0: kernel defaults */
   uint64_t max_pixels;
+  int threads; /* CPU backend: threads over row bands; 0: not given (the usable cores) */
 } gpuimg_plan_t;
 
 /* One timed stage of the report. */
@@ -58,6 +59,7 @@ typedef struct {
   int cc_major, cc_minor;
   int driver_version, runtime_version; /* CUDA, e.g. 13000; 0 on the CPU */
   double copy_gbps; /* device-to-device copy bandwidth measured in this run; 0 if not */
+  int threads;      /* the CPU backend's threads (--threads); 0 on a device */
   const char *input_name;
   uint64_t input_bytes;
   int in_w, in_h, in_c;
