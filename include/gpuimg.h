@@ -82,9 +82,10 @@ GPUIMG_API void gpuimg_context_destroy(gpuimg_context_t *ctx);
 GPUIMG_API int gpuimg_context_add(gpuimg_context_t *ctx, const char *op);
 /* Sets an option by its long name as on the command line ("radius", "tiled", "quality"):
  * the last added step's, else a setting of the whole run (backend, quality, png-level,
- * codec, max-pixels, repeat, warmup, block), or "device", the CUDA device number the
+ * codec, max-pixels, repeat, warmup, block, threads), or "device", the CUDA device number the
  * context runs on (default: CUDA's default device). value is NULL for a flag. A context
- * runs one image at a time on one thread: several contexts run images in parallel. */
+ * runs one image at a time (on the CPU, each step over "threads" threads, default: the usable
+ * cores): several contexts run images in parallel. */
 GPUIMG_API int gpuimg_context_set(gpuimg_context_t *ctx, const char *option, const char *value);
 
 /* Runs the steps on src; dst receives a new image (free it with gpuimg_image_free()). */

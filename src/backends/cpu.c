@@ -1,11 +1,65 @@
-/* cpu.c: the CPU backend: every step's CPU reference, one after another, each timed. */
+/* cpu.c: the CPU backend: every step's CPU reference, one after another, each timed; each
+ * operation that has a band form (run_cpu_rows) split over row bands run by a thread pool. */
 #include "backend.h"
+#include "pool.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int run_cpu(const gpuimg_plan_t *plan, const gpuimg_image_t *src,
+/* The bands of a step: as many as --threads, of equal height (to a row), but none shorter than
+ * BAND_MIN_ROWS rows or BAND_MIN_PIXELS pixels: each band costs a thread's wake-up and, for
+ * blur, its column sums' start (tens of microseconds), so a small image is one band, run on
+ * the calling thread. Every band computes exactly its own rows, so the bytes do not depend
+ * on the count. */
+#define BAND_MIN_ROWS 16
+#define BAND_MIN_PIXELS 65536
+
+/* A runner: its thread count, and the pool of threads, started at the first step that has
+ * more than one band and kept from image to image until the runner closes. */
+typedef struct {
+  int threads;
+  gpuimg_pool_t *pool;
+} cpu_runner_t;
+
+static int band_count(int threads, int width, int height)
+{
+  int min_rows = (BAND_MIN_PIXELS + width - 1) / width;
+  if (min_rows < BAND_MIN_ROWS)
+    min_rows = BAND_MIN_ROWS;
+  int n = height / min_rows;
+  return n < 1 ? 1 : n > threads ? threads : n;
+}
+
+/* One step on bands: band i is rows h*i/n .. h*(i+1)/n - 1. */
+typedef struct {
+  const gpuimg_step_t *step;
+  const gpuimg_image_t *src, *mask;
+  gpuimg_image_t *dst;
+  int nbands;
+} band_task_t;
+
+static int run_band(void *arg, int i)
+{
+  const band_task_t *t = arg;
+  int64_t h = t->src->height;
+  int y0 = (int)(h * i / t->nbands), y1 = (int)(h * (i + 1) / t->nbands);
+  return t->step->op->run_cpu_rows(t->step->params, t->src, t->mask, t->dst, y0, y1);
+}
+
+static int run_step(cpu_runner_t *cr, const gpuimg_step_t *s, const gpuimg_image_t *src,
+                    const gpuimg_image_t *mask, gpuimg_image_t *dst)
+{
+  int n = band_count(cr->threads, src->width, src->height);
+  if (n <= 1 || !s->op->run_cpu_rows)
+    return s->op->run_cpu(s->params, src, mask, dst);
+  if (!cr->pool && !(cr->pool = gpuimg_pool_create(cr->threads)))
+    return -1;
+  band_task_t task = {s, src, mask, dst, n};
+  return gpuimg_pool_run(cr->pool, n, run_band, &task);
+}
+
+static int run_cpu(cpu_runner_t *cr, const gpuimg_plan_t *plan, const gpuimg_image_t *src,
                    const gpuimg_image_t *masks, gpuimg_image_t *dst, gpuimg_run_t *run)
 {
   gpuimg_image_t tmp[GPUIMG_MAX_STEPS];
@@ -17,6 +71,7 @@ static int run_cpu(const gpuimg_plan_t *plan, const gpuimg_image_t *src,
   memset(tmp, 0, sizeof tmp);
   run->backend = "cpu";
   snprintf(run->device, sizeof run->device, "none");
+  run->threads = cr->threads;
   for (int i = 0; i < plan->nsteps; i++) {
     const gpuimg_step_t *s = &plan->steps[i];
     int out_c = gpuimg_op_out_channels(s->op, c);
@@ -31,7 +86,7 @@ static int run_cpu(const gpuimg_plan_t *plan, const gpuimg_image_t *src,
     for (int i = 0; i < plan->nsteps; i++) {
       const gpuimg_step_t *s = &plan->steps[i];
       double t0 = gpuimg_now_ms();
-      if (s->op->run_cpu(s->params, in, &masks[i], &tmp[i]) < 0)
+      if (run_step(cr, s, in, &masks[i], &tmp[i]) < 0)
         goto done;
       if (r >= 0)
         stage[i]->ms[r] = gpuimg_now_ms() - t0;
@@ -53,30 +108,35 @@ static int cpu_probe(char *reason, size_t reason_size)
   return 1;
 }
 
-/* The CPU keeps no state between images: every runner shares this. */
-static char cpu_state;
-
 static void *cpu_open(const gpuimg_plan_t *plan, int device)
 {
-  (void)plan, (void)device;
-  return &cpu_state;
+  (void)device;
+  cpu_runner_t *cr = calloc(1, sizeof *cr);
+  if (!cr) {
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, "", "out of memory");
+    return NULL;
+  }
+  cr->threads = plan->threads > 0 ? plan->threads : gpuimg_cpu_cores();
+  return cr;
 }
 
 static int cpu_process(void *state, const gpuimg_plan_t *plan, const gpuimg_image_t *src,
                        const gpuimg_jpeg_io_t *io, const gpuimg_image_t *masks, gpuimg_image_t *dst,
                        gpuimg_run_t *run)
 {
-  (void)state;
   if (io && io->jpeg) {
     gpuimg_error_set(GPUIMG_EXIT_DEVICE, io->what, "no device JPEG decoder in this runner");
     return -1;
   }
-  return run_cpu(plan, src, masks, dst, run);
+  return run_cpu(state, plan, src, masks, dst, run);
 }
 
 static void cpu_close(void *state)
 {
-  (void)state;
+  cpu_runner_t *cr = state;
+  if (cr)
+    gpuimg_pool_free(cr->pool);
+  free(cr);
 }
 
 const gpuimg_backend_ops_t gpuimg_backend_cpu = {

@@ -34,6 +34,7 @@ typedef struct {
   int block_w, block_h; /* 0: kernel defaults */
   uint64_t max_pixels;
   int fsync; /* every output file flushed to disk before its rename, its directory after */
+  int threads; /* CPU backend: threads over row bands; 0: not given (the usable cores) */
 } gpuimg_plan_t;
 
 /* One timed stage of the report. */
@@ -59,6 +60,7 @@ typedef struct {
   int cc_major, cc_minor;
   int driver_version, runtime_version; /* CUDA, e.g. 13000; 0 on the CPU */
   double copy_gbps; /* device-to-device copy bandwidth measured in this run; 0 if not */
+  int threads;      /* the CPU backend's threads (--threads); 0 on a device */
   const char *input_name;
   uint64_t input_bytes;
   int in_w, in_h, in_c;

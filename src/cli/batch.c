@@ -246,6 +246,7 @@ static int run_workers(batch_t *b, int *status)
                                 .progress_ms = PROGRESS_MS};
   int rc = -1;
   b->nworkers = gpuimg_sched_workers(b->cli.jobs, b->ntodo);
+  b->cli.plan.threads = gpuimg_sched_threads(b->cli.plan.threads, b->nworkers);
   if (b->nworkers <= 0 || (b->totals = batch_calloc((size_t)b->nworkers, sizeof *b->totals)))
     rc = gpuimg_sched_run(&b->sched, b->nworkers, b->ntodo, &calls);
   if (rc == -1) {

@@ -338,6 +338,7 @@ static char *summary_json(const batch_t *b, int converted, int failed, int skipp
   cJSON_AddNumberToObject(root, "images_per_s",
                           rnd4(wall_ms > 0 ? converted / (wall_ms / 1000.0) : 0));
   cJSON_AddNumberToObject(root, "jobs", b->nworkers);
+  cJSON_AddNumberToObject(root, "threads", b->cli.plan.threads);
   add_string(root, "backend", b->sched.use_cuda ? "cuda" : "cpu");
   if ((a = cJSON_AddArrayToObject(root, "devices")))
     for (int i = 0; b->sched.use_cuda && i < b->sched.ndevices; i++)

@@ -70,6 +70,11 @@ const gpuimg_option_t gpuimg_plan_options[] = {
              "on the CPU while the device comes up), cpu or cuda"},
     {.long_name = "block", .kind = GPUIMG_OPTION_CUSTOM, .parse = parse_block, .metavar = "WxH",
      .help = "CUDA block shape for 2-D kernels (W*H <= 1024)"},
+    {.long_name = "threads", .kind = GPUIMG_OPTION_INT, .offset = PLAN(threads), .min = 1,
+     .max = 1024, .metavar = "N",
+     .help = "CPU backend: threads, each operation split into row bands\n"
+             "(default: the cores this process may use; in a batch,\n"
+             "those cores divided by --jobs)"},
     {.long_name = "repeat", .kind = GPUIMG_OPTION_INT, .offset = PLAN(repeat), .min = 1,
      .max = 100000, .metavar = "N",
      .help = "run the processing N times; report median/min/max/noise (default 1)"},

@@ -217,6 +217,8 @@ char *gpuimg_report_json(const gpuimg_plan_t *plan, const gpuimg_run_t *run)
   add_string(root, "version", GPUIMG_VERSION);
   add_string(root, "backend", run->backend ? run->backend : "none");
   add_string(root, "device", run->device[0] ? run->device : "none");
+  if (run->threads > 0)
+    add_number(root, "threads", run->threads);
   if (run->cc_major) {
     char cc[16];
     snprintf(cc, sizeof cc, "%d.%d", run->cc_major, run->cc_minor);

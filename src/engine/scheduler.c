@@ -2,6 +2,7 @@
  * their start handshake, the hybrid start of a device, and the devices' nvJPEG threads. */
 #define _XOPEN_SOURCE 700
 #include "scheduler.h"
+#include "pool.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -156,6 +157,14 @@ int gpuimg_sched_workers(int jobs, int ntodo)
     n = cores < 1 ? 1 : cores > 1024 ? 1024 : (int)cores;
   }
   return n > ntodo ? ntodo : n;
+}
+
+int gpuimg_sched_threads(int threads, int nworkers)
+{
+  if (threads > 0)
+    return threads;
+  int n = gpuimg_cpu_cores() / (nworkers > 0 ? nworkers : 1);
+  return n < 1 ? 1 : n;
 }
 
 /* ---- the hybrid start ---- */

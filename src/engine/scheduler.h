@@ -94,6 +94,10 @@ const char *gpuimg_sched_fallback(const gpuimg_sched_t *s);
 /* How many workers for ntodo items: jobs, or the online cores when jobs <= 0. */
 int gpuimg_sched_workers(int jobs, int ntodo);
 
+/* Each worker's CPU threads (--threads) when nworkers share the machine: threads when given
+ * (> 0), else the cores this process may use divided by nworkers, at least 1. */
+int gpuimg_sched_threads(int threads, int nworkers);
+
 /* Runs ntodo work items on nworkers workers, and returns when they are done: 0; -1 with the
  * error set when nothing could start (nothing ran); -2 when a worker could not start (nothing
  * ran: the first failure in bad_code and bad_error). The hybrid start's thread and the

@@ -59,20 +59,41 @@ static inline __attribute__((always_inline)) void blur_row(const uint32_t *col, 
     d[i] = (uint8_t)divider_apply(prefix[i + span] - prefix[i] + half, div);
 }
 
+/* col[i] = the sum of rows y0-r .. y0+r, clamped: row 0 stands for the rows above the image
+ * and the last row for those below, so a band starting at y0 begins where a whole-image run
+ * would be when it reaches y0 (the same uint32 values), at the cost of at most h row adds. */
+static void blur_columns_init(const gpuimg_image_t *src, int r, int y0, uint32_t *col)
+{
+  size_t row_len = (size_t)src->width * (size_t)src->channels;
+  int last = src->height - 1;
+  uint32_t above = (uint32_t)(r - y0 > 0 ? r - y0 : 0);
+  uint32_t below = (uint32_t)(y0 + r - last > 0 ? y0 + r - last : 0);
+  const uint8_t *first_row = src->data, *last_row = src->data + (size_t)last * row_len;
+  for (size_t i = 0; i < row_len; i++)
+    col[i] = above * first_row[i] + below * last_row[i];
+  int lo = y0 - r > 0 ? y0 - r : 0, hi = y0 + r < last ? y0 + r : last;
+  for (int k = lo; k <= hi; k++) {
+    const uint8_t *row = src->data + (size_t)k * row_len;
+    for (size_t i = 0; i < row_len; i++)
+      col[i] += row[i];
+  }
+}
+
 /* The blur runs in two passes per output row, both O(1) per value whatever r is:
  * col[i] keeps, for every x and channel, the sum of the 2r+1 clamped rows around y
  * (one add and one subtract per value when y advances, contiguous, vectorised), and
  * the row of column sums, padded with r copies of its edge pixels, becomes exclusive
  * prefix sums whose differences are the window sums. uint32 arithmetic wraps, but
  * every difference is a true window sum below 2^32, so it is exact. */
-int gpuimg_blur_cpu(const gpuimg_image_t *src, int radius, gpuimg_image_t *dst)
+int gpuimg_blur_cpu_rows(const gpuimg_image_t *src, int radius, gpuimg_image_t *dst, int y0, int y1)
 {
-  int w = src->width, h = src->height, c = src->channels, r = radius;
+  int w = src->width, c = src->channels, r = radius, last = src->height - 1;
   size_t row_len = (size_t)w * (size_t)c;
   size_t pad_len = ((size_t)w + 2 * (size_t)r) * (size_t)c;
 
   if (r == 0) {
-    memcpy(dst->data, src->data, row_len * (size_t)h);
+    memcpy(dst->data + (size_t)y0 * row_len, src->data + (size_t)y0 * row_len,
+           row_len * (size_t)(y1 - y0));
     return 0;
   }
   uint32_t *col = malloc(row_len * sizeof *col);
@@ -83,24 +104,13 @@ int gpuimg_blur_cpu(const gpuimg_image_t *src, int radius, gpuimg_image_t *dst)
     gpuimg_error_set(GPUIMG_EXIT_FAILURE, "blur", "out of memory");
     return -1;
   }
-
-  /* Rows y-r .. y+r for y = 0, clamped: row 0 counts r+1 times, the last row
-   * r-(h-1) extra times when the window passes the bottom. */
-  int last = h - 1;
-  const uint8_t *row0 = src->data;
-  for (size_t i = 0; i < row_len; i++)
-    col[i] = (uint32_t)(r + 1) * row0[i];
-  for (int k = 1; k <= r; k++) {
-    const uint8_t *row = src->data + (size_t)(k < last ? k : last) * row_len;
-    for (size_t i = 0; i < row_len; i++)
-      col[i] += row[i];
-  }
+  blur_columns_init(src, r, y0, col);
 
   uint32_t count = (uint32_t)(2 * r + 1) * (uint32_t)(2 * r + 1);
   uint32_t half = count / 2;
   divider_t div = divider_make(count);
-  for (int y = 0; y < h; y++) {
-    if (y > 0) {
+  for (int y = y0; y < y1; y++) {
+    if (y > y0) {
       const uint8_t *in = src->data + (size_t)(y + r < last ? y + r : last) * row_len;
       const uint8_t *out = src->data + (size_t)(y - r - 1 > 0 ? y - r - 1 : 0) * row_len;
       for (size_t i = 0; i < row_len; i++)
@@ -127,6 +137,11 @@ int gpuimg_blur_cpu(const gpuimg_image_t *src, int radius, gpuimg_image_t *dst)
   return 0;
 }
 
+int gpuimg_blur_cpu(const gpuimg_image_t *src, int radius, gpuimg_image_t *dst)
+{
+  return gpuimg_blur_cpu_rows(src, radius, dst, 0, src->height);
+}
+
 typedef gpuimg_radius_params_t blur_params_t;
 GPUIMG_PARAMS_CHECK(blur_params_t);
 
@@ -141,12 +156,18 @@ static const gpuimg_option_t blur_options[] = {
     {0},
 };
 
-static int blur_cpu_step(const void *params, const gpuimg_image_t *src, const gpuimg_image_t *mask,
-                         gpuimg_image_t *dst)
+static int blur_cpu_rows(const void *params, const gpuimg_image_t *src, const gpuimg_image_t *mask,
+                         gpuimg_image_t *dst, int y0, int y1)
 {
   const blur_params_t *p = params;
   (void)mask;
-  return gpuimg_blur_cpu(src, p->radius, dst);
+  return gpuimg_blur_cpu_rows(src, p->radius, dst, y0, y1);
+}
+
+static int blur_cpu_step(const void *params, const gpuimg_image_t *src, const gpuimg_image_t *mask,
+                         gpuimg_image_t *dst)
+{
+  return blur_cpu_rows(params, src, mask, dst, 0, src->height);
 }
 
 #ifdef GPUIMG_HAVE_CUDA
@@ -174,6 +195,7 @@ const gpuimg_op_t gpuimg_op_blur = {
     .options = blur_options,
     GPUIMG_PARAMS(blur_params_t, blur_defaults),
     .run_cpu = blur_cpu_step,
+    .run_cpu_rows = blur_cpu_rows,
     GPUIMG_RUN_GPU(blur_gpu_step),
     .report = blur_report,
 };

@@ -25,5 +25,8 @@ typedef struct {
 
 /* Box blur over the (2 radius + 1)^2 window, edges clamped, rounded to nearest. */
 int gpuimg_blur_cpu(const gpuimg_image_t *src, int radius, gpuimg_image_t *dst);
+/* The same on rows y0 .. y1-1 of dst only (the window still reads the rows around them). */
+int gpuimg_blur_cpu_rows(const gpuimg_image_t *src, int radius, gpuimg_image_t *dst, int y0,
+                         int y1);
 
 #endif

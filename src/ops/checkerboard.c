@@ -4,11 +4,12 @@
 #include "ops.h"
 #include "checkerboard.h"
 
-int gpuimg_checkerboard_cpu(const gpuimg_image_t *src, int cell, int amount, gpuimg_image_t *dst)
+int gpuimg_checkerboard_cpu_rows(const gpuimg_image_t *src, int cell, int amount,
+                                 gpuimg_image_t *dst, int y0, int y1)
 {
   int c = src->channels;
   int colour = (c == 2 || c == 4) ? c - 1 : c; /* alpha stays */
-  for (int y = 0; y < src->height; y++) {
+  for (int y = y0; y < y1; y++) {
     size_t off = (size_t)y * (size_t)src->width * (size_t)c;
     const uint8_t *s = src->data + off;
     uint8_t *d = dst->data + off;
@@ -24,6 +25,11 @@ int gpuimg_checkerboard_cpu(const gpuimg_image_t *src, int cell, int amount, gpu
     }
   }
   return 0;
+}
+
+int gpuimg_checkerboard_cpu(const gpuimg_image_t *src, int cell, int amount, gpuimg_image_t *dst)
+{
+  return gpuimg_checkerboard_cpu_rows(src, cell, amount, dst, 0, src->height);
 }
 
 static int checkerboard_side(const void *arg, int x, int y)
@@ -59,12 +65,18 @@ static const gpuimg_option_t checkerboard_options[] = {
     {0},
 };
 
-static int checkerboard_cpu_step(const void *params, const gpuimg_image_t *src,
-                                 const gpuimg_image_t *mask, gpuimg_image_t *dst)
+static int checkerboard_cpu_rows(const void *params, const gpuimg_image_t *src,
+                                 const gpuimg_image_t *mask, gpuimg_image_t *dst, int y0, int y1)
 {
   const checkerboard_params_t *p = params;
   (void)mask;
-  return gpuimg_checkerboard_cpu(src, p->cell, p->amount, dst);
+  return gpuimg_checkerboard_cpu_rows(src, p->cell, p->amount, dst, y0, y1);
+}
+
+static int checkerboard_cpu_step(const void *params, const gpuimg_image_t *src,
+                                 const gpuimg_image_t *mask, gpuimg_image_t *dst)
+{
+  return checkerboard_cpu_rows(params, src, mask, dst, 0, src->height);
 }
 
 #ifdef GPUIMG_HAVE_CUDA
@@ -101,6 +113,7 @@ const gpuimg_op_t gpuimg_op_checkerboard = {
     .options = checkerboard_options,
     GPUIMG_PARAMS(checkerboard_params_t, checkerboard_defaults),
     .run_cpu = checkerboard_cpu_step,
+    .run_cpu_rows = checkerboard_cpu_rows,
     GPUIMG_RUN_GPU(checkerboard_gpu_step),
     .report = checkerboard_report,
     .divergence = checkerboard_divergence,

@@ -6,6 +6,9 @@
 #include "base.h"
 
 int gpuimg_checkerboard_cpu(const gpuimg_image_t *src, int cell, int amount, gpuimg_image_t *dst);
+/* The same on rows y0 .. y1-1 of dst only. */
+int gpuimg_checkerboard_cpu_rows(const gpuimg_image_t *src, int cell, int amount,
+                                 gpuimg_image_t *dst, int y0, int y1);
 
 /* The warps of a w x h image in bw x bh blocks, and those the per-pixel kernel's branch
  * (even or odd cell) splits. */

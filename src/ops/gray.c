@@ -14,11 +14,11 @@ static int gray_out_channels(int in)
   return in == 4 ? 2 : in == 3 ? 1 : in;
 }
 
-int gpuimg_gray_cpu(const gpuimg_image_t *src, gpuimg_image_t *dst)
+int gpuimg_gray_cpu_rows(const gpuimg_image_t *src, gpuimg_image_t *dst, int y0, int y1)
 {
-  size_t n = (size_t)src->width * (size_t)src->height;
-  const uint8_t *s = src->data;
-  uint8_t *d = dst->data;
+  size_t first = (size_t)y0 * (size_t)src->width, n = (size_t)(y1 - y0) * (size_t)src->width;
+  const uint8_t *s = src->data + first * (size_t)src->channels;
+  uint8_t *d = dst->data + first * (size_t)dst->channels;
 
   if (src->channels <= 2) {
     memcpy(d, s, n * (size_t)src->channels);
@@ -31,6 +31,11 @@ int gpuimg_gray_cpu(const gpuimg_image_t *src, gpuimg_image_t *dst)
       *d++ = s[3];
   }
   return 0;
+}
+
+int gpuimg_gray_cpu(const gpuimg_image_t *src, gpuimg_image_t *dst)
+{
+  return gpuimg_gray_cpu_rows(src, dst, 0, src->height);
 }
 
 /* gray's parameters: only the common part (its variant). */
@@ -46,12 +51,18 @@ static const gpuimg_option_t gray_options[] = {
     {0},
 };
 
-static int gray_cpu_step(const void *params, const gpuimg_image_t *src, const gpuimg_image_t *mask,
-                         gpuimg_image_t *dst)
+static int gray_cpu_rows(const void *params, const gpuimg_image_t *src, const gpuimg_image_t *mask,
+                         gpuimg_image_t *dst, int y0, int y1)
 {
   (void)params;
   (void)mask;
-  return gpuimg_gray_cpu(src, dst);
+  return gpuimg_gray_cpu_rows(src, dst, y0, y1);
+}
+
+static int gray_cpu_step(const void *params, const gpuimg_image_t *src, const gpuimg_image_t *mask,
+                         gpuimg_image_t *dst)
+{
+  return gray_cpu_rows(params, src, mask, dst, 0, src->height);
 }
 
 #ifdef GPUIMG_HAVE_CUDA
@@ -72,5 +83,6 @@ const gpuimg_op_t gpuimg_op_gray = {
     GPUIMG_PARAMS(gray_params_t, gray_defaults),
     .out_channels = gray_out_channels,
     .run_cpu = gray_cpu_step,
+    .run_cpu_rows = gray_cpu_rows,
     GPUIMG_RUN_GPU(gray_gpu_step),
 };

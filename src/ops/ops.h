@@ -84,6 +84,11 @@ struct gpuimg_op {
    * mask is width x height, 1 channel, or empty when the op takes none. */
   int (*run_cpu)(const void *params, const gpuimg_image_t *src, const gpuimg_image_t *mask,
                  gpuimg_image_t *dst);
+  /* The same on a band: writes rows y0 .. y1-1 of dst only (reading any rows of src and
+   * mask), the bytes run_cpu writes there, so that bands can run on several threads at once
+   * (the CPU backend's --threads). NULL: the operation runs whole on one thread. */
+  int (*run_cpu_rows)(const void *params, const gpuimg_image_t *src, const gpuimg_image_t *mask,
+                      gpuimg_image_t *dst, int y0, int y1);
   /* CUDA backend, NULL when built without CUDA. */
   int (*run_gpu)(gpuimg_cuda_t *ctx, const void *params, const uint8_t *d_src,
                  const uint8_t *d_mask, uint8_t *d_dst, int width, int height, int channels,

@@ -5,17 +5,17 @@
 #include "portrait.h"
 #include "portrait_cpu.h"
 
-int gpuimg_portrait_cpu(const gpuimg_image_t *src, const gpuimg_image_t *mask, int radius,
-                        gpuimg_image_t *dst)
+int gpuimg_portrait_cpu_rows(const gpuimg_image_t *src, const gpuimg_image_t *mask, int radius,
+                             gpuimg_image_t *dst, int y0, int y1)
 {
   /* Blur everything, then put the subject back: the window includes subject pixels.
    * Alpha is never blurred (SEMANTICS.md: portrait carries alpha through). */
-  if (gpuimg_blur_cpu(src, radius, dst) < 0)
+  if (gpuimg_blur_cpu_rows(src, radius, dst, y0, y1) < 0)
     return -1;
-  size_t n = (size_t)src->width * (size_t)src->height;
+  size_t end = (size_t)src->width * (size_t)y1;
   size_t c = (size_t)src->channels;
   int has_alpha = c == 2 || c == 4;
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = (size_t)src->width * (size_t)y0; i < end; i++) {
     if (mask->data[i] >= 128)
       for (size_t ch = 0; ch < c; ch++)
         dst->data[i * c + ch] = src->data[i * c + ch];
@@ -23,6 +23,12 @@ int gpuimg_portrait_cpu(const gpuimg_image_t *src, const gpuimg_image_t *mask, i
       dst->data[i * c + c - 1] = src->data[i * c + c - 1];
   }
   return 0;
+}
+
+int gpuimg_portrait_cpu(const gpuimg_image_t *src, const gpuimg_image_t *mask, int radius,
+                        gpuimg_image_t *dst)
+{
+  return gpuimg_portrait_cpu_rows(src, mask, radius, dst, 0, src->height);
 }
 
 typedef gpuimg_radius_params_t portrait_params_t;
@@ -42,11 +48,17 @@ static const gpuimg_option_t portrait_options[] = {
     {0},
 };
 
+static int portrait_cpu_rows(const void *params, const gpuimg_image_t *src,
+                             const gpuimg_image_t *mask, gpuimg_image_t *dst, int y0, int y1)
+{
+  const portrait_params_t *p = params;
+  return gpuimg_portrait_cpu_rows(src, mask, p->radius, dst, y0, y1);
+}
+
 static int portrait_cpu_step(const void *params, const gpuimg_image_t *src,
                              const gpuimg_image_t *mask, gpuimg_image_t *dst)
 {
-  const portrait_params_t *p = params;
-  return gpuimg_portrait_cpu(src, mask, p->radius, dst);
+  return portrait_cpu_rows(params, src, mask, dst, 0, src->height);
 }
 
 #ifdef GPUIMG_HAVE_CUDA
@@ -83,6 +95,7 @@ const gpuimg_op_t gpuimg_op_portrait = {
     GPUIMG_PARAMS(portrait_params_t, portrait_defaults),
     .needs_mask = 1,
     .run_cpu = portrait_cpu_step,
+    .run_cpu_rows = portrait_cpu_rows,
     GPUIMG_RUN_GPU(portrait_gpu_step),
     .report = portrait_report,
     .divergence = portrait_divergence,

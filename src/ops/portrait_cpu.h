@@ -7,5 +7,8 @@
 /* Keeps the pixels where mask >= 128 and blurs the colour of the others (alpha kept). */
 int gpuimg_portrait_cpu(const gpuimg_image_t *src, const gpuimg_image_t *mask, int radius,
                         gpuimg_image_t *dst);
+/* The same on rows y0 .. y1-1 of dst only. */
+int gpuimg_portrait_cpu_rows(const gpuimg_image_t *src, const gpuimg_image_t *mask, int radius,
+                             gpuimg_image_t *dst, int y0, int y1);
 
 #endif

@@ -1,0 +1,27 @@
+/* pool.h: a small pool of threads that run the parts of one task with the calling thread, and
+ * the count of CPU cores this process may use. */
+#ifndef GPUIMG_POOL_H
+#define GPUIMG_POOL_H
+
+#include "base.h"
+
+typedef struct gpuimg_pool gpuimg_pool_t;
+
+/* The CPU cores this process may run on: sched_getaffinity()'s count, which honours taskset
+ * and cgroup cpusets, else the online cores; at least 1, at most 1024. */
+int gpuimg_cpu_cores(void);
+
+/* A pool that runs tasks on nthreads threads: nthreads - 1 of its own (started now, signals
+ * blocked, sleeping between tasks) and the caller of gpuimg_pool_run(). NULL with the error
+ * set. The caller owns it: gpuimg_pool_free(). */
+gpuimg_pool_t *gpuimg_pool_create(int nthreads);
+
+/* Runs part(arg, i) for every i in 0..nparts-1, each once, spread over the pool's threads and
+ * the calling thread, and returns when every part is done: 0, or -1 when a part returned -1,
+ * with the first such part's error set on the calling thread. One task at a time per pool. */
+int gpuimg_pool_run(gpuimg_pool_t *pool, int nparts, int (*part)(void *arg, int i), void *arg);
+
+/* Stops and joins the pool's threads and frees it (NULL: nothing). */
+void gpuimg_pool_free(gpuimg_pool_t *pool);
+
+#endif

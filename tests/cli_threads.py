@@ -1,0 +1,111 @@
+# cli_threads.py: test_cli.py's group threads: --threads N on the CPU backend, from the command.
+
+import json
+import os
+import random
+import zlib
+
+from gpuimg_testlib import (
+    COLOUR_TYPE_OF_CHANNELS, check, cpu, expect_ok, png_file, read, run, test, write)
+from cli_common import load_report, range_msg, usage_error
+
+THREADS = ("1", "2", "7")
+
+
+def quick_png(name, w, h, c, seed):
+    """A PNG of seeded random bytes, written fast (filter 0, zlib level 1)."""
+    px = random.Random(seed).randbytes(w * h * c)
+    row = w * c
+    raw = b"".join(b"\0" + px[y * row:(y + 1) * row] for y in range(h))
+    write(name, png_file(w, h, COLOUR_TYPE_OF_CHANNELS[c], 8, zlib.compress(raw, 1)))
+
+
+def cores():
+    return len(os.sched_getaffinity(0))
+
+
+# Odd sizes, and 256x1800, which the CPU backend cuts into 7 bands at --threads 7 (a band holds
+# at least 65536 pixels); blur -r 40 and portrait -r 50 have radii larger than the small ones.
+SIZES = ((1, 1), (1, 9), (9, 1), (33, 17), (256, 1800))
+SPECS = (["gray"], ["gray", "--naive"], ["blur", "-r", "3"], ["blur", "-r", "5", "--naive"],
+         ["blur", "-r", "40", "--tiled"], ["checkerboard", "--cell", "3"],
+         ["checkerboard", "--naive", "--amount", "200"],
+         ["portrait", "--mask", "MASK", "-r", "4"], ["portrait", "--mask", "MASK", "-r", "50",
+                                                     "--tiled"],
+         ["gray", "then", "blur", "-r", "5", "then", "checkerboard"])
+
+
+@test("threads")
+def same_bytes_at_every_thread_count():
+    for w, h in SIZES:
+        quick_png("m.png", w, h, 1, w * h)
+        for c in (1, 2, 3, 4):
+            quick_png("in.png", w, h, c, w * 7 + h + c)
+            for spec in SPECS:
+                args = [a if a != "MASK" else "m.png" for a in spec]
+                outs = []
+                for t in THREADS:
+                    expect_ok(cpu(*args, "--threads", t, "in.png", "out%s.png" % t),
+                              stdout_expected=False)
+                    outs.append(read("out%s.png" % t))
+                check(outs[0] == outs[1] == outs[2], "%s on %dx%dx%d: the output differs "
+                      "between --threads 1, 2 and 7" % (" ".join(spec), w, h, c))
+
+
+@test("threads")
+def usage_errors():
+    for value in ("0", "1025", "-1", "abc", "", "2x", "99999999999999999999"):
+        usage_error(["blur", "--threads", value], range_msg("--threads", value, 1, 1024))
+    usage_error(["blur", "--threads"], "--threads: missing value")
+    expect_ok(cpu("blur", "--threads=1024", "-r", "1", "--report", "-"))
+
+
+@test("threads")
+def report_field():
+    quick_png("in.png", 40, 30, 3, 5)
+    for args, want in ((["--threads", "2"], 2), (["--threads", "1024"], 1024), ([], cores())):
+        rep = load_report(expect_ok(cpu("blur", *args, "--report", "-", "in.png")).out)
+        check(rep.get("threads") == want, "%r: report threads %r, expected %r"
+              % (args, rep.get("threads"), want))
+    # The default honours the process's CPU affinity (taskset, cgroup cpusets).
+    one = sorted(os.sched_getaffinity(0))[:1]
+    res = expect_ok(cpu("blur", "--report", "-", "in.png",
+                        preexec_fn=lambda: os.sched_setaffinity(0, one)))
+    check(load_report(res.out)["threads"] == 1, "threads under a one-core affinity", res)
+    # --explain lists the kernels only: nothing about threads.
+    explained = []
+    for t in THREADS:
+        res = cpu("gray", "then", "blur", "-r", "1", "--threads", t, "--explain", "in.png")
+        check(res.rc == 0, "explain exit", res)
+        lines = [line.split(", ")[0] for line in res.err.decode().splitlines()]
+        explained.append(lines)
+        check(b"thread" not in res.err, "--explain mentions threads", res)
+    want = ["gray: CPU backend", "blur: CPU backend"]
+    check(explained[0] == explained[1] == explained[2] == want, "--explain lines %r" % explained)
+
+
+def batch_report(name):
+    return [json.loads(line) for line in read(name).decode().splitlines()]
+
+
+@test("threads")
+def batch_threads():
+    names = []
+    for i in range(3):
+        names.append("b%d.png" % i)
+        quick_png(names[-1], 300, 500 + i, 3, 40 + i)
+    # Each worker's share of the cores, unless --threads is given; the same bytes either way.
+    cases = ((["-j", "2"], max(1, cores() // 2)), (["-j", "1"], cores()),
+             (["-j", "2", "--threads", "3"], 3), (["-j", "3", "--threads", "1"], 1))
+    first = None
+    for k, (args, want) in enumerate(cases):
+        out = "out%d" % k
+        expect_ok(cpu("blur", "-r", "7", "-q", *args, "-o", out, "--report", "r%d.jsonl" % k,
+                      *names), stdout_expected=False)
+        objs = batch_report("r%d.jsonl" % k)
+        check(objs[-1]["summary"] and objs[-1]["threads"] == want,
+              "%r: summary threads %r, expected %r" % (args, objs[-1].get("threads"), want))
+        check(all(o["threads"] == want for o in objs[:-1]), "%r: image lines' threads" % args)
+        outputs = [read(os.path.join(out, n)) for n in names]
+        check(first is None or outputs == first, "%r: batch outputs differ" % args)
+        first = outputs
