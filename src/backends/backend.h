@@ -59,6 +59,10 @@ extern const gpuimg_backend_ops_t *const gpuimg_backends[];
 /* The backend called name, or NULL when this build has none of that name. */
 const gpuimg_backend_ops_t *gpuimg_backend_find(const char *name);
 
+/* The CPU backend's row bands for a width x height step at threads threads (cpu.c says the
+ * rule): the steps' parallelism. */
+int gpuimg_cpu_bands(int threads, int width, int height);
+
 /* Bytes an operation must move at least: its input, its output and its mask. */
 uint64_t gpuimg_step_bytes(const gpuimg_step_t *s, int w, int h, int cin);
 

@@ -22,8 +22,10 @@ typedef struct {
   gpuimg_pool_t *pool;
 } cpu_runner_t;
 
-static int band_count(int threads, int width, int height)
+int gpuimg_cpu_bands(int threads, int width, int height)
 {
+  if (width < 1 || height < 1)
+    return 1;
   int min_rows = (BAND_MIN_PIXELS + width - 1) / width;
   if (min_rows < BAND_MIN_ROWS)
     min_rows = BAND_MIN_ROWS;
@@ -50,7 +52,7 @@ static int run_band(void *arg, int i)
 static int run_step(cpu_runner_t *cr, const gpuimg_step_t *s, const gpuimg_image_t *src,
                     const gpuimg_image_t *mask, gpuimg_image_t *dst)
 {
-  int n = band_count(cr->threads, src->width, src->height);
+  int n = gpuimg_cpu_bands(cr->threads, src->width, src->height);
   if (n <= 1 || !s->op->run_cpu_rows)
     return s->op->run_cpu(s->params, src, mask, dst);
   if (!cr->pool && !(cr->pool = gpuimg_pool_create(cr->threads)))

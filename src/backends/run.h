@@ -61,6 +61,9 @@ typedef struct {
   int driver_version, runtime_version; /* CUDA, e.g. 13000; 0 on the CPU */
   double copy_gbps; /* device-to-device copy bandwidth measured in this run; 0 if not */
   int threads;      /* the CPU backend's threads (--threads); 0 on a device */
+  /* --backend auto on one image: the cost model's predictions, from which it chose. */
+  int has_choice;
+  double predicted_cpu_ms, predicted_cuda_ms;
   const char *input_name;
   uint64_t input_bytes;
   int in_w, in_h, in_c;

@@ -89,6 +89,7 @@ static int run_one(const gpuimg_cli_t *cli, outputs_t *o, gpuimg_run_t *run, dou
   if (check_same_files(cli) < 0 || open_outputs(cli, o) < 0)
     return -1;
   gpuimg_flow_t flow = {.plan = &cli->plan,
+                        .choose = 1,
                         .device_jpeg = cli->input && gpuimg_pipeline_device_jpeg(&cli->plan),
                         .builtin_mask = gpuimg_sample_mask_png,
                         .builtin_mask_size = gpuimg_sample_mask_png_size};
@@ -101,12 +102,7 @@ static int run_one(const gpuimg_cli_t *cli, outputs_t *o, gpuimg_run_t *run, dou
                       .output_what = outp && strcmp(outp, "-") ? outp : "<stdout>",
                       .format = cli->format,
                       .out = o->have_out ? &o->out : NULL};
-  /* CUDA starts while the input is read and decoded. */
-  gpuimg_prestart_t *ps = gpuimg_pipeline_prestart(&cli->plan);
-  flow.prestart = &ps;
-  int rc = gpuimg_flow_run(&flow, &job, run);
-  gpuimg_pipeline_prestart_free(ps); /* not taken: the flow failed first */
-  if (rc < 0)
+  if (gpuimg_flow_run(&flow, &job, run) < 0)
     return -1;
   if (cli->explain)
     gpuimg_explain(stderr, &cli->plan, run);

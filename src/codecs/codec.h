@@ -110,6 +110,11 @@ typedef enum {
 /* The --codec spellings, indexed by gpuimg_codec_choice_t, NULL-terminated. */
 extern const char *const gpuimg_codec_choices[];
 
+/* The size and channels a PNG or JPEG file's header states, read without decoding (for the
+ * backend's choice before the decode). 0, or -1 when the header cannot be read (no error is
+ * set: the decode will say why). */
+int gpuimg_codec_info(const uint8_t *bytes, size_t size, int *width, int *height, int *channels);
+
 /* For a codec this build declares but lacks (its library was not found): that library's
  * name; else NULL. */
 const char *gpuimg_codec_missing(const char *name);

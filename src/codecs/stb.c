@@ -197,6 +197,7 @@ typedef struct {
   int too_little;     /* less coded data than any w x h image needs: corrupt or truncated */
   int too_deep;       /* a 16-bit PNG too large for stb's 32-bit conversion */
   uint64_t max_alloc; /* the largest buffer a correct decode of this header needs */
+  int channels;       /* the channels a decode gives (PNG colour type, JPEG components) */
 } probe_t;
 
 /* Deflate cannot expand one input byte into more than 1032 output bytes (a 258-byte match
@@ -250,6 +251,8 @@ static void png_probe(const uint8_t *b, size_t n, probe_t *p)
         depth = b[pos + 16];
         color = b[pos + 17];
         interlace = b[pos + 20];
+        /* gray, gray + alpha, RGB, RGBA; a palette gives RGB (RGBA with tRNS: a guess). */
+        p->channels = color == 0 ? 1 : color == 4 ? 2 : color == 6 ? 4 : 3;
       }
       first = 0;
     }
@@ -302,6 +305,7 @@ static void jpeg_frame(const uint8_t *seg, size_t seg_len, int m, probe_t *p, jp
   p->h = be16(seg + 1);
   p->w = be16(seg + 3);
   st->progressive = m == 0xc2;
+  p->channels = nc == 1 ? 1 : 3;
   if (nc < 1 || nc > 4 || seg_len < 6 + 3 * (size_t)nc)
     nc = 0; /* stb refuses the frame */
   st->nc = nc;
@@ -664,3 +668,22 @@ const gpuimg_codec_t gpuimg_codec_stb = {
     .decode = stb_decode,
     .encode = stb_encode,
 };
+
+int gpuimg_codec_info(const uint8_t *bytes, size_t size, int *width, int *height, int *channels)
+{
+  /* The structure walks every decode starts with (no stb call, no pixel memory). */
+  probe_t p;
+  memset(&p, 0, sizeof p);
+  *width = *height = *channels = 0;
+  if (size >= sizeof png_signature && memcmp(bytes, png_signature, sizeof png_signature) == 0)
+    png_probe(bytes, size, &p);
+  else if (gpuimg_codec_is_jpeg(bytes, size))
+    jpeg_probe(bytes, size, &p);
+  if (!p.found || p.bad[0] || p.w < 1 || p.h < 1 || p.w > INT_MAX || p.h > INT_MAX ||
+      p.channels < 1)
+    return -1;
+  *width = (int)p.w;
+  *height = (int)p.h;
+  *channels = p.channels;
+  return 0;
+}

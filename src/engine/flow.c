@@ -3,6 +3,9 @@
 #define _XOPEN_SOURCE 700
 #include "flow.h"
 
+#include "cost.h"
+#include "pool.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -134,11 +137,63 @@ typedef struct {
   gpuimg_image_t masks[GPUIMG_MAX_STEPS]; /* this image's own (flow->masks NULL) */
   int on_device;                          /* the input is decoded on the device */
   int encoded_on_device;
+  int on_cpu;                  /* the backend chosen for it is the CPU (flow->choose) */
+  gpuimg_prestart_t *prestart; /* CUDA starting while it is decoded (flow->choose) */
 } image_t;
 
 static void mark(image_t *im, int interval, int end)
 {
   im->job->intervals[interval][end] = gpuimg_now_ms();
+}
+
+/* --naive, --tiled and --block choose CUDA kernels: such a run is about them. */
+static int teaching(const gpuimg_plan_t *plan)
+{
+  int any = plan->block_w || plan->block_h;
+  for (int i = 0; i < plan->nsteps; i++)
+    any |= gpuimg_ops_common(plan->steps[i].params)->variant != GPUIMG_VARIANT_FAST;
+  return any;
+}
+
+/* The cost model's choice for --backend auto: 1 when the CPU is predicted faster (or as
+ * fast), 0 when CUDA is, -1 when it cannot tell (a header it cannot read). bytes: the input
+ * file, or NULL for pixels in memory (src). */
+static int cpu_is_faster(image_t *im, const uint8_t *bytes, size_t size)
+{
+  const gpuimg_plan_t *plan = im->flow->plan;
+  gpuimg_cost_input_t in = {.file_bytes = size,
+                            .in_format = GPUIMG_FORMAT_NONE,
+                            .out_format = im->job->output ? im->job->format : GPUIMG_FORMAT_NONE};
+  if (bytes) {
+    if (gpuimg_codec_info(bytes, size, &in.width, &in.height, &in.channels) < 0)
+      return -1;
+    in.in_format = gpuimg_codec_is_jpeg(bytes, size) ? GPUIMG_FORMAT_JPEG : GPUIMG_FORMAT_PNG;
+  } else {
+    in.width = im->src.width, in.height = im->src.height, in.channels = im->src.channels;
+  }
+  gpuimg_run_t *run = im->run;
+  int threads = plan->threads > 0 ? plan->threads : gpuimg_cpu_cores();
+  gpuimg_cost_predict(plan, threads, &in, &run->predicted_cpu_ms, &run->predicted_cuda_ms);
+  run->has_choice = 1;
+  return run->predicted_cpu_ms <= run->predicted_cuda_ms;
+}
+
+/* A one-image run's backend (flow->choose), decided before the decode: the CPU when asked
+ * for, in a build without CUDA, or (--backend auto) when the cost model predicts it faster,
+ * the driver then never touched; else CUDA, started on a thread while the input is decoded. */
+static void choose_backend(image_t *im, const uint8_t *bytes, size_t size)
+{
+  const gpuimg_flow_t *flow = im->flow;
+  const gpuimg_plan_t *plan = flow->plan;
+  if (!flow->choose || flow->runner || plan->backend == GPUIMG_BACKEND_CPU ||
+      !gpuimg_pipeline_have_cuda())
+    return;
+  if (plan->backend == GPUIMG_BACKEND_AUTO && !flow->device_jpeg && !teaching(plan) &&
+      cpu_is_faster(im, bytes, size) == 1) {
+    im->on_cpu = 1;
+    return;
+  }
+  im->prestart = gpuimg_pipeline_prestart(plan);
 }
 
 /* Reads the input; a JPEG goes to the device when the flow decodes JPEG there, anything
@@ -155,16 +210,19 @@ static int load(image_t *im)
     if (gpuimg_image_alloc_for(&im->src, in->width, in->height, in->channels, job->what) < 0)
       return -1;
     memcpy(im->src.data, in->data, gpuimg_image_bytes(in->width, in->height, in->channels));
+    choose_backend(im, NULL, 0);
     return 0;
   }
   if (!job->input) {
     im->run->input_bytes = job->size;
+    choose_backend(im, job->bytes, job->size);
     return decode_timed(flow->plan, job->bytes, job->size, job->what, "", &im->src, im->run);
   }
   if (read_timed(job->input, "", &im->file, im->run) < 0)
     return -1;
   im->run->input_bytes = im->file.size;
   im->on_device = flow->device_jpeg && im->file.size >= 3 && !memcmp(im->file.data, soi, 3);
+  choose_backend(im, im->file.data, im->file.size);
   if (im->on_device)
     return 0;
   int rc = decode_timed(flow->plan, im->file.data, im->file.size, job->what, "", &im->src, im->run);
@@ -201,10 +259,11 @@ static int steps(image_t *im)
     return -1;
   gpuimg_pipeline_t *runner = flow->runner;
   if (!runner) {
-    gpuimg_prestart_t *ps = flow->prestart ? *flow->prestart : NULL;
-    if (flow->prestart)
-      *flow->prestart = NULL;
-    if (!(runner = im->own = gpuimg_pipeline_open_started(flow->plan, ps, run)))
+    gpuimg_prestart_t *ps = im->prestart;
+    im->prestart = NULL;
+    runner = im->own = im->on_cpu ? gpuimg_pipeline_create(flow->plan, GPUIMG_DEVICE_CPU)
+                                  : gpuimg_pipeline_open_started(flow->plan, ps, run);
+    if (!runner)
       return -1;
   }
   mark(im, GPUIMG_FLOW_LOAD, 1);
@@ -310,5 +369,6 @@ int gpuimg_flow_run(const gpuimg_flow_t *flow, gpuimg_job_t *job, gpuimg_run_t *
   for (int i = 0; i < GPUIMG_MAX_STEPS; i++)
     gpuimg_image_free(&im.masks[i]);
   gpuimg_pipeline_destroy(im.own);
+  gpuimg_pipeline_prestart_free(im.prestart); /* a start no runner was opened after */
   return rc;
 }

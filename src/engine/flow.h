@@ -15,9 +15,10 @@ typedef struct {
   /* The backend the steps run on, kept between images (a batch worker's); NULL: each image
    * opens one (gpuimg_pipeline_open()) once it is decoded, and closes it when done. */
   gpuimg_pipeline_t *runner;
-  /* With no runner: a device start begun ahead (gpuimg_pipeline_prestart()) that the runner
-   * is opened after; the flow takes it (sets *prestart to NULL). NULL: none. */
-  gpuimg_prestart_t **prestart;
+  /* With no runner (one-image runs): each image's backend is chosen before its decode, by
+   * --backend, or under auto by the cost model (src/engine/cost.c; the CUDA variants and
+   * --block always run on CUDA), and CUDA is started on a thread while the input is decoded. */
+  int choose;
   /* JPEG inputs decoded on the device (and JPEG outputs of 1 or 3 channels encoded there),
    * by the device's nvJPEG threads (jpeg) or the runner's own handle (jpeg NULL). */
   int device_jpeg;

@@ -66,8 +66,9 @@ _Static_assert(GPUIMG_DEFAULT_QUALITY == 90 && GPUIMG_DEFAULT_PNG_LEVEL == 1 &&
 const gpuimg_option_t gpuimg_plan_options[] = {
     {.long_name = "backend", .kind = GPUIMG_OPTION_CHOICE, .offset = PLAN(backend),
      .choices = backends, .metavar = "B",
-     .help = "auto (CUDA when a device is usable, else CPU; batches start\n"
-             "on the CPU while the device comes up), cpu or cuda"},
+     .help = "auto (one image: the one the cost model predicts faster;\n"
+             "batches: CUDA when a device is usable, starting on the CPU\n"
+             "while it comes up), cpu or cuda"},
     {.long_name = "block", .kind = GPUIMG_OPTION_CUSTOM, .parse = parse_block, .metavar = "WxH",
      .help = "CUDA block shape for 2-D kernels (W*H <= 1024)"},
     {.long_name = "threads", .kind = GPUIMG_OPTION_INT, .offset = PLAN(threads), .min = 1,

@@ -206,6 +206,17 @@ static cJSON *image_object(const char *name, uint64_t bytes, int w, int h, int c
   return o;
 }
 
+/* "backend_choice": what --backend auto predicted for each backend, in ms. */
+static int add_choice(cJSON *root, const gpuimg_run_t *run)
+{
+  cJSON *o = cJSON_AddObjectToObject(root, "backend_choice");
+  if (!o)
+    return -1;
+  add_number(o, "cpu_ms", rnd(run->predicted_cpu_ms, 3));
+  add_number(o, "cuda_ms", rnd(run->predicted_cuda_ms, 3));
+  return 0;
+}
+
 char *gpuimg_report_json(const gpuimg_plan_t *plan, const gpuimg_run_t *run)
 {
   cJSON *root = cJSON_CreateObject();
@@ -219,6 +230,8 @@ char *gpuimg_report_json(const gpuimg_plan_t *plan, const gpuimg_run_t *run)
   add_string(root, "device", run->device[0] ? run->device : "none");
   if (run->threads > 0)
     add_number(root, "threads", run->threads);
+  if (run->has_choice && add_choice(root, run) < 0)
+    goto fail;
   if (run->cc_major) {
     char cc[16];
     snprintf(cc, sizeof cc, "%d.%d", run->cc_major, run->cc_minor);

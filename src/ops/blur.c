@@ -197,5 +197,6 @@ const gpuimg_op_t gpuimg_op_blur = {
     .run_cpu = blur_cpu_step,
     .run_cpu_rows = blur_cpu_rows,
     GPUIMG_RUN_GPU(blur_gpu_step),
+    .work = 1.0,
     .report = blur_report,
 };

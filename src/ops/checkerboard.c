@@ -115,6 +115,7 @@ const gpuimg_op_t gpuimg_op_checkerboard = {
     .run_cpu = checkerboard_cpu_step,
     .run_cpu_rows = checkerboard_cpu_rows,
     GPUIMG_RUN_GPU(checkerboard_gpu_step),
+    .work = 1.7,
     .report = checkerboard_report,
     .divergence = checkerboard_divergence,
 };

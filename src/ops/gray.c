@@ -85,4 +85,5 @@ const gpuimg_op_t gpuimg_op_gray = {
     .run_cpu = gray_cpu_step,
     .run_cpu_rows = gray_cpu_rows,
     GPUIMG_RUN_GPU(gray_gpu_step),
+    .work = 0.42,
 };

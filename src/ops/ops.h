@@ -80,6 +80,9 @@ struct gpuimg_op {
   const void *defaults; /* params_size bytes: the parameters before any option */
   int needs_mask;       /* 1: a width x height mask (common.mask_path), whose bytes it moves */
   int (*out_channels)(int in_channels); /* NULL: as many as its input has */
+  /* Its work per byte it moves (input, output, mask), relative to blur's (1.0; 0: as blur),
+   * for the backend cost model (src/engine/cost.c; scripts/calibrate-cost measures it). */
+  double work;
   /* CPU reference: dst is allocated by the caller with out_channels().
    * mask is width x height, 1 channel, or empty when the op takes none. */
   int (*run_cpu)(const void *params, const gpuimg_image_t *src, const gpuimg_image_t *mask,

@@ -97,6 +97,7 @@ const gpuimg_op_t gpuimg_op_portrait = {
     .run_cpu = portrait_cpu_step,
     .run_cpu_rows = portrait_cpu_rows,
     GPUIMG_RUN_GPU(portrait_gpu_step),
+    .work = 1.16,
     .report = portrait_report,
     .divergence = portrait_divergence,
 };

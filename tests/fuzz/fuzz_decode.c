@@ -222,6 +222,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 #ifdef GPUIMG_HAVE_LIBJPEG
   check_libjpeg(data, size, fnv1a(data, size));
 #endif
+  /* The header read the backend's choice makes before any decode: never a crash, and a size
+   * only when it states one. */
+  int iw, ih, ic;
+  if (gpuimg_codec_info(data, size, &iw, &ih, &ic) == 0)
+    must(iw >= 1 && ih >= 1 && ic >= 1 && ic <= 4, "info returned an impossible header");
   gpuimg_error_clear();
   if (gpuimg_codec_stb.decode(data, size, "fuzz", FUZZ_MAX_PIXELS, &img) < 0) {
     check_refusal();

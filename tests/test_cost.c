@@ -1,0 +1,105 @@
+/* test_cost.c: the backend cost model's choices (src/engine/cost.c, its stored constants) on
+ * issue 17's one-image cases, and the sanity of its predictions. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cost.h"
+#include "plan.h"
+
+static int failures;
+
+static void fail(const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  printf("FAIL ");
+  vprintf(fmt, ap);
+  printf("\n");
+  va_end(ap);
+  failures++;
+}
+
+/* A plan from "op [option value]..." words, steps separated by "then". */
+static void make_plan(gpuimg_plan_t *plan, const char *spec)
+{
+  char words[256], *save = NULL;
+  snprintf(words, sizeof words, "%s", spec);
+  gpuimg_plan_init(plan);
+  int want_op = 1;
+  for (char *w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+    if (strcmp(w, "then") == 0) {
+      want_op = 1;
+    } else if (want_op) {
+      if (gpuimg_plan_add_step(plan, w) < 0)
+        fail("%s: %s", spec, gpuimg_error_message());
+      want_op = 0;
+    } else {
+      char *value = strtok_r(NULL, " ", &save);
+      if (gpuimg_step_set(&plan->steps[plan->nsteps - 1], w, w, value) != 0)
+        fail("%s: option %s %s", spec, w, value ? value : "");
+    }
+  }
+}
+
+typedef struct {
+  const char *steps;
+  int w, h, c;
+  size_t file_bytes;
+  gpuimg_format_t in, out;
+  int threads;
+  const char *want; /* "cpu" or "cuda" */
+} case_t;
+
+static void check_case(const case_t *k)
+{
+  gpuimg_plan_t plan;
+  make_plan(&plan, k->steps);
+  gpuimg_cost_input_t in = {k->w, k->h, k->c, k->file_bytes, k->in, k->out};
+  double cpu, cuda;
+  gpuimg_cost_predict(&plan, k->threads, &in, &cpu, &cuda);
+  const char *got = cpu <= cuda ? "cpu" : "cuda";
+  printf("%-48s %5dx%-5d t%-2d cpu %8.1f ms  cuda %8.1f ms  -> %s\n", k->steps, k->w, k->h,
+         k->threads, cpu, cuda, got);
+  if (!(cpu > 0 && cuda > 0 && cpu < 1e6 && cuda < 1e6))
+    fail("%s: predictions %g, %g", k->steps, cpu, cuda);
+  if (strcmp(got, k->want) != 0)
+    fail("%s %dx%d at %d threads: %s predicted faster, expected %s", k->steps, k->w, k->h,
+         k->threads, got, k->want);
+}
+
+int main(void)
+{
+  const gpuimg_format_t png = GPUIMG_FORMAT_PNG, jpg = GPUIMG_FORMAT_JPEG;
+  static const char *pipeline = "gray then blur radius 4 then checkerboard";
+  const case_t cases[] = {
+      /* Issue 17's cases on the H200 machine's 16 cores: the CPU backend wins each. */
+      {"gray", 1024, 768, 3, 1200000, png, png, 16, "cpu"},
+      {"blur radius 16", 4000, 3000, 3, 2500000, jpg, jpg, 16, "cpu"},
+      {"blur radius 16", 7680, 4320, 3, 7000000, jpg, jpg, 16, "cpu"},
+      {"blur radius 64", 7680, 4320, 3, 40000000, png, png, 16, "cpu"},
+      {pipeline, 7680, 4320, 3, 7000000, jpg, jpg, 16, "cpu"},
+      /* One thread: a long PNG decode hides CUDA's start, and the steps outweigh the rest. */
+      {"blur radius 64 then checkerboard then portrait", 7680, 4320, 3, 40000000, png, png, 1,
+       "cuda"},
+      /* Small images never pay for the start, on any number of threads. */
+      {"portrait then portrait then portrait", 640, 480, 4, 300000, png, png, 1, "cpu"},
+      {"gray", 1, 1, 1, 80, png, GPUIMG_FORMAT_NONE, 1, "cpu"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    check_case(&cases[i]);
+  /* More threads never predict a slower CPU run. */
+  gpuimg_plan_t plan;
+  make_plan(&plan, pipeline);
+  gpuimg_cost_input_t in = {7680, 4320, 3, 7000000, jpg, jpg};
+  double last = 1e9, cpu, cuda;
+  for (int t = 1; t <= 64; t *= 2) {
+    gpuimg_cost_predict(&plan, t, &in, &cpu, &cuda);
+    if (cpu > last)
+      fail("%d threads predicted slower than %d", t, t / 2);
+    last = cpu;
+  }
+  printf("%s\n", failures ? "FAILED" : "ok");
+  return failures ? 1 : 0;
+}
