@@ -626,7 +626,7 @@ static void test_ops_table(void)
   for (int i = 0; gpuimg_ops[i]; i++) {
     const gpuimg_op_t *op = gpuimg_ops[i];
     if (op->params_size > GPUIMG_PARAMS_SIZE || !op->defaults || !op->options ||
-        !op->run_cpu || !op->summary)
+        !(op->run_cpu || op->run_cpu_rows) || !op->summary)
       fail("%s: incomplete declaration", op->name);
     for (const gpuimg_option_t *o = op->options; o->long_name; o++)
       if (!o->help || (o->offset >= op->params_size))

@@ -150,7 +150,7 @@ static void check_op(const char *const *spec, int w, int h, int c, uint32_t seed
   plan_step(&plan, spec);
   const gpuimg_step_t *s = &plan.steps[0];
   if (gpuimg_image_alloc(&whole, w, h, gpuimg_op_out_channels(s->op, c)) < 0 ||
-      s->op->run_cpu(s->params, &src, &mask, &whole) < 0)
+      gpuimg_op_run_cpu(s->op, s->params, &src, &mask, &whole) < 0)
     die("%s: %s", what, gpuimg_error_message());
   static const int threads[] = {1, 2, 7};
   for (int t = 0; t < 3; t++) {

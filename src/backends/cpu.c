@@ -54,7 +54,7 @@ static int run_step(cpu_runner_t *cr, const gpuimg_step_t *s, const gpuimg_image
 {
   int n = gpuimg_cpu_bands(cr->threads, src->width, src->height);
   if (n <= 1 || !s->op->run_cpu_rows)
-    return s->op->run_cpu(s->params, src, mask, dst);
+    return gpuimg_op_run_cpu(s->op, s->params, src, mask, dst);
   if (!cr->pool && !(cr->pool = gpuimg_pool_create(cr->threads)))
     return -1;
   band_task_t task = {s, src, mask, dst, n};

@@ -164,12 +164,6 @@ static int blur_cpu_rows(const void *params, const gpuimg_image_t *src, const gp
   return gpuimg_blur_cpu_rows(src, p->radius, dst, y0, y1);
 }
 
-static int blur_cpu_step(const void *params, const gpuimg_image_t *src, const gpuimg_image_t *mask,
-                         gpuimg_image_t *dst)
-{
-  return blur_cpu_rows(params, src, mask, dst, 0, src->height);
-}
-
 #ifdef GPUIMG_HAVE_CUDA
 static int blur_gpu_step(gpuimg_cuda_t *ctx, const void *params, const uint8_t *d_src,
                          const uint8_t *d_mask, uint8_t *d_dst, int width, int height, int channels,
@@ -194,7 +188,6 @@ const gpuimg_op_t gpuimg_op_blur = {
     .summary = "box (mean) blur over the (2N+1)x(2N+1) window, edges clamped",
     .options = blur_options,
     GPUIMG_PARAMS(blur_params_t, blur_defaults),
-    .run_cpu = blur_cpu_step,
     .run_cpu_rows = blur_cpu_rows,
     GPUIMG_RUN_GPU(blur_gpu_step),
     .work = 1.0,

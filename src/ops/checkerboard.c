@@ -73,12 +73,6 @@ static int checkerboard_cpu_rows(const void *params, const gpuimg_image_t *src,
   return gpuimg_checkerboard_cpu_rows(src, p->cell, p->amount, dst, y0, y1);
 }
 
-static int checkerboard_cpu_step(const void *params, const gpuimg_image_t *src,
-                                 const gpuimg_image_t *mask, gpuimg_image_t *dst)
-{
-  return checkerboard_cpu_rows(params, src, mask, dst, 0, src->height);
-}
-
 #ifdef GPUIMG_HAVE_CUDA
 static int checkerboard_gpu_step(gpuimg_cuda_t *ctx, const void *params, const uint8_t *d_src,
                                  const uint8_t *d_mask, uint8_t *d_dst, int width, int height,
@@ -112,7 +106,6 @@ const gpuimg_op_t gpuimg_op_checkerboard = {
     .summary = "brighten even cells, darken odd cells (alpha untouched)",
     .options = checkerboard_options,
     GPUIMG_PARAMS(checkerboard_params_t, checkerboard_defaults),
-    .run_cpu = checkerboard_cpu_step,
     .run_cpu_rows = checkerboard_cpu_rows,
     GPUIMG_RUN_GPU(checkerboard_gpu_step),
     .work = 1.7,

@@ -59,12 +59,6 @@ static int gray_cpu_rows(const void *params, const gpuimg_image_t *src, const gp
   return gpuimg_gray_cpu_rows(src, dst, y0, y1);
 }
 
-static int gray_cpu_step(const void *params, const gpuimg_image_t *src, const gpuimg_image_t *mask,
-                         gpuimg_image_t *dst)
-{
-  return gray_cpu_rows(params, src, mask, dst, 0, src->height);
-}
-
 #ifdef GPUIMG_HAVE_CUDA
 static int gray_gpu_step(gpuimg_cuda_t *ctx, const void *params, const uint8_t *d_src,
                          const uint8_t *d_mask, uint8_t *d_dst, int width, int height, int channels,
@@ -82,7 +76,6 @@ const gpuimg_op_t gpuimg_op_gray = {
     .options = gray_options,
     GPUIMG_PARAMS(gray_params_t, gray_defaults),
     .out_channels = gray_out_channels,
-    .run_cpu = gray_cpu_step,
     .run_cpu_rows = gray_cpu_rows,
     GPUIMG_RUN_GPU(gray_gpu_step),
     .work = 0.42,

@@ -93,3 +93,11 @@ const char *gpuimg_op_variant_name(const gpuimg_op_t *op, const void *params)
 {
   return op->variant_name ? op->variant_name(params) : gpuimg_ops_variant_name(params);
 }
+
+int gpuimg_op_run_cpu(const gpuimg_op_t *op, const void *params, const gpuimg_image_t *src,
+                      const gpuimg_image_t *mask, gpuimg_image_t *dst)
+{
+  if (op->run_cpu)
+    return op->run_cpu(params, src, mask, dst);
+  return op->run_cpu_rows(params, src, mask, dst, 0, src->height);
+}

@@ -84,12 +84,13 @@ struct gpuimg_op {
    * for the backend cost model (src/engine/cost.c; scripts/calibrate-cost measures it). */
   double work;
   /* CPU reference: dst is allocated by the caller with out_channels().
-   * mask is width x height, 1 channel, or empty when the op takes none. */
+   * mask is width x height, 1 channel, or empty when the op takes none. NULL: run_cpu_rows
+   * on every row (gpuimg_op_run_cpu()). */
   int (*run_cpu)(const void *params, const gpuimg_image_t *src, const gpuimg_image_t *mask,
                  gpuimg_image_t *dst);
   /* The same on a band: writes rows y0 .. y1-1 of dst only (reading any rows of src and
-   * mask), the bytes run_cpu writes there, so that bands can run on several threads at once
-   * (the CPU backend's --threads). NULL: the operation runs whole on one thread. */
+   * mask), the bytes the whole run writes there, so that bands can run on several threads at
+   * once (the CPU backend's --threads). NULL: the operation runs whole on one thread. */
   int (*run_cpu_rows)(const void *params, const gpuimg_image_t *src, const gpuimg_image_t *mask,
                       gpuimg_image_t *dst, int y0, int y1);
   /* CUDA backend, NULL when built without CUDA. */
@@ -118,6 +119,9 @@ void gpuimg_ops_names(char *buf, size_t size);
 /* The channels op makes of in_channels, and the name of its variant under params: what its
  * declaration says, or the defaults above. */
 int gpuimg_op_out_channels(const gpuimg_op_t *op, int in_channels);
+/* op's CPU reference on the whole image: run_cpu, or run_cpu_rows on every row. */
+int gpuimg_op_run_cpu(const gpuimg_op_t *op, const void *params, const gpuimg_image_t *src,
+                      const gpuimg_image_t *mask, gpuimg_image_t *dst);
 const char *gpuimg_op_variant_name(const gpuimg_op_t *op, const void *params);
 
 /* Sets params (GPUIMG_PARAMS_SIZE bytes) to op's defaults. */

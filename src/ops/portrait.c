@@ -55,12 +55,6 @@ static int portrait_cpu_rows(const void *params, const gpuimg_image_t *src,
   return gpuimg_portrait_cpu_rows(src, mask, p->radius, dst, y0, y1);
 }
 
-static int portrait_cpu_step(const void *params, const gpuimg_image_t *src,
-                             const gpuimg_image_t *mask, gpuimg_image_t *dst)
-{
-  return portrait_cpu_rows(params, src, mask, dst, 0, src->height);
-}
-
 #ifdef GPUIMG_HAVE_CUDA
 static int portrait_gpu_step(gpuimg_cuda_t *ctx, const void *params, const uint8_t *d_src,
                              const uint8_t *d_mask, uint8_t *d_dst, int width, int height,
@@ -94,7 +88,6 @@ const gpuimg_op_t gpuimg_op_portrait = {
     .options = portrait_options,
     GPUIMG_PARAMS(portrait_params_t, portrait_defaults),
     .needs_mask = 1,
-    .run_cpu = portrait_cpu_step,
     .run_cpu_rows = portrait_cpu_rows,
     GPUIMG_RUN_GPU(portrait_gpu_step),
     .work = 1.16,

@@ -80,7 +80,7 @@ static int compare(gpuimg_cuda_t *ctx, const char *op_name, const values_t *v,
     gpuimg_image_free(&ref);
     return -1;
   }
-  if (op->run_cpu(p, src, mask, &ref) < 0)
+  if (gpuimg_op_run_cpu(op, p, src, mask, &ref) < 0)
     goto done;
   if (!(d_src = gpuimg_cuda_dev_alloc(in_bytes)) || !(d_dst = gpuimg_cuda_dev_alloc(out_bytes)))
     goto done;
