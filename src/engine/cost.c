@@ -12,9 +12,9 @@
 #define DECODE_JPEG_NS 1.34
 #define ENCODE_PNG_NS 4.48
 #define ENCODE_JPEG_NS 0.95
-/* An operation of work 1 (blur) on the CPU backend, one thread, in ns per byte moved; several
- * threads speed it up by this much per thread past the first (blur 12.4x, checkerboard
- * 13.7x, portrait 9.7x, gray 7.5x on 16 threads). */
+/* An operation of work 1 on the CPU backend, one thread, in ns per byte moved; several threads
+ * speed it up by this much per thread past the first (7.5x to 13.7x on 16 threads, by
+ * operation: docs/performance.md). */
 #define CPU_STEP_NS 0.66
 #define CPU_PARALLEL 0.75
 /* CUDA: its start (driver and primary context, a thread while the input is decoded), what a

@@ -10,8 +10,8 @@
 #include "cuda_context.h"
 #include "nvjpeg_gpu.h"
 #include "gray_cpu.h"
+#include "codec.h"
 #include "ops.h"
-#include "run.h"
 #include "sample.h"
 #include "test_rng.h"
 
@@ -24,8 +24,7 @@
  * MEAN_MIN_PIXELS or more (a 1x1 image's mean is one pixel's error). What keeps the bounds
  * meaningful is the source: nvJPEG's decode may differ from stb's but must be about as
  * close to the original image, its PSNR at most PSNR_GAP dB below stb's (or below
- * PSNR_EXACT, where both are as good as exact). Every measured value is printed, to
- * tighten the bounds from. */
+ * PSNR_EXACT, where both are as good as exact). Every value measured is printed. */
 #define MEAN_MAX 2.0
 #define MEAN_MIN_PIXELS 1000
 #define MAX_420 96
