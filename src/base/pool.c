@@ -1,5 +1,4 @@
-/* pool.c: the thread pool behind the CPU backend's row bands, and the usable core count. */
-#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT_S */
+/* pool.c: the thread pool behind the CPU backend's row bands. */
 #include "pool.h"
 #include "files.h"
 
@@ -8,21 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
-
-#define MAX_CORES 1024
-
-int gpuimg_cpu_cores(void)
-{
-  long n = 0;
-  cpu_set_t *set = CPU_ALLOC(MAX_CORES);
-  size_t size = CPU_ALLOC_SIZE(MAX_CORES);
-  if (set && sched_getaffinity(0, size, set) == 0)
-    n = CPU_COUNT_S(size, set);
-  CPU_FREE(set);
-  if (n < 1)
-    n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n < 1 ? 1 : n > MAX_CORES ? MAX_CORES : (int)n;
-}
 
 /* The task in hand is (part, arg, nparts); a task is posted by bumping task_id, and its parts
  * are taken in order (next) by whichever thread is free, the caller included. */

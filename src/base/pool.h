@@ -7,9 +7,14 @@
 
 typedef struct gpuimg_pool gpuimg_pool_t;
 
-/* The CPU cores this process may run on: sched_getaffinity()'s count, which honours taskset
- * and cgroup cpusets, else the online cores; at least 1, at most 1024. */
+/* The CPU cores this process may use (cores.c): sched_getaffinity()'s count, which honours
+ * taskset, Slurm's binding and cgroup cpusets (else the online cores), capped by the cgroup
+ * CPU quota; at least 1, at most 1024. */
 int gpuimg_cpu_cores(void);
+/* The CPUs the cgroup v2 cpu.max or v1 cpu.cfs_quota_us/cpu.cfs_period_us of this process's
+ * cgroup and its ancestors allow, rounded up; 0 when none sets a quota. root prefixes
+ * /proc/self/cgroup and /sys/fs/cgroup ("" for the running system; tests pass a copy). */
+int gpuimg_cpu_quota(const char *root);
 
 /* A pool that runs tasks on nthreads threads: nthreads - 1 of its own (started now, signals
  * blocked, sleeping between tasks) and the caller of gpuimg_pool_run(). NULL with the error

@@ -47,11 +47,21 @@ static int setup_error(void)
 
 /* ---- one image ---- */
 
-/* Converts one item through the engine's flow; 0, or -1 with the error set. */
+/* Whether an output is a complete file to leave alone (--skip-existing): a regular
+ * file under the final name (gpuimg's temporaries have names of their own), not an input. */
+static int output_exists(batch_t *b, const struct stat *st)
+{
+  return b->cli.skip_existing && S_ISREG(st->st_mode) && !batch_is_input(b, st);
+}
+
+/* Converts one item through the engine's flow; 0, 1 when its output appeared meanwhile
+ * (--skip-existing), or -1 with the error set. */
 static int convert(batch_t *b, gpuimg_worker_t *wk, item_t *it, gpuimg_run_t *run)
 {
   struct stat st;
   if (stat(it->output, &st) == 0) {
+    if (output_exists(b, &st))
+      return 1;
     if (S_ISDIR(st.st_mode)) {
       gpuimg_error_set(GPUIMG_EXIT_OUTPUT, it->output, "is a directory");
       return -1;
@@ -100,8 +110,9 @@ static int process(void *ctx, gpuimg_worker_t *wk, int k)
   gpuimg_error_clear();
   it->worker = wk->index;
   it->on_cuda = wk->device >= 0;
-  if (convert(b, wk, it, run) == 0) {
-    it->status = ITEM_OK;
+  int rc = convert(b, wk, it, run);
+  if (rc >= 0) {
+    it->status = rc == 0 ? ITEM_OK : ITEM_EXISTING;
   } else {
     const char *msg = gpuimg_error_message();
     char in[2048], out[2048], line[4096];
@@ -118,7 +129,7 @@ static int process(void *ctx, gpuimg_worker_t *wk, int k)
     it->json = batch_item_json(b, wk, it, i, run);
   atomic_fetch_add(&b->ndone, 1);
   batch_report_done(b, i);
-  return it->status == ITEM_OK ? 0 : -1;
+  return it->status == ITEM_FAILED ? -1 : 0;
 }
 
 /* ---- setup ---- */
@@ -145,6 +156,10 @@ static int check_options(const gpuimg_cli_t *cli)
                        "the mask and --from cannot both be stdin");
       return -1;
     }
+  }
+  if (cli->skip_existing && cli->force) {
+    gpuimg_error_set(GPUIMG_EXIT_USAGE, "--skip-existing", "not available with --force");
+    return -1;
   }
   if (cli->report && strcmp(cli->report, "-") && cli->from && strcmp(cli->from, "-") &&
       strcmp(cli->report, cli->from) == 0) {
@@ -187,7 +202,11 @@ static void start_reporting(batch_t *b)
  * have their report lines written now. */
 static void plan_work(batch_t *b)
 {
+  struct stat st;
   for (int i = 0; i < b->nitems; i++) {
+    item_t *it = &b->items[i];
+    if (it->status == ITEM_TODO && stat(it->output, &st) == 0 && output_exists(b, &st))
+      it->status = ITEM_EXISTING;
     if (b->items[i].status == ITEM_TODO)
       b->todo[b->ntodo++] = i;
     else if (b->items[i].selected)
@@ -195,7 +214,7 @@ static void plan_work(batch_t *b)
   }
   for (int i = 0; i < b->nitems; i++)
     if (b->items[i].status != ITEM_TODO) {
-      if (b->have_report && b->items[i].status == ITEM_FAILED)
+      if (b->have_report && b->items[i].status != ITEM_SKIPPED)
         b->items[i].json = batch_item_json(b, NULL, &b->items[i], i, NULL);
       if (b->items[i].status == ITEM_FAILED && b->have_report && !b->items[i].json)
         b->report_err = -1;
@@ -207,7 +226,7 @@ static void plan_work(batch_t *b)
 /* Everything setup: from the command line to the report opened; 0, or -1 with the error set. */
 static int setup(batch_t *b)
 {
-  if (check_options(&b->cli) < 0 ||
+  if (check_options(&b->cli) < 0 || batch_shard_resolve(&b->cli) < 0 ||
       gpuimg_sched_open(&b->sched, &b->cli.plan, b->cli.devices, b->t_start) < 0 ||
       batch_read_inputs(b) < 0 || load_masks(b) < 0 || batch_prepare_outdir(b->outdir) < 0)
     return -1;
@@ -272,25 +291,31 @@ static int finish(batch_t *b, int status)
 {
   gpuimg_sched_stop_starter(&b->sched);
   double wall_ms = gpuimg_now_ms() - b->t_start;
-  int converted = 0, failed = 0, skipped = 0;
+  batch_counts_t n = {0};
   for (int i = 0; i < b->nitems; i++) {
     const item_t *it = &b->items[i];
     if (it->status == ITEM_OK)
-      converted++;
+      n.converted++;
     else if (it->status == ITEM_SKIPPED)
-      skipped++;
+      n.skipped++;
+    else if (it->status == ITEM_EXISTING)
+      n.existing++;
     else if (it->status == ITEM_FAILED) {
-      failed++;
+      n.failed++;
       if (it->code > status)
         status = it->code;
     }
   }
-  status = batch_report_close(b, converted, failed, skipped, wall_ms, status);
-  if (!b->cli.plan.quiet)
+  status = batch_report_close(b, &n, wall_ms, status);
+  if (!b->cli.plan.quiet) {
+    char existing[48] = "";
+    if (b->cli.skip_existing)
+      snprintf(existing, sizeof existing, " %d existing,", n.existing);
     fprintf(stderr,
-            "gpuimg: %d converted, %d failed, %d skipped (shard) in %.2f s (%.1f images/s)\n",
-            converted, failed, skipped, wall_ms / 1000.0,
-            wall_ms > 0 ? converted / (wall_ms / 1000.0) : 0.0);
+            "gpuimg: %d converted, %d failed,%s %d skipped (shard) in %.2f s (%.1f images/s)\n",
+            n.converted, n.failed, existing, n.skipped, wall_ms / 1000.0,
+            wall_ms > 0 ? n.converted / (wall_ms / 1000.0) : 0.0);
+  }
   return status;
 }
 

@@ -13,7 +13,8 @@
 #define MAX_KEYS (GPUIMG_MAX_STEPS + 8)
 #define PROGRESS_MS 100.0
 
-typedef enum { ITEM_TODO, ITEM_OK, ITEM_FAILED, ITEM_SKIPPED } item_status_t;
+/* SKIPPED: in another shard; EXISTING: its output was there (--skip-existing). */
+typedef enum { ITEM_TODO, ITEM_OK, ITEM_FAILED, ITEM_SKIPPED, ITEM_EXISTING } item_status_t;
 
 /* Host-clock intervals of one image: host work before and after the pipeline, and the
  * pipeline itself (device work on CUDA, host work on the CPU). start < 0: none. */
@@ -101,6 +102,12 @@ int batch_make_items(batch_t *b);
 /* Whether st is one of the inputs or masks. */
 int batch_is_input(batch_t *b, const struct stat *st);
 
+/* batch_shard.c: --shard slurm and auto. */
+
+/* Sets cli's shard_k and shard_n from the Slurm array variables as its shard_mode asks; 0, or
+ * -1 with the error set (exit 2): a variable missing, malformed or inconsistent. */
+int batch_shard_resolve(gpuimg_cli_t *cli);
+
 /* batch_report.c: stderr and the report. */
 
 /* Prints "gpuimg: <msg>" as one line, never mixed with another line or the progress. */
@@ -120,8 +127,12 @@ char *batch_item_json(batch_t *b, const gpuimg_worker_t *wk, item_t *it, int ind
 void batch_report_done(batch_t *b, int i);
 /* Opens --report before any work; 0, or -1 with the error set. */
 int batch_report_open(batch_t *b);
+/* The items by outcome, for the summary. */
+typedef struct {
+  int converted, failed, skipped, existing;
+} batch_counts_t;
+
 /* Writes the summary line and commits the report; returns the new exit status. */
-int batch_report_close(batch_t *b, int converted, int failed, int skipped, double wall_ms,
-                       int status);
+int batch_report_close(batch_t *b, const batch_counts_t *n, double wall_ms, int status);
 
 #endif

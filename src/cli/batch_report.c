@@ -204,9 +204,10 @@ char *batch_item_json(batch_t *b, const gpuimg_worker_t *wk, item_t *it, int ind
   }
   cJSON_AddNumberToObject(root, "index", index);
   add_string(root, "status",
-             it->status == ITEM_OK       ? "ok"
-             : it->status == ITEM_FAILED ? "failed"
-                                         : "skipped");
+             it->status == ITEM_OK         ? "ok"
+             : it->status == ITEM_FAILED   ? "failed"
+             : it->status == ITEM_EXISTING ? "existing"
+                                           : "skipped");
   if (it->status == ITEM_FAILED) {
     add_string(root, "error", it->error ? it->error : "unknown error");
     cJSON_AddNumberToObject(root, "exit_code", it->code);
@@ -321,19 +322,22 @@ static void device_overlap(const batch_t *b, double *busy, double *hidden)
   free(e);
 }
 
-static char *summary_json(const batch_t *b, int converted, int failed, int skipped, double wall_ms,
-                          int status)
+static char *summary_json(const batch_t *b, const batch_counts_t *n, double wall_ms, int status)
 {
+  int converted = n->converted;
   cJSON *root = cJSON_CreateObject(), *a, *t;
   char *text = NULL;
   if (!root)
     return NULL;
   cJSON_AddBoolToObject(root, "summary", 1);
   add_tool(root);
-  cJSON_AddNumberToObject(root, "images", b->nitems);
+  /* images: this shard's (converted + failed + existing); inputs: the whole list's */
+  cJSON_AddNumberToObject(root, "images", b->nselected);
+  cJSON_AddNumberToObject(root, "inputs", b->nitems);
   cJSON_AddNumberToObject(root, "converted", converted);
-  cJSON_AddNumberToObject(root, "failed", failed);
-  cJSON_AddNumberToObject(root, "skipped", skipped);
+  cJSON_AddNumberToObject(root, "failed", n->failed);
+  cJSON_AddNumberToObject(root, "skipped", n->skipped);
+  cJSON_AddNumberToObject(root, "existing", n->existing);
   cJSON_AddNumberToObject(root, "wall_ms", rnd4(wall_ms));
   cJSON_AddNumberToObject(root, "images_per_s",
                           rnd4(wall_ms > 0 ? converted / (wall_ms / 1000.0) : 0));
@@ -412,8 +416,16 @@ int batch_report_open(batch_t *b)
       gpuimg_error_set(GPUIMG_EXIT_OUTPUT, report, "output is the same file as an input");
       return -1;
     }
+    /* An earlier run's report (a shard re-run into the same place) is kept: a re-run names
+     * its report apart (the README's recipe uses the Slurm job id), or says --force. */
+    if (!b->cli.force && stat(report, &st) == 0 && S_ISREG(st.st_mode)) {
+      gpuimg_error_set(GPUIMG_EXIT_OUTPUT, report, "exists (use --force to replace it)");
+      return -1;
+    }
   }
-  if (gpuimg_output_open(&b->report, report, gpuimg_flow_output_flags(&b->cli.plan)) < 0)
+  int flags =
+      gpuimg_flow_output_flags(&b->cli.plan) | (b->cli.force ? 0 : GPUIMG_OUTPUT_NO_REPLACE);
+  if (gpuimg_output_open(&b->report, report, flags) < 0)
     return -1;
   b->have_report = 1;
   return 0;
@@ -426,14 +438,13 @@ static int report_error(int status)
   return gpuimg_error_code() > status ? gpuimg_error_code() : status;
 }
 
-int batch_report_close(batch_t *b, int converted, int failed, int skipped, double wall_ms,
-                       int status)
+int batch_report_close(batch_t *b, const batch_counts_t *n, double wall_ms, int status)
 {
   const char *report = b->cli.report;
   if (!b->have_report)
     return status;
   batch_report_done(b, -1);
-  char *sum = summary_json(b, converted, failed, skipped, wall_ms, status);
+  char *sum = summary_json(b, n, wall_ms, status);
   if (b->report_err || !sum) {
     int err = b->report_err;
     if (err > 0)

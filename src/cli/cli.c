@@ -18,15 +18,17 @@ static int usage_error(const char *what, const char *fmt, const char *arg)
   return -1;
 }
 
-/* The most shards --shard takes. */
-#define GPUIMG_MAX_SHARDS 1000000
-
 static int parse_shard(const gpuimg_option_t *o, const char *spelled, const char *arg,
                        void *target)
 {
   gpuimg_cli_t *cli = target;
   char *end;
   (void)o;
+  if (strcmp(arg, "slurm") == 0 || strcmp(arg, "auto") == 0) {
+    cli->shard_mode = arg[0] == 's' ? GPUIMG_SHARD_SLURM : GPUIMG_SHARD_AUTO;
+    cli->shard_k = cli->shard_n = 0; /* resolved when the batch starts */
+    return 0;
+  }
   errno = 0;
   long k = strtol(arg, &end, 10), n = 0;
   /* Digits only: strtol would also take leading blanks and signs. */
@@ -39,12 +41,13 @@ static int parse_shard(const gpuimg_option_t *o, const char *spelled, const char
   }
   if (!ok) {
     gpuimg_error_set(GPUIMG_EXIT_USAGE, spelled,
-                     "invalid value '%s' (expected K/N with 1 <= K <= N <= %d)", arg,
+                     "invalid value '%s' (expected K/N with 1 <= K <= N <= %d, slurm or auto)", arg,
                      GPUIMG_MAX_SHARDS);
     return -1;
   }
   cli->shard_k = (int)k;
   cli->shard_n = (int)n;
+  cli->shard_mode = GPUIMG_SHARD_GIVEN;
   return 0;
 }
 
@@ -104,12 +107,15 @@ const gpuimg_option_t gpuimg_cli_batch_options[] = {
     {.long_name = "force", .kind = GPUIMG_OPTION_FLAG, .offset = CLI(force), .value = 1,
      .help = "replace existing outputs (never an input)"},
     {.long_name = "jobs", .short_name = 'j', .kind = GPUIMG_OPTION_INT, .offset = CLI(jobs),
-     .min = 1, .max = 1024, .metavar = "N", .help = "host threads (default: online CPU cores)"},
+     .min = 1, .max = 1024, .metavar = "N", .help = "host threads (default: the usable CPU cores)"},
     {.long_name = "devices", .kind = GPUIMG_OPTION_STRING, .offset = CLI(devices),
      .metavar = "D", .help = "all, or a list of CUDA device numbers like 0,1 (default 0)",
      .empty_what = "device list"},
     {.long_name = "shard", .kind = GPUIMG_OPTION_CUSTOM, .parse = parse_shard, .metavar = "K/N",
-     .help = "only the inputs whose path hashes to shard K of N"},
+     .help = "only the inputs whose path hashes to shard K of N; slurm:\n"
+             "K/N from the job array's variables; auto: those if set"},
+    {.long_name = "skip-existing", .kind = GPUIMG_OPTION_FLAG, .offset = CLI(skip_existing),
+     .value = 1, .help = "leave outputs that exist alone (finish a re-run)"},
     {0},
 };
 
@@ -179,6 +185,8 @@ static int check_single(gpuimg_cli_t *cli, const char **positional, int npositio
       cli->devices || cli->shard_n)
     return usage_error("", "%s--from, --format, --force, --jobs, --devices and --shard need -o DIR",
                        "");
+  if (cli->shard_mode || cli->skip_existing)
+    return usage_error("", "%s--shard and --skip-existing need -o DIR", "");
   if (npositional > 2)
     return usage_error("", "unexpected argument '%s' (INPUT and OUTPUT already given)",
                        positional[2]);

@@ -24,10 +24,18 @@ typedef struct {
   const char *from;             /* --from LIST, "-" = stdin */
   gpuimg_format_t batch_format; /* --format, NONE = each input's own */
   int force;
-  int jobs;             /* 0: online cores */
+  int jobs;             /* 0: the usable cores (affinity, cgroup quota) */
   const char *devices;  /* NULL: device 0; "all"; or "0,1,..." */
   int shard_k, shard_n; /* 0/0: no sharding */
+  int shard_mode;       /* gpuimg_shard_mode_t: K/N as given, or from Slurm at batch start */
+  int skip_existing;    /* --skip-existing: outputs already there are left alone */
 } gpuimg_cli_t;
+
+/* --shard K/N, slurm (the array variables, required) or auto (them when present). */
+typedef enum { GPUIMG_SHARD_GIVEN, GPUIMG_SHARD_SLURM, GPUIMG_SHARD_AUTO } gpuimg_shard_mode_t;
+
+/* The most shards --shard takes. */
+#define GPUIMG_MAX_SHARDS 1000000
 
 /* Parses argv; -1 with a usage error (exit 2) set. */
 int gpuimg_cli_parse(int argc, char **argv, gpuimg_cli_t *cli);
@@ -51,5 +59,6 @@ void gpuimg_cli_usage(FILE *f);
 /* Subcommands with their own command lines (argv[0] is the subcommand's name). */
 int gpuimg_compare_main(int argc, char **argv);
 int gpuimg_info_main(int argc, char **argv);
+int gpuimg_summary_main(int argc, char **argv);
 
 #endif

@@ -95,7 +95,7 @@ void gpuimg_cli_completion(FILE *f)
              "  if [[ $cur == -* ]]; then\n"
              "    COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))\n"
              "  elif ((want_op)); then\n"
-             "    ((COMP_CWORD == 1)) && ops+=\" compare info\"\n"
+             "    ((COMP_CWORD == 1)) && ops+=\" compare info summary\"\n"
              "    COMPREPLY=($(compgen -W \"$ops\" -- \"$cur\"))\n"
              "  else\n"
              "    COMPREPLY=($(compgen -W then -- \"$cur\") $(compgen -f -- \"$cur\"))\n"

@@ -158,6 +158,7 @@ static const struct {
 } commands[] = {
     {"compare", gpuimg_compare_main},
     {"info", gpuimg_info_main},
+    {"summary", gpuimg_summary_main},
 };
 
 int main(int argc, char **argv)

@@ -152,10 +152,8 @@ const char *gpuimg_sched_fallback(const gpuimg_sched_t *s)
 int gpuimg_sched_workers(int jobs, int ntodo)
 {
   int n = jobs;
-  if (n <= 0) {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    n = cores < 1 ? 1 : cores > 1024 ? 1024 : (int)cores;
-  }
+  if (n <= 0)
+    n = gpuimg_cpu_cores();
   return n > ntodo ? ntodo : n;
 }
 

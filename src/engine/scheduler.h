@@ -91,7 +91,8 @@ int gpuimg_sched_open(gpuimg_sched_t *s, const gpuimg_plan_t *plan, const char *
 /* The reason for the notice that auto fell back to the CPU backend, or NULL when none is due. */
 const char *gpuimg_sched_fallback(const gpuimg_sched_t *s);
 
-/* How many workers for ntodo items: jobs, or the online cores when jobs <= 0. */
+/* How many workers for ntodo items: jobs, or the cores this process may use when jobs <= 0
+ * (its affinity and cgroup CPU quota: gpuimg_cpu_cores). */
 int gpuimg_sched_workers(int jobs, int ntodo);
 
 /* Each worker's CPU threads (--threads) when nworkers share the machine: threads when given

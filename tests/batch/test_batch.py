@@ -611,8 +611,8 @@ def usage_errors():
     # Digits only (no blanks or signs, which strtol would take), and the bound is stated.
     for bad in ("0/3", "4/3", "3", "1/0", "a/b", " 1/3", "1/ 3", "+1/3", "1/+3", "1/1000001"):
         expect_usage(["gray", "--shard", bad, "-o", "o", "inu/inu00.png"],
-                     "--shard: invalid value '%s' (expected K/N with 1 <= K <= N <= 1000000)"
-                     % bad)
+                     "--shard: invalid value '%s' (expected K/N with 1 <= K <= N <= 1000000, "
+                     "slurm or auto)" % bad)
     expect_usage(["gray", "--from", "list.txt"],
                  "--from, --format, --force, --jobs, --devices and --shard need -o DIR")
     expect_usage(["gray", "-o", "o"], "o: no input files (give INPUT... or --from LIST)")

@@ -1,0 +1,298 @@
+/* summary.c: `gpuimg summary REPORT...`: the summary lines of batch reports (one per shard or
+ * run) added up into one total, with the shards of a sharded run that no report covers. */
+#define _XOPEN_SOURCE 700
+#include "cli.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+
+#define USAGE "Usage: gpuimg summary [--format text|json] REPORT...\n"
+
+typedef struct {
+  int format; /* 0 text, 1 json */
+  int help;
+} summary_options_t;
+
+static const char *const format_names[] = {"text", "json", NULL};
+
+static const gpuimg_option_t summary_options[] = {
+    {.long_name = "format",
+     .kind = GPUIMG_OPTION_CHOICE,
+     .offset = offsetof(summary_options_t, format),
+     .choices = format_names,
+     .metavar = "F",
+     .help = "text (the default) or json (one object)"},
+    {.long_name = "help",
+     .short_name = 'h',
+     .kind = GPUIMG_OPTION_FLAG,
+     .offset = offsetof(summary_options_t, help),
+     .value = 1,
+     .help = "this help"},
+    {.long_name = NULL},
+};
+
+/* The totals over the reports; shards: N of the sharded reports (0: none, -1: several N). */
+typedef struct {
+  int reports, unsharded, shards;
+  double inputs, images, converted, failed, skipped, existing, wall_ms, wall_ms_max;
+  int exit_status;
+  unsigned char *seen; /* seen[k - 1]: a report of shard k/shards was given (malloc'd) */
+} totals_t;
+
+static double number(const cJSON *o, const char *key, double dflt)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+/* Notes the summary's shard "K/N" (null: the run was not sharded); 0, or -1 (out of memory). */
+static int add_shard(totals_t *t, const cJSON *sum)
+{
+  const cJSON *s = cJSON_GetObjectItemCaseSensitive(sum, "shard");
+  int k, n;
+  char end;
+  if (!cJSON_IsString(s) || sscanf(s->valuestring, "%d/%d%c", &k, &n, &end) != 2 || k < 1 ||
+      k > n) {
+    t->unsharded++;
+    return 0;
+  }
+  if (t->shards == 0) {
+    if (!(t->seen = calloc((size_t)n, 1)))
+      return -1;
+    t->shards = n;
+  } else if (t->shards != n) {
+    t->shards = -1;
+  }
+  if (t->shards == n)
+    t->seen[k - 1] = 1;
+  return 0;
+}
+
+/* Adds one summary object; 0, or -1 with the error set. */
+static int add_summary(totals_t *t, const cJSON *sum, const char *what)
+{
+  const char *need[] = {"images", "converted", "failed", "skipped"};
+  for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
+    if (!cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(sum, need[i]))) {
+      gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "the summary line has no number \"%s\"", need[i]);
+      return -1;
+    }
+  double images = number(sum, "images", 0), inputs = number(sum, "inputs", images);
+  double wall = number(sum, "wall_ms", 0);
+  t->reports++;
+  t->inputs = inputs > t->inputs ? inputs : t->inputs;
+  t->images += images;
+  t->converted += number(sum, "converted", 0);
+  t->failed += number(sum, "failed", 0);
+  t->skipped += number(sum, "skipped", 0);
+  t->existing += number(sum, "existing", 0);
+  t->wall_ms += wall;
+  t->wall_ms_max = wall > t->wall_ms_max ? wall : t->wall_ms_max;
+  int code = (int)number(sum, "exit_status", 0);
+  t->exit_status = code > t->exit_status ? code : t->exit_status;
+  if (add_shard(t, sum) < 0) {
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "out of memory");
+    return -1;
+  }
+  return 0;
+}
+
+/* Reads the report at path ("-": stdin) and adds its last summary line; 0, or -1 with the
+ * error set (exit 3: unreadable, a line that is not JSON, no summary line). */
+static int add_report(totals_t *t, const char *path)
+{
+  const char *what = strcmp(path, "-") ? path : "<stdin>";
+  FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
+  char *line = NULL;
+  size_t size = 0;
+  cJSON *last = NULL;
+  int rc = -1, lineno = 0;
+  if (!f) {
+    gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "%s", strerror(errno));
+    return -1;
+  }
+  while (getline(&line, &size, f) >= 0) {
+    cJSON *o = cJSON_Parse(line);
+    lineno++;
+    if (!o) {
+      gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "line %d is not JSON", lineno);
+      goto done;
+    }
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "summary"))) {
+      cJSON_Delete(last);
+      last = o;
+    } else {
+      cJSON_Delete(o);
+    }
+  }
+  if (ferror(f))
+    gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "%s", strerror(errno));
+  else if (!last)
+    gpuimg_error_set(GPUIMG_EXIT_INPUT, what,
+                     "no summary line (not a finished gpuimg batch report)");
+  else
+    rc = add_summary(t, last, what);
+done:
+  cJSON_Delete(last);
+  free(line);
+  if (f != stdin)
+    fclose(f);
+  return rc;
+}
+
+/* The shards no report covers, as "3 5 7" (empty: none, or not one sharded run). */
+static void missing_shards(const totals_t *t, char *buf, size_t size, int *count)
+{
+  size_t len = 0;
+  buf[0] = '\0';
+  *count = 0;
+  for (int k = 1; t->shards > 0 && !t->unsharded && k <= t->shards; k++)
+    if (!t->seen[k - 1]) {
+      (*count)++;
+      if (len + 16 < size)
+        len += (size_t)snprintf(buf + len, size - len, "%s%d", len ? " " : "", k);
+      else if (len + 4 < size && buf[len - 1] != '.')
+        len += (size_t)snprintf(buf + len, size - len, " ...");
+    }
+}
+
+static void print_text(const totals_t *t)
+{
+  char missing[256];
+  int nmissing;
+  missing_shards(t, missing, sizeof missing, &nmissing);
+  printf("reports:     %d\n", t->reports);
+  if (t->unsharded)
+    printf("shards:      (a report of an unsharded run covers every input)\n");
+  else if (t->shards < 0)
+    printf("shards:      (reports of runs with different shard counts)\n");
+  else if (nmissing)
+    printf("shards:      %d of %d (missing: %s)\n", t->shards - nmissing, t->shards, missing);
+  else
+    printf("shards:      %d of %d\n", t->shards, t->shards);
+  printf("inputs:      %.0f\nimages:      %.0f\nconverted:   %.0f\nfailed:      %.0f\n"
+         "existing:    %.0f\nskipped:     %.0f (in other shards)\n",
+         t->inputs, t->images, t->converted, t->failed, t->existing, t->skipped);
+  printf("wall:        %.2f s (longest report), %.2f s added up\n", t->wall_ms_max / 1000.0,
+         t->wall_ms / 1000.0);
+  printf("exit status: %d (the largest)\n", t->exit_status);
+}
+
+/* The totals as one JSON object on stdout; 0, or -1 (out of memory). */
+static int print_json(const totals_t *t)
+{
+  cJSON *o = cJSON_CreateObject(), *m;
+  char missing[256], *text;
+  int nmissing;
+  missing_shards(t, missing, sizeof missing, &nmissing);
+  cJSON_AddNumberToObject(o, "reports", t->reports);
+  if (t->shards > 0 && !t->unsharded)
+    cJSON_AddNumberToObject(o, "shards", t->shards);
+  else
+    cJSON_AddNullToObject(o, "shards");
+  if ((m = cJSON_AddArrayToObject(o, "missing_shards")))
+    for (int k = 1; nmissing && k <= t->shards; k++)
+      if (!t->seen[k - 1])
+        cJSON_AddItemToArray(m, cJSON_CreateNumber(k));
+  const char *keys[] = {"inputs",   "images",  "converted", "failed",
+                        "existing", "skipped", "wall_ms",   "wall_ms_max"};
+  const double vals[] = {t->inputs,   t->images,  t->converted, t->failed,
+                         t->existing, t->skipped, t->wall_ms,   t->wall_ms_max};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+    cJSON_AddNumberToObject(o, keys[i], vals[i]);
+  cJSON_AddNumberToObject(o, "exit_status", t->exit_status);
+  text = cJSON_PrintUnformatted(o);
+  cJSON_Delete(o);
+  if (!text)
+    return -1;
+  printf("%s\n", text);
+  cJSON_free(text);
+  return 0;
+}
+
+static int summary_usage(const char *fmt, const char *arg)
+{
+  fprintf(stderr, "gpuimg: summary: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\n" USAGE "Try 'gpuimg summary --help' for more information.\n");
+  return GPUIMG_EXIT_USAGE;
+}
+
+static void summary_help(void)
+{
+  printf(USAGE "Add up the summary lines of batch reports (gpuimg ... -o DIR --report FILE):\n"
+               "one per shard of a sharded run, or per run of a re-run. Prints the reports and\n"
+               "shards read (with the shards of one sharded run that no report covers), the\n"
+               "inputs of the list, and the images, converted, failed, existing (left alone by\n"
+               "--skip-existing) and skipped (in other shards) added up. '-' reads stdin.\n"
+               "\nOptions:\n");
+  gpuimg_options_help(stdout, summary_options, 2, 18);
+  printf("\nExit status: 0 read, 2 usage error, 3 a report unreadable or without a summary\n"
+         "line, 1 out of memory.\n");
+}
+
+/* Reads the options, leaving the reports' names at the front of argv; their count, or -1
+ * when the usage error was printed (*status its exit code). */
+static int take_reports(int argc, char **argv, summary_options_t *o)
+{
+  int n = 0, options = 1;
+  char spelled[64];
+  memset(o, 0, sizeof *o);
+  for (gpuimg_args_t args = {argc, argv, 1}; args.i < argc; args.i++) {
+    char *a = argv[args.i];
+    if (options && strcmp(a, "--") == 0) {
+      options = 0;
+    } else if (options && a[0] == '-' && a[1]) {
+      const gpuimg_option_set_t set = {summary_options, o};
+      int rc = gpuimg_options_parse(&args, &set, 1, NULL, spelled);
+      if (rc != 0) {
+        summary_usage(rc > 0 ? "unknown option '%s'" : "%s",
+                      rc > 0 ? spelled : gpuimg_error_message());
+        return -1;
+      }
+    } else if (!a[0]) {
+      summary_usage("empty file name%s", "");
+      return -1;
+    } else {
+      argv[n++] = a;
+    }
+  }
+  if (n == 0 && !o->help) {
+    summary_usage("no reports (give REPORT...)%s", "");
+    return -1;
+  }
+  return n;
+}
+
+int gpuimg_summary_main(int argc, char **argv)
+{
+  summary_options_t o;
+  totals_t t = {0};
+  int n = take_reports(argc, argv, &o), status = GPUIMG_EXIT_OK;
+  if (n < 0)
+    return GPUIMG_EXIT_USAGE;
+  if (o.help) {
+    summary_help();
+    return GPUIMG_EXIT_OK;
+  }
+  for (int i = 0; i < n && status == GPUIMG_EXIT_OK; i++)
+    if (add_report(&t, argv[i]) < 0) {
+      fprintf(stderr, "gpuimg: %s\n", gpuimg_error_message());
+      status = gpuimg_error_code();
+    }
+  if (status == GPUIMG_EXIT_OK) {
+    if (o.format == 0)
+      print_text(&t);
+    else if (print_json(&t) < 0)
+      status = GPUIMG_EXIT_FAILURE;
+    if (fflush(stdout) != 0)
+      status = GPUIMG_EXIT_OUTPUT;
+  }
+  free(t.seen);
+  return status;
+}
