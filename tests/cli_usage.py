@@ -1,5 +1,6 @@
 # cli_usage.py: test_cli.py's groups usage, input: the command line, unusable inputs.
 
+import ctypes
 import os
 import re
 
@@ -116,6 +117,28 @@ def info_without_a_device():
     err = res.err.decode()
     check(err in ("gpuimg: info: this gpuimg was built without CUDA\n",) or
           err.startswith("gpuimg: info: no usable CUDA device: "), "info message %r" % err, res)
+
+
+def have_nvidia_driver():
+    """Whether the NVIDIA driver's library (libcuda) loads here."""
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        return True
+    except OSError:
+        return False
+
+
+@test("usage")
+def cuda_without_a_driver():
+    # A CUDA build on a machine without the NVIDIA driver says so, not the runtime's
+    # "CUDA driver version is insufficient for CUDA runtime version".
+    if not is_cuda_build() or have_nvidia_driver():
+        print("  (skipped: needs a CUDA build on a machine without the NVIDIA driver)")
+        return
+    expect_error(run("--backend", "cuda", "gray", "rgb8.png", "out.png"), EXIT_DEVICE,
+                 "no usable CUDA device: no NVIDIA driver found")
+    expect_error(run("info"), EXIT_DEVICE, "info: no usable CUDA device: no NVIDIA driver found")
+    check(not os.path.exists(path("out.png")), "an output was written")
 
 
 @test("usage")
