@@ -18,7 +18,22 @@ extern "C" int gpuimg_cuda_probe(char *reason, size_t reason_size)
   int n = 0;
   cudaError_t err = cudaGetDeviceCount(&n);
   if (err != cudaSuccess) {
-    snprintf(reason, reason_size, "%s", cudaGetErrorString(err));
+    // The runtime's words for the common cases name its own view ("CUDA driver version is
+    // insufficient for CUDA runtime version" also when no driver is installed at all): say
+    // what the user has to do instead.
+    int driver = 0, runtime = 0;
+    cudaDriverGetVersion(&driver); // 0: no driver (libcuda) found
+    cudaRuntimeGetVersion(&runtime);
+    if (err == cudaErrorInsufficientDriver && driver == 0)
+      snprintf(reason, reason_size, "no NVIDIA driver found");
+    else if (err == cudaErrorInsufficientDriver)
+      snprintf(reason, reason_size,
+               "the NVIDIA driver supports CUDA %d.%d, older than this build's runtime (%d.%d)",
+               driver / 1000, driver % 1000 / 10, runtime / 1000, runtime % 1000 / 10);
+    else if (err == cudaErrorNoDevice)
+      snprintf(reason, reason_size, "no CUDA device found");
+    else
+      snprintf(reason, reason_size, "%s", cudaGetErrorString(err));
     cudaGetLastError(); // clear the sticky-free error state for later calls
     return 0;
   }

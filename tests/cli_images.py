@@ -3,7 +3,7 @@
 import os
 
 from gpuimg_testlib import (
-    PNG_SIGNATURE, Rng, check, cpu, expect_ok, make_pixels, path, png_decode, png_encode_8bit,
+    EXIT_OK, NOT_WRITTEN, PNG_SIGNATURE, Rng, check, cpu, expect, expect_ok, make_pixels, path, png_decode, png_encode_8bit,
     read, run, test, write)
 from cli_common import (
     CORPUS, bmp_decode, check_no_leftovers, expected, make_jpeg, read_png, ref_blur,
@@ -85,10 +85,19 @@ def stdin_and_stdout():
     _, jpg = make_jpeg()
     res = expect_ok(cpu("blur", "-r", "0", "-", "-", stdin=jpg))
     check(png_decode(res.out)[:3] == (40, 24, 3), "JPEG via stdin")
-    # Without OUTPUT nothing is written at all.
+    # Without OUTPUT nothing is written at all, and one line says so (not with -q or a
+    # timing run: --report, --explain, --repeat, --warmup).
     before = sorted(os.listdir(path()))
-    expect_ok(cpu("blur", "-r", "1", "rgb8.png"), stdout_expected=False)
+    res = expect(cpu("blur", "-r", "1", "rgb8.png"), EXIT_OK, NOT_WRITTEN)
+    check(res.out == b"", "expected an empty stdout", res)
+    for quiet in (["-q"], ["--repeat", "2"], ["--warmup", "1"]):
+        expect_ok(cpu("blur", "-r", "1", *quiet, "rgb8.png"), stdout_expected=False)
+    res = cpu("blur", "-r", "1", "--explain", "rgb8.png")
+    check(res.rc == 0 and res.err.startswith(b"blur: ") and b"OUTPUT" not in res.err,
+          "--explain: no notice", res)
     check(sorted(os.listdir(path())) == before, "files appeared without an OUTPUT")
+    res = expect_ok(cpu("blur", "-r", "1", "--report", "-", "rgb8.png"))
+    check(res.out.startswith(b"{"), "the report on stdout", res)
 
 
 @test("formats")

@@ -184,7 +184,13 @@ def unwritable_output_directory():
 @test("output")
 def output_is_a_directory():
     os.mkdir(path("d.png"))
-    expect_error(run("gray", "rgb8.png", "d.png"), EXIT_OUTPUT, "d.png: is a directory")
+    expect_error(run("gray", "rgb8.png", "d.png"), EXIT_OUTPUT,
+                 "d.png: is a directory (give a file name, or -o DIR for a batch)")
+    # Without an image extension, or not there yet but ending in '/', the same.
+    os.mkdir(path("outdir"))
+    for name in ("outdir", "outdir/", "new/"):
+        expect_error(run("gray", "rgb8.png", name), EXIT_OUTPUT,
+                     "%s: is a directory (give a file name, or -o DIR for a batch)" % name)
     os.mkdir(path("r.json"))
     expect_error(run("gray", "rgb8.png", "--report", "r.json"), EXIT_OUTPUT,
                  "r.json: is a directory")

@@ -277,8 +277,9 @@ def png_decode(data):
 # Running gpuimg
 
 GPUIMG = os.environ.get("GPUIMG", "")
-USAGE = (b"Usage: gpuimg OP [OPTIONS] [then OP [OPTIONS]]... [INPUT [OUTPUT]]\n"
-         b"Try 'gpuimg --help' for more information.\n")
+USAGE = b"Try 'gpuimg --help' for more information.\n"
+# The notice of a one-image run without OUTPUT (not with -q, --report, --explain, --repeat).
+NOT_WRITTEN = "no OUTPUT given: the result was not written (name an OUTPUT file to save it)"
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INPUT, EXIT_OUTPUT, EXIT_DEVICE = 0, 1, 2, 3, 4, 5
 
 

@@ -81,6 +81,8 @@ static int convert(batch_t *b, gpuimg_worker_t *wk, item_t *it, gpuimg_run_t *ru
                      "standard input cannot be a batch input (name a file)");
     return -1;
   }
+  if (strchr(it->name, '/') && batch_make_parents(it) < 0)
+    return -1;
   gpuimg_flow_t flow = {.plan = &b->cli.plan,
                         .runner = wk->pipe,
                         .device_jpeg = b->sched.device_jpeg && wk->device >= 0,
@@ -328,6 +330,7 @@ static void batch_free(batch_t *b)
     free(b->owned[i]);
   free(b->owned);
   free(b->inputs);
+  free(b->rel);
   for (int i = 0; i < b->nitems; i++) {
     free(b->items[i].output);
     free(b->items[i].error);

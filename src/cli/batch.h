@@ -50,8 +50,11 @@ typedef struct {
 typedef struct {
   gpuimg_cli_t cli; /* a copy of the command line (--repeat and --warmup are refused) */
   const char *outdir;
-  /* The inputs: the arguments, then the list's lines (owned: those lines, malloc'd). */
+  /* The inputs: the arguments (a directory's files in its place), then the list's lines
+   * (owned: the strings malloc'd here). rel: 0, or where the name a file found with
+   * --recursive has under DIR starts in it. */
   const char **inputs;
+  size_t *rel;
   int ninputs, cap;
   char **owned;
   int nowned;
@@ -94,6 +97,17 @@ void *batch_calloc(size_t n, size_t size);
 
 /* Collects the inputs: the arguments, then the lines of --from. 0, or -1 with the error set. */
 int batch_read_inputs(batch_t *b);
+/* Appends an input (owned: a string the batch frees, or NULL; rel: see batch_t); 0, or -1
+ * with the error set (owned freed). */
+int batch_add_input(batch_t *b, const char *input, char *owned, size_t rel);
+
+/* batch_dirs.c: directories as inputs. */
+
+/* Appends the PNG and JPEG files of dir, by name, and with --recursive those of its
+ * subdirectories; says on stderr what it skipped. 0, or -1 with the error set. */
+int batch_add_dir(batch_t *b, const char *dir);
+/* Creates the directories of it's output name below DIR. 0, or -1 with the error set. */
+int batch_make_parents(const item_t *it);
 /* DIR exists as a writable directory, or is created. 0, or -1 with the error set. */
 int batch_prepare_outdir(const char *dir);
 /* Makes an item of every input: its shard, its output name, and the failures decided before

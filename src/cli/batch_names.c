@@ -20,10 +20,36 @@ static uint64_t fnv1a64(const char *s)
   return h;
 }
 
-/* Appends the non-empty lines of the list (path, "-" = stdin) to *inputs. A trailing CR is
+int batch_add_input(batch_t *b, const char *input, char *owned, size_t rel)
+{
+  if (b->ninputs == b->cap || b->nowned == b->cap) {
+    int ncap = b->cap * 2;
+    const char **ni = realloc(b->inputs, (size_t)ncap * sizeof *ni);
+    if (ni)
+      b->inputs = ni;
+    char **no = realloc(b->owned, (size_t)ncap * sizeof *no);
+    if (no)
+      b->owned = no;
+    size_t *nr = realloc(b->rel, (size_t)ncap * sizeof *nr);
+    if (nr)
+      b->rel = nr;
+    if (!ni || !no || !nr) {
+      free(owned);
+      gpuimg_error_set(GPUIMG_EXIT_FAILURE, input, "out of memory");
+      return -1;
+    }
+    b->cap = ncap;
+  }
+  if (owned)
+    b->owned[b->nowned++] = owned;
+  b->rel[b->ninputs] = rel;
+  b->inputs[b->ninputs++] = input;
+  return 0;
+}
+
+/* Appends the non-empty lines of the list (path, "-" = stdin) to the inputs. A trailing CR is
  * dropped, so lists written on Windows work. 0, or -1 with the error set (exit 3). */
-static int read_list(const char *path, const char ***inputs, int *n, int *cap, char ***owned,
-                     int *nowned)
+static int read_list(batch_t *b, const char *path)
 {
   int is_stdin = strcmp(path, "-") == 0;
   const char *what = is_stdin ? "<stdin>" : path;
@@ -54,25 +80,11 @@ static int read_list(const char *path, const char ***inputs, int *n, int *cap, c
       rc = -1;
       break;
     }
-    if (*n == *cap || *nowned == *cap) {
-      int ncap = *cap * 2;
-      const char **ni = realloc(*inputs, (size_t)ncap * sizeof *ni);
-      if (ni)
-        *inputs = ni;
-      char **no = realloc(*owned, (size_t)ncap * sizeof *no);
-      if (no)
-        *owned = no;
-      if (!ni || !no) {
-        gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "out of memory");
-        rc = -1;
-        break;
-      }
-      *cap = ncap;
-    }
-    (*owned)[(*nowned)++] = line;
-    (*inputs)[(*n)++] = line;
+    rc = batch_add_input(b, line, line, 0);
     line = NULL;
     size = 0;
+    if (rc < 0)
+      break;
   }
   if (rc == 0 && ferror(f)) {
     gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "%s", strerror(errno));
@@ -89,33 +101,41 @@ int batch_read_inputs(batch_t *b)
   const gpuimg_cli_t *cli = &b->cli;
   b->cap = cli->ninputs + 64;
   if (!(b->inputs = batch_calloc((size_t)b->cap, sizeof *b->inputs)) ||
-      !(b->owned = batch_calloc((size_t)b->cap, sizeof *b->owned)))
+      !(b->owned = batch_calloc((size_t)b->cap, sizeof *b->owned)) ||
+      !(b->rel = batch_calloc((size_t)b->cap, sizeof *b->rel)))
     return -1;
-  for (int i = 0; i < cli->ninputs; i++)
-    b->inputs[b->ninputs++] = cli->inputs[i];
-  if (cli->from &&
-      read_list(cli->from, &b->inputs, &b->ninputs, &b->cap, &b->owned, &b->nowned) < 0)
+  for (int i = 0; i < cli->ninputs; i++) {
+    struct stat st;
+    int rc = stat(cli->inputs[i], &st) == 0 && S_ISDIR(st.st_mode)
+                 ? batch_add_dir(b, cli->inputs[i])
+                 : batch_add_input(b, cli->inputs[i], NULL, 0);
+    if (rc < 0)
+      return -1;
+  }
+  if (cli->from && read_list(b, cli->from) < 0)
     return -1;
   return 0;
 }
 
-/* The output name of input: its last component with the extension of --format, or its own
+/* The output name of input: its last component (with rel, the path from there: a file found
+ * under a directory given with --recursive) with the extension of --format, or its own
  * extension when that names a format gpuimg writes (kept as spelled: .jpeg, .PNG), else
  * with .png. A leading dot does not start an extension (".hidden" -> ".hidden.png"). */
-static int name_output(batch_t *b, item_t *it)
+static int name_output(batch_t *b, item_t *it, size_t rel)
 {
   static const char *const ext[] = {"png", "jpg", "bmp", "tga"};
   const char *slash = strrchr(it->input, '/');
-  const char *base = slash ? slash + 1 : it->input;
-  const char *dot = strrchr(base, '.');
-  size_t stem = dot && dot != base ? (size_t)(dot - base) : strlen(base);
+  const char *last = slash ? slash + 1 : it->input;
+  const char *base = rel ? it->input + rel : last;
+  const char *dot = strrchr(last, '.');
+  size_t stem = dot && dot != last ? (size_t)(dot - base) : strlen(base);
   const char *new_ext;
 
   if (b->cli.batch_format != GPUIMG_FORMAT_NONE) {
     it->format = b->cli.batch_format;
     new_ext = ext[it->format];
-  } else if (dot && dot != base &&
-             (it->format = gpuimg_format_from_name(base)) != GPUIMG_FORMAT_NONE) {
+  } else if (dot && dot != last &&
+             (it->format = gpuimg_format_from_name(last)) != GPUIMG_FORMAT_NONE) {
     new_ext = dot + 1;
   } else {
     it->format = GPUIMG_FORMAT_PNG;
@@ -310,7 +330,7 @@ static int make_item(batch_t *b, int i)
   if (!it->selected)
     it->status = ITEM_SKIPPED;
   b->nselected += it->selected;
-  if (name_output(b, it) < 0)
+  if (name_output(b, it, b->rel[i]) < 0)
     return -1;
   const char *slash = strrchr(it->input, '/');
   const char *base = slash ? slash + 1 : it->input;

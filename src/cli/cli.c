@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #ifndef GPUIMG_VERSION
 #define GPUIMG_VERSION "unknown"
@@ -116,6 +117,8 @@ const gpuimg_option_t gpuimg_cli_batch_options[] = {
              "K/N from the job array's variables; auto: those if set"},
     {.long_name = "skip-existing", .kind = GPUIMG_OPTION_FLAG, .offset = CLI(skip_existing),
      .value = 1, .help = "leave outputs that exist alone (finish a re-run)"},
+    {.long_name = "recursive", .kind = GPUIMG_OPTION_FLAG, .offset = CLI(recursive), .value = 1,
+     .help = "an INPUT directory's subdirectories too, mirrored under DIR"},
     {0},
 };
 
@@ -168,6 +171,30 @@ static int parse_option(gpuimg_cli_t *cli, gpuimg_args_t *args)
   return gpuimg_options_apply(o, spelled, arg, sets[first + which].target);
 }
 
+/* Whether path names a directory: it ends in '/' or is one. */
+static int is_directory(const char *path)
+{
+  struct stat st;
+  size_t len = strlen(path);
+  return (len > 0 && path[len - 1] == '/') || (stat(path, &st) == 0 && S_ISDIR(st.st_mode));
+}
+
+/* -o NAME with an image extension names a file when it is not a directory: one input is then
+ * a one-image run writing NAME (1); several are a usage error (-1). 0: NAME is a directory. */
+static int output_file(gpuimg_cli_t *cli, const char **positional)
+{
+  if (gpuimg_format_from_name(cli->outdir) == GPUIMG_FORMAT_NONE || is_directory(cli->outdir))
+    return 0;
+  if (cli->ninputs != 1 || cli->from)
+    return usage_error(cli->outdir,
+                       "%sseveral inputs need -o DIR, a directory (end the name with '/' to make "
+                       "it one)", "");
+  positional[1] = cli->outdir;
+  cli->outdir = NULL;
+  cli->ninputs = 2;
+  return 1;
+}
+
 /* Batch mode (-o DIR): every positional argument is an input. */
 static int check_batch(const gpuimg_cli_t *cli)
 {
@@ -182,9 +209,9 @@ static int check_batch(const gpuimg_cli_t *cli)
 static int check_single(gpuimg_cli_t *cli, const char **positional, int npositional)
 {
   if (cli->from || cli->batch_format != GPUIMG_FORMAT_NONE || cli->force || cli->jobs ||
-      cli->devices || cli->shard_n)
-    return usage_error("", "%s--from, --format, --force, --jobs, --devices and --shard need -o DIR",
-                       "");
+      cli->devices || cli->shard_n || cli->recursive)
+    return usage_error("", "%s--from, --format, --force, --jobs, --devices, --shard and --recursive "
+                       "need -o DIR", "");
   if (cli->shard_mode || cli->skip_existing)
     return usage_error("", "%s--shard and --skip-existing need -o DIR", "");
   if (npositional > 2)
@@ -198,6 +225,11 @@ static int check_single(gpuimg_cli_t *cli, const char **positional, int npositio
   if (cli->input && !cli->input[0])
     return usage_error("", "%sempty input file name", "");
   if (cli->output) {
+    if (strcmp(cli->output, "-") && is_directory(cli->output)) {
+      gpuimg_error_set(GPUIMG_EXIT_OUTPUT, cli->output,
+                       "is a directory (give a file name, or -o DIR for a batch)");
+      return -1;
+    }
     if (strcmp(cli->output, "-") == 0)
       cli->format = GPUIMG_FORMAT_PNG;
     else
@@ -280,6 +312,9 @@ int gpuimg_cli_parse(int argc, char **argv, gpuimg_cli_t *cli)
     return usage_error("", "%sno operation given", "");
   if (want_op)
     return usage_error("", "%s'then' must be followed by an operation", "");
+  if (cli->outdir && output_file(cli, positional) < 0)
+    return -1;
+  npositional = cli->ninputs;
   if (cli->outdir ? check_batch(cli) < 0 : check_single(cli, positional, npositional) < 0)
     return -1;
   return check_masks(cli);
@@ -293,8 +328,7 @@ void gpuimg_cli_free(gpuimg_cli_t *cli)
 
 void gpuimg_cli_usage(FILE *f)
 {
-  fprintf(f, "Usage: gpuimg OP [OPTIONS] [then OP [OPTIONS]]... [INPUT [OUTPUT]]\n"
-             "Try 'gpuimg --help' for more information.\n");
+  fprintf(f, "Try 'gpuimg --help' for more information.\n");
 }
 
 void gpuimg_cli_help(FILE *f)
@@ -307,8 +341,9 @@ void gpuimg_cli_help(FILE *f)
              "  gpuimg %s then %s in.png out.png\n"
              "Without INPUT (or with INPUT 'sample:'), the built-in 1024x768 sample and its\n"
              "subject mask are used.\n"
-             "Without OUTPUT, no image is written. '-' is stdin/stdout. OUTPUT's extension\n"
-             "picks the format: .png, .jpg/.jpeg, .bmp or .tga (stdout: PNG).\n",
+             "Without OUTPUT, no image is written (a line says so, except with -q or a timing run).\n"
+             "'-' is stdin/stdout. OUTPUT's extension picks the format: .png, .jpg/.jpeg,\n"
+             ".bmp or .tga (stdout: PNG).\n",
           gpuimg_ops[0]->name, gpuimg_ops[1] ? gpuimg_ops[1]->name : gpuimg_ops[0]->name);
   for (int i = 0; gpuimg_ops[i]; i++) {
     const gpuimg_op_t *op = gpuimg_ops[i];
@@ -319,7 +354,9 @@ void gpuimg_cli_help(FILE *f)
   gpuimg_options_help(f, gpuimg_plan_options, 2, 16);
   gpuimg_options_help(f, gpuimg_cli_options, 2, 16);
   fprintf(f, "  %-16s end of options\n", "--");
-  fprintf(f, "\nBatch mode (-o DIR): every INPUT is converted into DIR under its own base name:\n");
+  fprintf(f, "\nBatch mode (-o DIR): every INPUT is converted into DIR under its own base name;\n"
+             "an INPUT directory gives its PNG and JPEG files. With one INPUT, -o NAME.png (an\n"
+             "image extension, no trailing '/', not a directory) writes the file NAME.png.\n");
   gpuimg_options_help(f, gpuimg_cli_batch_options, 2, 16);
   fprintf(f,
           "  With --report FILE the report is JSON Lines: one object per image and a summary.\n"

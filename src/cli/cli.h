@@ -24,6 +24,7 @@ typedef struct {
   const char *from;             /* --from LIST, "-" = stdin */
   gpuimg_format_t batch_format; /* --format, NONE = each input's own */
   int force;
+  int recursive;        /* --recursive: INPUT directories' subdirectories too */
   int jobs;             /* 0: the usable cores (affinity, cgroup quota) */
   const char *devices;  /* NULL: device 0; "all"; or "0,1,..." */
   int shard_k, shard_n; /* 0/0: no sharding */
@@ -37,7 +38,8 @@ typedef enum { GPUIMG_SHARD_GIVEN, GPUIMG_SHARD_SLURM, GPUIMG_SHARD_AUTO } gpuim
 /* The most shards --shard takes. */
 #define GPUIMG_MAX_SHARDS 1000000
 
-/* Parses argv; -1 with a usage error (exit 2) set. */
+/* Parses argv; -1 with the error set: a usage error (exit 2), or exit 4 for an OUTPUT that
+ * is a directory. */
 int gpuimg_cli_parse(int argc, char **argv, gpuimg_cli_t *cli);
 void gpuimg_cli_help(FILE *f);
 

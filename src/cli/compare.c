@@ -135,8 +135,7 @@ static int parse_args(int argc, char **argv, compare_options_t *o)
 
 static void compare_usage(FILE *f)
 {
-  fprintf(f, "Usage: gpuimg compare [OPTIONS] BASELINE CURRENT\n"
-             "Try 'gpuimg compare --help' for more information.\n");
+  fprintf(f, "Try 'gpuimg compare --help' for more information.\n");
 }
 
 static void compare_help(FILE *f)

@@ -64,7 +64,7 @@ static int info_usage(const char *fmt, const char *arg)
 {
   fprintf(stderr, "gpuimg: info: ");
   fprintf(stderr, fmt, arg);
-  fprintf(stderr, "\nUsage: gpuimg info [--report FILE] [-q]\n");
+  fprintf(stderr, "\nTry 'gpuimg info --help' for more information.\n");
   return GPUIMG_EXIT_USAGE;
 }
 

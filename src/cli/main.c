@@ -109,16 +109,28 @@ static int run_one(const gpuimg_cli_t *cli, outputs_t *o, gpuimg_run_t *run, dou
   return o->have_rep ? write_report(cli, run, o, t_start) : 0;
 }
 
+/* Without OUTPUT the result is not written: say so, unless quiet or a timing run (a report,
+ * --explain, --repeat or --warmup shows why there is no image). */
+static void say_not_written(const gpuimg_cli_t *cli)
+{
+  if (!cli->output && !cli->plan.quiet && !cli->report && !cli->explain &&
+      cli->plan.repeat == 1 && cli->plan.warmup == 0)
+    fprintf(stderr, "gpuimg: no OUTPUT given: the result was not written (name an OUTPUT file "
+                    "to save it)\n");
+}
+
 /* The main command: a one-image run, a batch (-o DIR), --help or --version. */
 static int image_main(int argc, char **argv)
 {
   double t_start = gpuimg_now_ms();
   gpuimg_cli_t cli;
   if (gpuimg_cli_parse(argc, argv, &cli) < 0) {
+    int code = gpuimg_error_code(); /* usage, or an OUTPUT that is a directory */
     fprintf(stderr, "gpuimg: %s\n", gpuimg_error_message());
-    gpuimg_cli_usage(stderr);
+    if (code == GPUIMG_EXIT_USAGE)
+      gpuimg_cli_usage(stderr);
     gpuimg_cli_free(&cli);
-    return GPUIMG_EXIT_USAGE;
+    return code;
   }
   int status = GPUIMG_EXIT_OK;
   if (cli.help || cli.version || cli.completion) {
@@ -143,6 +155,8 @@ static int image_main(int argc, char **argv)
         gpuimg_output_abort(&o.out);
       if (o.have_rep)
         gpuimg_output_abort(&o.rep);
+    } else {
+      say_not_written(&cli);
     }
     gpuimg_run_free(&run);
     gpuimg_codec_thread_end();

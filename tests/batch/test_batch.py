@@ -441,8 +441,10 @@ def output_directory():
     res = run("gray", "-o", "nodir/sub", *inputs)
     check(res.rc == EXIT_OUTPUT and res.err == b"gpuimg: nodir/sub: cannot create directory: "
           b"No such file or directory\n", "only one level is created", res)
-    res = run("gray", "-o", inputs[0], *inputs)
-    check(res.rc == EXIT_OUTPUT and res.err == b"gpuimg: ino/ino00.png: not a directory\n",
+    with open(path("notdir"), "wb") as f:
+        f.write(b"x")
+    res = run("gray", "-o", "notdir", *inputs)
+    check(res.rc == EXIT_OUTPUT and res.err == b"gpuimg: notdir: not a directory\n",
           "DIR is a file", res)
     res = run("gray", "-o", "ino", "--report", "ino/ino00.png", "--format", "bmp", *inputs)
     check(res.rc == EXIT_OUTPUT and res.err == b"gpuimg: ino/ino00.png: output is the same file "
@@ -614,7 +616,7 @@ def usage_errors():
                      "--shard: invalid value '%s' (expected K/N with 1 <= K <= N <= 1000000, "
                      "slurm or auto)" % bad)
     expect_usage(["gray", "--from", "list.txt"],
-                 "--from, --format, --force, --jobs, --devices and --shard need -o DIR")
+                 "--from, --format, --force, --jobs, --devices, --shard and --recursive need -o DIR")
     expect_usage(["gray", "-o", "o"], "o: no input files (give INPUT... or --from LIST)")
     expect_usage(["gray", "--format", "gif", "-o", "o", "inu/inu00.png"],
                  "--format: invalid value 'gif' (expected png, jpg, bmp or tga)")

@@ -28,8 +28,7 @@ from gpuimg_testlib import (  # noqa: E402
     EXIT_FAILURE, EXIT_INPUT, EXIT_OK, EXIT_OUTPUT, EXIT_USAGE, check, cpu, leftovers, path,
     read, test)
 
-USAGE = (b"Usage: gpuimg compare [OPTIONS] BASELINE CURRENT\n"
-         b"Try 'gpuimg compare --help' for more information.\n")
+USAGE = b"Try 'gpuimg compare --help' for more information.\n"
 TIMEOUT = 120  # seconds per run of gpuimg
 
 

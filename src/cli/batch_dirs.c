@@ -1,0 +1,172 @@
+/* batch_dirs.c: batch inputs that are directories: the PNG and JPEG files in them, by name, and
+ * with --recursive those of their subdirectories, whose outputs mirror the tree under DIR. */
+#define _XOPEN_SOURCE 700
+#include "batch.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Deeper directories than this are not descended into (a bound on path lengths). */
+#define MAX_DEPTH 64
+
+/* What a directory held besides images. */
+typedef struct {
+  int files;   /* not PNG or JPEG (by content), or not regular files */
+  int subdirs; /* subdirectories not descended into (no --recursive) */
+  dev_t out_dev; /* DIR, when it exists: never an input, also when inside the tree */
+  ino_t out_ino;
+  int have_out;
+} skipped_t;
+
+static int cmp_names(const void *a, const void *b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void free_names(char **names, int n)
+{
+  for (int i = 0; i < n; i++)
+    free(names[i]);
+  free(names);
+}
+
+/* The entries of dir but . and .., sorted by strcmp: a malloc'd array of malloc'd names (free
+ * with free_names), *n set; NULL with the error set. */
+static char **list_dir(const char *dir, int *n)
+{
+  DIR *d = opendir(dir);
+  char **names = calloc(64, sizeof *names);
+  int cap = 64, oom = !names;
+  struct dirent *e;
+  *n = 0;
+  if (!d) {
+    gpuimg_error_set(GPUIMG_EXIT_INPUT, dir, "%s", strerror(errno));
+    free(names);
+    return NULL;
+  }
+  while (!oom && (e = readdir(d))) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+      continue;
+    if (*n == cap) {
+      char **more = realloc(names, (size_t)cap * 2 * sizeof *more);
+      if (!(oom = !more)) {
+        names = more;
+        cap *= 2;
+      }
+    }
+    if (!oom && !(oom = !(names[*n] = strdup(e->d_name))))
+      ++*n;
+  }
+  closedir(d);
+  if (oom) {
+    free_names(names, *n);
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, dir, "out of memory");
+    return NULL;
+  }
+  qsort(names, (size_t)*n, sizeof *names, cmp_names);
+  return names;
+}
+
+/* Whether the file's first bytes are a PNG's or a JPEG's. One that cannot be read counts as
+ * an image, so that its conversion fails with the reason. */
+static int is_image(const char *path)
+{
+  unsigned char head[8];
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return 1;
+  size_t got = fread(head, 1, sizeof head, f);
+  fclose(f);
+  return (got == 8 && memcmp(head, "\x89PNG\r\n\x1a\n", 8) == 0) ||
+         (got >= 3 && head[0] == 0xff && head[1] == 0xd8 && head[2] == 0xff);
+}
+
+/* Adds the images of dir and, with --recursive, of its subdirectories (not links to them);
+ * rel as in batch_t. 0, or -1 with the error set. */
+static int walk(batch_t *b, const char *dir, size_t rel, skipped_t *sk, int depth)
+{
+  int n, rc = 0;
+  char **names = list_dir(dir, &n);
+  size_t dlen = strlen(dir);
+  int sep = dlen > 0 && dir[dlen - 1] != '/';
+  if (!names)
+    return -1;
+  for (int i = 0; i < n && rc == 0; i++) {
+    size_t len = dlen + (size_t)sep + strlen(names[i]) + 1;
+    char *full = malloc(len);
+    struct stat st;
+    if (!full) {
+      gpuimg_error_set(GPUIMG_EXIT_FAILURE, dir, "out of memory");
+      rc = -1;
+      break;
+    }
+    snprintf(full, len, "%s%s%s", dir, sep ? "/" : "", names[i]);
+    if (lstat(full, &st) == 0 && S_ISDIR(st.st_mode)) {
+      if (sk->have_out && st.st_dev == sk->out_dev && st.st_ino == sk->out_ino)
+        ; /* DIR itself */
+      else if (b->cli.recursive && depth < MAX_DEPTH)
+        rc = walk(b, full, rel, sk, depth + 1);
+      else
+        sk->subdirs++;
+      free(full);
+    } else if (stat(full, &st) == 0 && S_ISREG(st.st_mode) && is_image(full)) {
+      rc = batch_add_input(b, full, full, rel);
+    } else {
+      sk->files++;
+      free(full);
+    }
+  }
+  free_names(names, n);
+  return rc;
+}
+
+int batch_add_dir(batch_t *b, const char *dir)
+{
+  skipped_t sk = {0};
+  struct stat st;
+  size_t dlen = strlen(dir);
+  if (stat(b->outdir, &st) == 0) {
+    sk.have_out = 1;
+    sk.out_dev = st.st_dev;
+    sk.out_ino = st.st_ino;
+  }
+  /* Without --recursive every output is named by its last component, as for a file given. */
+  size_t rel = b->cli.recursive ? dlen + (dlen > 0 && dir[dlen - 1] != '/') : 0;
+  if (walk(b, dir, rel, &sk, 0) < 0)
+    return -1;
+  if ((sk.files || sk.subdirs) && !b->cli.plan.quiet) {
+    fprintf(stderr, "gpuimg: %s: skipped ", dir);
+    if (sk.files)
+      fprintf(stderr, "%d %s not PNG or JPEG%s", sk.files, sk.files == 1 ? "file" : "files",
+              sk.subdirs ? " and " : "");
+    if (sk.subdirs)
+      fprintf(stderr, "%d %s (--recursive converts them too)", sk.subdirs,
+              sk.subdirs == 1 ? "subdirectory" : "subdirectories");
+    fputc('\n', stderr);
+  }
+  return 0;
+}
+
+int batch_make_parents(const item_t *it)
+{
+  char *path = strdup(it->output);
+  int rc = 0;
+  if (!path) {
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, it->output, "out of memory");
+    return -1;
+  }
+  /* Each directory of the name below DIR, outermost first; one made meanwhile is fine. */
+  for (char *p = path + (it->name - it->output); (p = strchr(p, '/')); p++) {
+    *p = '\0';
+    if (mkdir(path, 0777) < 0 && errno != EEXIST) {
+      gpuimg_error_set(GPUIMG_EXIT_OUTPUT, path, "cannot create directory: %s", strerror(errno));
+      rc = -1;
+      break;
+    }
+    *p = '/';
+  }
+  free(path);
+  return rc;
+}
