@@ -4,7 +4,7 @@
 
 Usage: test_cli.py GROUP...   (groups: usage, input, decode, output, clobber, formats,
                                pixels, pipeline, report, codec, jpeg, nolibjpeg, completion,
-                               threads;
+                               threads, orient;
                                'all' runs every group; a group whose every test is skipped
                                exits 77)
 
@@ -13,7 +13,8 @@ The tests live in the modules this script imports, by group:
   cli_io.py          decode, output,       cli_codecs.py      codec, jpeg, nolibjpeg
                      clobber               cli_completion.py  completion
   cli_images.py      formats, pixels,      cli_threads.py     threads
-                     pipeline              cli_common.py      what they share (not tests)
+                     pipeline              cli_orient.py      orient
+                                           cli_common.py      what they share (not tests)
 
 Environment:
   GPUIMG               the binary under test (required)
@@ -48,6 +49,7 @@ import cli_report  # noqa: E402,F401
 import cli_codecs  # noqa: E402,F401
 import cli_completion  # noqa: E402,F401
 import cli_threads  # noqa: E402,F401
+import cli_orient  # noqa: E402,F401
 
 if __name__ == "__main__":
     sys.exit(testlib.main(sys.argv, "cli-", populate=lambda: mi.write_corpus(path())))

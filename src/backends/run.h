@@ -35,6 +35,7 @@ typedef struct {
   uint64_t max_pixels;
   int fsync; /* every output file flushed to disk before its rename, its directory after */
   int threads; /* CPU backend: threads over row bands; 0: not given (the usable cores) */
+  int no_autorotate; /* keep the stored pixels: no EXIF orientation applied (images, masks) */
 } gpuimg_plan_t;
 
 /* One timed stage of the report. */
@@ -66,7 +67,8 @@ typedef struct {
   double predicted_cpu_ms, predicted_cuda_ms;
   const char *input_name;
   uint64_t input_bytes;
-  int in_w, in_h, in_c;
+  int in_w, in_h, in_c; /* as decoded and turned upright */
+  int orientation;       /* the input's EXIF orientation applied, 1..8 (0, 1: none) */
   const char *output_name;
   gpuimg_format_t output_format; /* with output_name */
   uint64_t output_bytes;

@@ -4,6 +4,7 @@
 #include "flow.h"
 
 #include "cost.h"
+#include "exif.h"
 #include "pool.h"
 
 #include <stdlib.h>
@@ -35,7 +36,14 @@ static int read_timed(const char *path, const char *prefix, gpuimg_buf_t *buf, g
   return run ? stage_add(run, name, gpuimg_now_ms() - t0, buf->size, NULL) : 0;
 }
 
-/* Decodes bytes with the codec the plan picks for them, as the stage <prefix>decode. */
+/* The EXIF orientation the plan applies to these bytes: 1 with --no-autorotate. */
+static int orientation(const gpuimg_plan_t *plan, const uint8_t *bytes, size_t size)
+{
+  return plan->no_autorotate ? 1 : gpuimg_exif_orientation(bytes, size);
+}
+
+/* Decodes bytes with the codec the plan picks for them, then turns the pixels as their EXIF
+ * orientation asks (unless --no-autorotate), as the stage <prefix>decode. */
 static int decode_timed(const gpuimg_plan_t *plan, const uint8_t *bytes, size_t size,
                         const char *what, const char *prefix, gpuimg_image_t *img,
                         gpuimg_run_t *run)
@@ -43,8 +51,12 @@ static int decode_timed(const gpuimg_plan_t *plan, const uint8_t *bytes, size_t 
   char name[32];
   double t0 = gpuimg_now_ms();
   const gpuimg_codec_t *codec = gpuimg_codec_decoder(plan->codec, bytes, size);
-  if (codec->decode(bytes, size, what, plan->max_pixels, img) < 0)
+  int o = orientation(plan, bytes, size);
+  if (codec->decode(bytes, size, what, plan->max_pixels, img) < 0 ||
+      gpuimg_image_orient(img, o, what) < 0)
     return -1;
+  if (run && !*prefix)
+    run->orientation = o;
   snprintf(name, sizeof name, "%sdecode", prefix);
   uint64_t px = gpuimg_image_bytes(img->width, img->height, img->channels);
   return run ? stage_add(run, name, gpuimg_now_ms() - t0, size + px, codec->name) : 0;
@@ -221,7 +233,9 @@ static int load(image_t *im)
   if (read_timed(job->input, "", &im->file, im->run) < 0)
     return -1;
   im->run->input_bytes = im->file.size;
-  im->on_device = flow->device_jpeg && im->file.size >= 3 && !memcmp(im->file.data, soi, 3);
+  /* A JPEG whose pixels must be turned is decoded here: the device decode keeps them. */
+  im->on_device = flow->device_jpeg && im->file.size >= 3 && !memcmp(im->file.data, soi, 3) &&
+                  orientation(flow->plan, im->file.data, im->file.size) == 1;
   choose_backend(im, im->file.data, im->file.size);
   if (im->on_device)
     return 0;

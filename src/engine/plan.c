@@ -98,6 +98,10 @@ const gpuimg_option_t gpuimg_plan_options[] = {
     {.long_name = "fsync", .kind = GPUIMG_OPTION_FLAG, .offset = PLAN(fsync), .value = 1,
      .help = "flush each output file to disk before it gets its name, and\n"
              "its directory after (survives a crash or power loss; slower)"},
+    {.long_name = "no-autorotate", .kind = GPUIMG_OPTION_FLAG, .offset = PLAN(no_autorotate),
+     .value = 1,
+     .help = "keep the stored pixels: do not turn images and masks as\n"
+             "their EXIF Orientation asks (JPEG APP1, PNG eXIf)"},
     {.long_name = "quiet", .short_name = 'q', .kind = GPUIMG_OPTION_FLAG, .offset = PLAN(quiet),
      .value = 1, .help = "no notices on stderr"},
     {0},

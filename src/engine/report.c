@@ -249,9 +249,10 @@ char *gpuimg_report_json(const gpuimg_plan_t *plan, const gpuimg_run_t *run)
     add_number(root, "copy_bandwidth_gbps", rnd(run->copy_gbps, 1));
   add_number(root, "repeat", plan->repeat);
   add_number(root, "warmup", plan->warmup);
-  cJSON_AddItemToObject(
-      root, "input",
-      image_object(run->input_name, run->input_bytes, run->in_w, run->in_h, run->in_c));
+  cJSON *in = image_object(run->input_name, run->input_bytes, run->in_w, run->in_h, run->in_c);
+  if (in && run->orientation > 1)
+    add_number(in, "orientation", run->orientation);
+  cJSON_AddItemToObject(root, "input", in);
   if (run->output_name) {
     cJSON *out =
         image_object(run->output_name, run->output_bytes, run->out_w, run->out_h, run->out_c);

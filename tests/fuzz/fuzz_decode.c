@@ -1,6 +1,7 @@
-/* fuzz_decode.c: libFuzzer harness: untrusted bytes through the stb codec (and libjpeg's, where
- * built with it), then every CPU operation. */
+/* fuzz_decode.c: libFuzzer harness: untrusted bytes through the EXIF reader, the stb codec (and
+ * libjpeg's, where built with it), the EXIF orientation, then every CPU operation. */
 #include "codec.h"
+#include "exif.h"
 #include "blur_cpu.h"
 #include "checkerboard_cpu.h"
 #include "gray_cpu.h"
@@ -225,6 +226,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   /* The header read the backend's choice makes before any decode: never a crash, and a size
    * only when it states one. */
   int iw, ih, ic;
+  int orient = gpuimg_exif_orientation(data, size); /* the EXIF block, hostile or not */
+  must(orient >= 1 && orient <= 8, "an EXIF orientation outside 1..8");
+  if (orient == 1)
+    orient = 0; /* none: pick a move from the hash below */
   if (gpuimg_codec_info(data, size, &iw, &ih, &ic) == 0)
     must(iw >= 1 && ih >= 1 && ic >= 1 && ic <= 4, "info returned an impossible header");
   gpuimg_error_clear();
@@ -238,6 +243,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
        "decode returned an image over the pixel limit");
   uint32_t h = fnv1a(data, size);
   uint64_t px = (uint64_t)img.width * (uint64_t)img.height;
+  if (px <= FUZZ_OP_PIXELS) { /* the moves the flow makes; any of the 8 on this image */
+    int w = img.width, ht = img.height, o = orient ? orient : 1 + (int)(h % 8);
+    must(gpuimg_image_orient(&img, o, "fuzz") == 0, "orient failed");
+    must(img.width == (o >= 5 ? ht : w) && img.height == (o >= 5 ? w : ht),
+         "orient gave the wrong size");
+  }
   if (px <= FUZZ_OP_PIXELS)
     run_ops(&img, h);
   if (px * (uint64_t)img.channels <= FUZZ_REF_WORK)
