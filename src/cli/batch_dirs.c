@@ -73,14 +73,13 @@ static char **list_dir(const char *dir, int *n)
  * an image, so that its conversion fails with the reason. */
 static int is_image(const char *path)
 {
-  unsigned char head[8];
+  uint8_t head[8];
   FILE *f = fopen(path, "rb");
   if (!f)
     return 1;
   size_t got = fread(head, 1, sizeof head, f);
   fclose(f);
-  return (got == 8 && memcmp(head, "\x89PNG\r\n\x1a\n", 8) == 0) ||
-         (got >= 3 && head[0] == 0xff && head[1] == 0xd8 && head[2] == 0xff);
+  return gpuimg_codec_is_png(head, got) || gpuimg_codec_is_jpeg(head, got);
 }
 
 /* Adds the images of dir and, with --recursive, of its subdirectories (not links to them);

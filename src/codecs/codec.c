@@ -100,6 +100,12 @@ int gpuimg_codec_is_jpeg(const uint8_t *bytes, size_t size)
   return size >= 3 && bytes[0] == 0xff && bytes[1] == 0xd8 && bytes[2] == 0xff;
 }
 
+int gpuimg_codec_is_png(const uint8_t *bytes, size_t size)
+{
+  static const uint8_t signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  return size >= sizeof signature && memcmp(bytes, signature, sizeof signature) == 0;
+}
+
 /* A job for the table: decode bytes, or encode fmt at a PNG level. */
 typedef struct {
   int decode;

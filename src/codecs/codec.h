@@ -76,6 +76,8 @@ extern const gpuimg_codec_t gpuimg_codec_nvjpeg;
 
 /* The JPEG signature, as stb recognises it (0xff 0xd8 0xff): the test of the JPEG codecs. */
 int gpuimg_codec_is_jpeg(const uint8_t *bytes, size_t size);
+/* The PNG signature (its 8 bytes). */
+int gpuimg_codec_is_png(const uint8_t *bytes, size_t size);
 
 /* Where the calling thread's decodes put their pixels (io.c). A decoder that can (libjpeg) asks
  * gpuimg_codec_pixels() for its pixel memory: from the thread's source when one is set and

@@ -1,6 +1,8 @@
 /* exif.c: finds the EXIF Orientation of a JPEG (APP1) or PNG (eXIf) and applies it to pixels. */
 #include "exif.h"
 
+#include "codec.h"
+
 #include <string.h>
 
 #define TAG_ORIENTATION 0x0112
@@ -92,10 +94,9 @@ static int png_orientation(const uint8_t *b, size_t size)
 
 int gpuimg_exif_orientation(const uint8_t *bytes, size_t size)
 {
-  static const uint8_t png_sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
-  if (size >= 3 && bytes[0] == 0xff && bytes[1] == 0xd8 && bytes[2] == 0xff)
+  if (gpuimg_codec_is_jpeg(bytes, size))
     return jpeg_orientation(bytes, size);
-  if (size >= 8 && !memcmp(bytes, png_sig, 8))
+  if (gpuimg_codec_is_png(bytes, size))
     return png_orientation(bytes, size);
   return 1;
 }

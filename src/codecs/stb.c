@@ -438,7 +438,7 @@ static const char *stb_kind(const uint8_t *bytes, size_t size, const char *what)
     gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "empty file");
     return NULL;
   }
-  if (size >= sizeof png_signature && memcmp(bytes, png_signature, sizeof png_signature) == 0)
+  if (gpuimg_codec_is_png(bytes, size))
     kind = "PNG";
   else if (gpuimg_codec_is_jpeg(bytes, size))
     kind = "JPEG";
@@ -649,9 +649,7 @@ static int stb_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
 /* A PNG or a JPEG signature: what stb_decode() reads (it reports anything else). */
 static int stb_recognises(const uint8_t *bytes, size_t size)
 {
-  return (size >= sizeof png_signature &&
-          memcmp(bytes, png_signature, sizeof png_signature) == 0) ||
-         gpuimg_codec_is_jpeg(bytes, size);
+  return gpuimg_codec_is_png(bytes, size) || gpuimg_codec_is_jpeg(bytes, size);
 }
 
 /* The reference: the lowest priority under auto, and what serves every format a codec
@@ -675,7 +673,7 @@ int gpuimg_codec_info(const uint8_t *bytes, size_t size, int *width, int *height
   probe_t p;
   memset(&p, 0, sizeof p);
   *width = *height = *channels = 0;
-  if (size >= sizeof png_signature && memcmp(bytes, png_signature, sizeof png_signature) == 0)
+  if (gpuimg_codec_is_png(bytes, size))
     png_probe(bytes, size, &p);
   else if (gpuimg_codec_is_jpeg(bytes, size))
     jpeg_probe(bytes, size, &p);

@@ -214,7 +214,6 @@ static int load(image_t *im)
 {
   const gpuimg_flow_t *flow = im->flow;
   gpuimg_job_t *job = im->job;
-  static const uint8_t soi[3] = {0xff, 0xd8, 0xff};
   mark(im, GPUIMG_FLOW_LOAD, 0);
   im->run->input_name = job->what;
   if (job->image) { /* a copy: the steps free their input as soon as they are done */
@@ -234,7 +233,7 @@ static int load(image_t *im)
     return -1;
   im->run->input_bytes = im->file.size;
   /* A JPEG whose pixels must be turned is decoded here: the device decode keeps them. */
-  im->on_device = flow->device_jpeg && im->file.size >= 3 && !memcmp(im->file.data, soi, 3) &&
+  im->on_device = flow->device_jpeg && gpuimg_codec_is_jpeg(im->file.data, im->file.size) &&
                   orientation(flow->plan, im->file.data, im->file.size) == 1;
   choose_backend(im, im->file.data, im->file.size);
   if (im->on_device)
