@@ -4,7 +4,7 @@
 
 #include "base.h"
 
-/* Per GPU, a decoder thread and an encoder thread, each with its own CUDA stream and
+/* Per GPU, a decoder thread and encoder threads, each with its own CUDA stream and
  * nvJPEG handle (jpeg_batch.c says why). Workers hand them requests and wait; the
  * decoder decodes the JPEGs the hardware decoder takes in batched calls, the rest one by
  * one. Builds without nvJPEG have the type and no way to create one. Every call below waits
@@ -32,8 +32,9 @@ int gpuimg_jpeg_batch_encode(gpuimg_jpeg_batch_t *jb, const uint8_t *d_src, int 
                              int channels, int quality, const char *what, uint8_t **out,
                              size_t *out_size);
 
-/* Calls to the batched hardware decoder, images in them, milliseconds both threads spent
- * working, and the longer of their set-ups, so far: the batch report's summary. */
+/* Calls to the batched hardware decoder, images in them, the milliseconds a decoder thread
+ * (busy_ms[0]) and an encoder thread (busy_ms[1]) spent working, on average over the
+ * threads of each kind, and the longest set-up, so far: the batch report's summary. */
 void gpuimg_jpeg_batch_counts(gpuimg_jpeg_batch_t *jb, long *batches, long *images, double *busy_ms,
                               double *setup_ms);
 

@@ -284,6 +284,32 @@ static int cmp_edge(const void *a, const void *b)
   return x->delta - y->delta; /* ends first: touching intervals do not overlap */
 }
 
+/* What bounds the run: the percent of the wall time that each resource was busy (the
+ * hardware JPEG decoder's thread, an nvJPEG encoder thread, the device, a worker; the decoder
+ * and encoder threads' times are averages over the devices and threads), and the busiest. */
+static void add_busy_shares(cJSON *root, const batch_t *b, double wall_ms, double device_ms)
+{
+  double worker_ms = 0;
+  for (int i = 0; i < b->nitems; i++)
+    for (int k = 0; k < IV_COUNT; k++) {
+      const double *iv = b->items[i].iv[k];
+      if (iv[0] >= 0 && iv[1] >= iv[0])
+        worker_ms += iv[1] - iv[0];
+    }
+  int nd = b->sched.use_cuda && b->sched.ndevices > 0 ? b->sched.ndevices : 1;
+  const char *names[] = {"hw_decoder", "jpeg_encoder", "device", "worker"};
+  double ms[] = {b->sched.jpeg_batch_ms / nd, b->sched.jpeg_encode_ms / nd, device_ms / nd,
+                 b->nworkers > 0 ? worker_ms / b->nworkers : 0};
+  cJSON *o = cJSON_AddObjectToObject(root, "busy_pct");
+  int top = 3;
+  for (int i = 0; o && i < 4; i++) {
+    cJSON_AddNumberToObject(o, names[i], rnd4(wall_ms > 0 ? 100.0 * ms[i] / wall_ms : 0));
+    if (ms[i] > ms[top])
+      top = i;
+  }
+  add_string(root, "bound", names[top]);
+}
+
 /* Over the batch's timeline: busy = time with device work in flight on some worker (the
  * pipeline intervals of the CUDA backend: upload, kernels, download), hidden = the part of
  * it during which another worker was doing host work (read, decode, encode, write). */
@@ -369,6 +395,7 @@ static char *summary_json(const batch_t *b, const batch_counts_t *n, double wall
   cJSON_AddNumberToObject(root, "jpeg_batches", (double)b->sched.jpeg_batches);
   cJSON_AddNumberToObject(root, "jpeg_batched_images", (double)b->sched.jpeg_batch_images);
   cJSON_AddNumberToObject(root, "jpeg_batch_ms", rnd4(b->sched.jpeg_batch_ms));
+  cJSON_AddNumberToObject(root, "jpeg_encode_ms", rnd4(b->sched.jpeg_encode_ms));
   /* where a batch's fixed costs go: nvJPEG's threads set up and torn down, workers ready */
   cJSON_AddNumberToObject(root, "jpeg_setup_ms", rnd4(b->sched.jpeg_setup_ms));
   cJSON_AddNumberToObject(root, "jpeg_teardown_ms", rnd4(b->sched.jpeg_teardown_ms));
@@ -378,6 +405,7 @@ static char *summary_json(const batch_t *b, const batch_counts_t *n, double wall
     cJSON_AddNumberToObject(root, "device_ready_ms", rnd4(b->sched.dev_ready_ms));
   else
     cJSON_AddNullToObject(root, "device_ready_ms");
+  add_busy_shares(root, b, wall_ms, busy);
   cJSON_AddNumberToObject(root, "exit_status", status);
   text = cJSON_PrintUnformatted(root);
   cJSON_Delete(root);

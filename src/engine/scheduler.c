@@ -86,13 +86,14 @@ static void stop_device_jpeg(gpuimg_sched_t *s)
 {
   for (int d = 0; d < s->ndevices; d++) {
     long batches = 0, images = 0;
-    double ms = 0, setup = 0;
+    double ms[2] = {0, 0}, setup = 0;
     if (!s->jpeg[d])
       continue;
-    gpuimg_jpeg_batch_counts(s->jpeg[d], &batches, &images, &ms, &setup);
+    gpuimg_jpeg_batch_counts(s->jpeg[d], &batches, &images, ms, &setup);
     if (setup > s->jpeg_setup_ms)
       s->jpeg_setup_ms = setup;
-    s->jpeg_batch_ms += ms;
+    s->jpeg_batch_ms += ms[0];
+    s->jpeg_encode_ms += ms[1];
     s->jpeg_batches += batches;
     s->jpeg_batch_images += images;
     double t0 = gpuimg_now_ms();

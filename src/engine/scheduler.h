@@ -50,7 +50,7 @@ struct gpuimg_sched {
   int device_jpeg;
   gpuimg_jpeg_batch_t *jpeg[GPUIMG_SCHED_MAX_DEVICES];
   long jpeg_batches, jpeg_batch_images;
-  double jpeg_batch_ms, jpeg_setup_ms, jpeg_teardown_ms;
+  double jpeg_batch_ms, jpeg_encode_ms, jpeg_setup_ms, jpeg_teardown_ms;
   double go_ms; /* when the workers were told to go, from t_start */
   /* --backend auto on one device with host codecs: the device is brought up by the starter
    * thread while the workers begin on the CPU, each moving to CUDA at its next image once
