@@ -45,14 +45,14 @@ static void warn(const gpuimg_plan_t *plan, const char *what, const char *warnin
 }
 
 /* Reads the metadata of an input's bytes: its EXIF, and its ICC profile when carry asks for
- * it and --strip does not forbid it; says why a block was ignored. Returns the orientation the
- * plan applies (1 with --no-autorotate), or -1 with the error set. */
+ * it and --strip does not forbid it (why a block was ignored is said once the input decoded:
+ * a file refused gets one line). Returns the orientation the plan applies (1 with
+ * --no-autorotate), or -1 with the error set. */
 static int read_meta(const gpuimg_plan_t *plan, const uint8_t *bytes, size_t size, const char *what,
                      int carry, gpuimg_meta_t *meta)
 {
   if (gpuimg_meta_read(bytes, size, carry && !plan->strip, what, meta) < 0)
     return -1;
-  warn(plan, what, meta->warning);
   return plan->no_autorotate ? 1 : meta->orientation;
 }
 
@@ -87,6 +87,8 @@ int gpuimg_flow_load_mask(const gpuimg_plan_t *plan, const char *path, const uin
   size_t size = path ? buf.size : builtin_size;
   int o = read_meta(plan, bytes, size, what, 0, &meta);
   int rc = o < 0 ? -1 : decode_timed(plan, bytes, size, what, "mask-", o, mask, run);
+  if (rc == 0)
+    warn(plan, what, meta.warning);
   gpuimg_meta_free(&meta);
   gpuimg_buf_free(&buf);
   if (rc < 0)
@@ -315,6 +317,8 @@ static int steps(image_t *im)
                                               &im->dst, run)
                : gpuimg_pipeline_process(runner, &im->src, masks, &im->dst, run);
   mark(im, GPUIMG_FLOW_STEPS, 1);
+  if (rc == 0) /* decoded, here or on the device */
+    warn(flow->plan, job->what, im->meta.warning);
   gpuimg_image_free(&im->src);
   gpuimg_buf_free(&im->file);
   return rc;
