@@ -29,6 +29,7 @@ typedef struct {
   const uint8_t *iccp; /* PNG: the iCCP chunk's data */
   size_t iccp_size;
   const char *icc_bad;
+  int components; /* JPEG: its frame's (SOFn), 0 before it */
 } found_t;
 
 static uint32_t be32(const uint8_t *p)
@@ -102,6 +103,8 @@ static void jpeg_find(const uint8_t *b, size_t size, found_t *f)
       f->exif = d + 6, f->exif_size = n - 6;
     if (m == 0xe2 && n >= ICC_HEAD && !memcmp(d, ICC_TAG, 12))
       icc_part(f, d[12], d[13], d + ICC_HEAD, n - ICC_HEAD);
+    if (m >= 0xc0 && m <= 0xcf && m != 0xc4 && m != 0xc8 && m != 0xcc && n >= 6 && !f->components)
+      f->components = d[5];
     pos += 2 + len;
   }
 }
@@ -362,20 +365,29 @@ static size_t insert_at(const gpuimg_buf_t *enc, gpuimg_format_t fmt)
   return len >= 7 && len + 4 <= enc->size && !memcmp(b + 6, "JFIF\0", 5) ? len + 4 : 2;
 }
 
-/* Whether the profile's colour space fits an image of channels channels. */
-static int icc_fits(const gpuimg_buf_t *icc, int channels)
+/* Whether the profile's colour space fits the encoded image: "GRAY" a PNG of colour type 0
+ * or 4 or a JPEG of one component, "RGB " any other. */
+static int icc_fits(const gpuimg_buf_t *icc, const gpuimg_buf_t *enc, gpuimg_format_t fmt)
 {
-  return icc->size >= 20 && !memcmp(icc->data + 16, channels <= 2 ? "GRAY" : "RGB ", 4);
+  int gray;
+  if (fmt == GPUIMG_FORMAT_PNG) {
+    gray = enc->data[25] == 0 || enc->data[25] == 4; /* IHDR's colour type */
+  } else {
+    found_t f;
+    memset(&f, 0, sizeof f);
+    jpeg_find(enc->data, enc->size, &f);
+    gray = f.components == 1;
+  }
+  return icc->size >= 20 && !memcmp(icc->data + 16, gray ? "GRAY" : "RGB ", 4);
 }
 
-int gpuimg_meta_insert(gpuimg_buf_t *enc, gpuimg_format_t fmt, int channels,
-                       const gpuimg_meta_t *meta, const char *what, char *warning,
-                       size_t warning_size)
+int gpuimg_meta_insert(gpuimg_buf_t *enc, gpuimg_format_t fmt, const gpuimg_meta_t *meta,
+                       const char *what, char *warning, size_t warning_size)
 {
   size_t at = insert_at(enc, fmt);
   if (!at || (!meta->icc.size && !meta->exif.size))
     return 0;
-  int icc = icc_fits(&meta->icc, channels);
+  int icc = icc_fits(&meta->icc, enc, fmt);
   gpuimg_buf_t seg = {0};
   int carried = fmt == GPUIMG_FORMAT_PNG ? png_blocks(&seg, meta, icc)
                                          : jpeg_blocks(&seg, meta, icc, warning, warning_size);

@@ -35,15 +35,14 @@ int gpuimg_meta_read(const uint8_t *bytes, size_t size, int want_icc, const char
 /* Sets the carried EXIF's Orientation to 1: the pixels were turned upright. */
 void gpuimg_meta_upright(gpuimg_meta_t *meta);
 
-/* Puts meta into enc, a whole JPEG or PNG of an image of channels channels: after SOI and a
- * JFIF APP0, an APP1 Exif and the profile over as many APP2 markers as it needs; after IHDR, an
- * iCCP and an eXIf chunk. The profile goes only where its colour space fits: "GRAY" for 1 or 2
- * channels, "RGB " for 3 or 4; other formats take nothing. What does not fit (an EXIF block
- * over one APP1, a profile over 255 APP2) is left out and said in warning. Returns the set
- * carried (GPUIMG_META_*), or -1 with the error set against what (out of memory). */
-int gpuimg_meta_insert(gpuimg_buf_t *enc, gpuimg_format_t fmt, int channels,
-                       const gpuimg_meta_t *meta, const char *what, char *warning,
-                       size_t warning_size);
+/* Puts meta into enc, a whole JPEG or PNG as an encoder wrote it: after SOI and a JFIF APP0,
+ * an APP1 Exif and the profile over as many APP2 markers as it needs; after IHDR, an iCCP and
+ * an eXIf chunk. The profile goes only where its colour space fits the file: "GRAY" a gray
+ * PNG or a one-component JPEG, "RGB " any other; other formats take nothing. What does not fit (an
+ * EXIF block over one APP1, a profile over 255 APP2) is left out and said in warning. Returns the
+ * set carried (GPUIMG_META_*), or -1 with the error set against what (out of memory). */
+int gpuimg_meta_insert(gpuimg_buf_t *enc, gpuimg_format_t fmt, const gpuimg_meta_t *meta,
+                       const char *what, char *warning, size_t warning_size);
 
 void gpuimg_meta_free(gpuimg_meta_t *meta);
 

@@ -324,16 +324,16 @@ static int steps(image_t *im)
   return rc;
 }
 
-/* Puts the input's metadata into the encoded output of channels channels (not with --strip),
- * and records what it carried. */
-static int carry_meta(image_t *im, int channels)
+/* Puts the input's metadata into the encoded output (not with --strip), and records what it
+ * carried. */
+static int carry_meta(image_t *im)
 {
   char warning[256] = "";
   im->run->metadata = 0;
   if (im->flow->plan->strip)
     return 0;
-  int carried = gpuimg_meta_insert(&im->encoded, im->job->format, channels, &im->meta,
-                                   im->job->output_what, warning, sizeof warning);
+  int carried = gpuimg_meta_insert(&im->encoded, im->job->format, &im->meta, im->job->output_what,
+                                   warning, sizeof warning);
   if (carried < 0)
     return -1;
   im->run->metadata = carried;
@@ -354,7 +354,7 @@ static int store(image_t *im)
     const gpuimg_codec_t *codec = gpuimg_codec_encoder(plan->codec, job->format, plan->png_level);
     gpuimg_encode_opts_t eo = {.quality = plan->quality, .png_level = plan->png_level};
     if (codec->encode(d, job->format, &eo, job->output_what, &im->encoded) < 0 ||
-        carry_meta(im, d->channels) < 0)
+        carry_meta(im) < 0)
       return -1;
     double t1 = gpuimg_now_ms();
     if (stage_add(run, "encode", t1 - t0,
@@ -365,7 +365,7 @@ static int store(image_t *im)
     run->out_h = d->height;
     run->out_c = d->channels;
     t0 = t1;
-  } else if (carry_meta(im, run->out_c) < 0) {
+  } else if (carry_meta(im) < 0) {
     return -1;
   }
   gpuimg_output_t own = {.fd = -1}, *out = job->out ? job->out : &own;

@@ -236,8 +236,8 @@ static int check_meta(const uint8_t *data, size_t size)
     char warning[256] = "";
     int carried = -1;
     must(gpuimg_codec_stb.encode(&px, fmt, &(gpuimg_encode_opts_t){90, 1}, "fuzz.out", &enc) == 0 &&
-             (carried = gpuimg_meta_insert(&enc, fmt, 3, &meta, "fuzz.out", warning,
-                                           sizeof warning)) >= 0,
+             (carried =
+                  gpuimg_meta_insert(&enc, fmt, &meta, "fuzz.out", warning, sizeof warning)) >= 0,
          "metadata insert failed");
     memset(&back, 0, sizeof back);
     must(gpuimg_meta_read(enc.data, enc.size, 1, "fuzz.out", &back) == 0 && !back.warning[0],
