@@ -395,6 +395,8 @@ int gpuimg_meta_insert(gpuimg_buf_t *enc, gpuimg_format_t fmt, const gpuimg_meta
     gpuimg_buf_free(&seg);
     return out_of_memory(what);
   }
+  if (!seg.size) /* nothing fitted */
+    return carried;
   memmove(enc->data + at + seg.size, enc->data + at, enc->size - at);
   memcpy(enc->data + at, seg.data, seg.size);
   enc->size += seg.size;
