@@ -120,20 +120,36 @@ def orient_batch():
     check(got[:2] == (24, 40), "the batch's JPEG output is %dx%d" % got[:2])
 
 
-# Each hostile block, inserted into a PNG and a JPEG, is ignored: exit 0, the stored pixels.
+# Each hostile block, inserted into a PNG and a JPEG, is ignored: exit 0, the stored pixels, and
+# the warning that says why (none for a loop of IFD pointers: they are never followed).
+PAST = "a value past the end of the block"
+RUNS = "its first directory runs past the end of the block"
+LIES = "its first directory lies past the end of the block"
+ORIENTATION = "an Orientation that is not one value 1..8"
 HOSTILE = {
-    "offset past the end": tiff(6, ifd=4000),
-    "offset past the end (MM)": tiff(6, "MM", ifd=0x7FFFFFF0),
-    "a loop of IFD pointers": b"II*\0\x08\0\0\0\x01\0" + struct.pack("<HHII", 0x8769, 4, 1, 8) +
-                              struct.pack("<I", 8),
-    "a count of 2^31": tiff(0, entries=[(0x0112, 3, 1 << 31, 6)]),
-    "a count of 65535 entries": b"MM\0*\0\0\0\x08\xff\xff" + b"\x01\x12\0\x03\0\0\0\x01\0\x06",
-    "a wrong type": tiff(0, entries=[(0x0112, 4, 1, 6)]),
-    "a value out of range": tiff(9),
-    "a truncated block": tiff(6)[:20],
-    "a truncated header": b"II*",
-    "an unknown byte order": b"XX" + tiff(6)[2:],
+    "offset past the end": (tiff(6, ifd=4000), LIES),
+    "offset past the end (MM)": (tiff(6, "MM", ifd=0x7FFFFFF0), LIES),
+    "a loop of IFD pointers": (b"II*\0\x08\0\0\0\x01\0" +
+                               struct.pack("<HHII", 0x8769, 4, 1, 8) + struct.pack("<I", 8), None),
+    "a count of 2^31": (tiff(0, entries=[(0x0112, 3, 1 << 31, 6)]), PAST),
+    "a count of 65535 entries": (b"MM\0*\0\0\0\x08\xff\xff" + b"\x01\x12\0\x03\0\0\0\x01\0\x06",
+                                 RUNS),
+    "a wrong type": (tiff(0, entries=[(0x0112, 4, 1, 6)]), ORIENTATION),
+    "a value out of range": (tiff(9), ORIENTATION),
+    "a truncated block": (tiff(6)[:20], RUNS),
+    "a truncated header": (b"II*", "no TIFF header"),
+    "an unknown byte order": (b"XX" + tiff(6)[2:], "no TIFF header"),
 }
+
+
+def decoded_warned(name, reason):
+    """The pixels gpuimg decodes from name, checking its one warning (reason None: none)."""
+    res = cpu("blur", "-r", "0", name, name + ".out.png")
+    want = b"" if reason is None else (
+        "gpuimg: %s: warning: EXIF block ignored: %s\n" % (name, reason)).encode()
+    check(res.rc == 0 and res.err == want and res.out == b"", "expected exit 0 and %r" % want, res)
+    expect_ok(cpu("-q", "blur", "-r", "0", name, name + ".q.png"), stdout_expected=False)
+    return png_decode(read(name + ".out.png"))
 
 
 @test("orient")
@@ -142,11 +158,11 @@ def orient_hostile():
     stored_jpeg = decoded("smooth.jpg")
     stored = (4, 3, 3, make_pixels(4, 3, 3, 11))
     png = png_encode_8bit(*stored)
-    for i, (what, block) in enumerate(sorted(HOSTILE.items())):
+    for i, (what, (block, reason)) in enumerate(sorted(HOSTILE.items())):
         write("h%d.png" % i, png_with(png, block))
-        same_image(decoded("h%d.png" % i), stored, "PNG with " + what)
+        same_image(decoded_warned("h%d.png" % i, reason), stored, "PNG with " + what)
         write("h%d.jpg" % i, jpeg_with(read("smooth.jpg"), block))
-        same_image(decoded("h%d.jpg" % i), stored_jpeg, "JPEG with " + what)
+        same_image(decoded_warned("h%d.jpg" % i, reason), stored_jpeg, "JPEG with " + what)
     # An APP1 whose length runs past the file, and an eXIf chunk whose length does.
     jpeg = read("smooth.jpg")
     write("long.jpg", jpeg[:2] + b"\xff\xe1\xff\xf0Exif\0\0" + tiff(6) + jpeg[2:])

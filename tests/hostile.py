@@ -301,6 +301,51 @@ def jpeg_flipped_header_and_segment_bytes():
         os.unlink(path(name))
 
 
+def meta_blocks(jpeg):
+    """An EXIF block (IFD0: Orientation 6, a Make stored past the entries) and a 300-byte
+    ICC profile, as JPEG segments (APP1, two APP2) or PNG chunks (eXIf, iCCP)."""
+    exif = (b"II*\0\x08\0\0\0\x02\0" + struct.pack("<HHII", 0x010F, 2, 6, 38) +
+            struct.pack("<HHIHH", 0x0112, 3, 1, 6, 0) + b"\0\0\0\0" + b"gpuimg")
+    icc = (struct.pack(">I", 300) + bytes(12) + b"RGB " + bytes(16) + b"acsp" +
+           bytes(range(256))[:260])
+    if not jpeg:
+        return (png_chunk(b"eXIf", exif) +
+                png_chunk(b"iCCP", b"gpuimg\0\0" + zlib.compress(icc)))
+    app = [b"Exif\0\0" + exif, b"ICC_PROFILE\0\x01\x02" + icc[:150],
+           b"ICC_PROFILE\0\x02\x02" + icc[150:]]
+    return b"".join(bytes([0xFF, 0xE1 + (k > 0)]) + struct.pack(">H", len(a) + 2) + a
+                    for k, a in enumerate(app))
+
+
+def meta_decoded_or_refused(name, out):
+    """A file with damaged metadata: exit 0 with nothing or one warning on stderr, or a clean
+    refusal (a length that breaks the file itself); never a crash."""
+    rc, so, se, _ = run(["blur", "-r", "0", name, out])
+    what = describe(["blur", "-r", "0", name, out], rc, so, se)
+    check(rc in (EXIT_OK, EXIT_INPUT) and so == b"", "expected exit 0 or 3\n" + what)
+    prefix = b"gpuimg: " + os.fsencode(name) + b": " + (b"warning: " if rc == EXIT_OK else b"")
+    check((rc == EXIT_OK and se == b"") or
+          (se.startswith(prefix) and se.endswith(b"\n") and se.count(b"\n") == 1),
+          "expected nothing or one line starting %r\n%s" % (prefix, what))
+    check(not leftovers(), "temporary files left: %r\n%s" % (leftovers(), what))
+
+
+@test("corrupt", jpeg=True)
+def metadata_blocks_damaged():
+    """Every byte of the EXIF and ICC blocks of a JPEG and a PNG set to 0x00 or 0xff (by
+    turns), written as PNG or JPEG (by turns): the block is ignored with a warning, or the
+    file refused, never a crash."""
+    for jpeg in (True,) if CODEC else (True, False):
+        base = make_jpeg() if jpeg else small_png()
+        at, blocks = (2 if jpeg else 33), meta_blocks(jpeg)
+        data = base[:at] + blocks + base[at:]
+        for i in range(at, at + len(blocks)):
+            name = write("meta-%d.%s" % (i, "jpg" if jpeg else "png"),
+                         data[:i] + bytes([0xFF * (i & 1)]) + data[i + 1:])
+            meta_decoded_or_refused(name, "out.jpg" if i & 2 else "out.png")
+            os.unlink(path(name))
+
+
 @test("corrupt")
 def lying_chunk_lengths():
     data = small_png()

@@ -45,6 +45,7 @@ int main(void)
             strcmp(gpuimg_error_message(),
                    "--quality: invalid value '101' (expected an integer from 1 to 100)") == 0,
         "a run-wide setting is range-checked");
+  check(gpuimg_context_set(ctx, "strip", NULL) == 0, "--strip is a run-wide setting");
   gray_in_memory(ctx);
   check(strcmp(gpuimg_context_backend(ctx), "cpu") == 0, "ran on the cpu");
   check(gpuimg_context_stage_count(ctx) == 1, "one stage: gray");

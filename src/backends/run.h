@@ -36,6 +36,7 @@ typedef struct {
   int fsync; /* every output file flushed to disk before its rename, its directory after */
   int threads; /* CPU backend: threads over row bands; 0: not given (the usable cores) */
   int no_autorotate; /* keep the stored pixels: no EXIF orientation applied (images, masks) */
+  int strip;         /* write no metadata: the input's ICC profile and EXIF are not carried */
 } gpuimg_plan_t;
 
 /* One timed stage of the report. */
@@ -73,6 +74,7 @@ typedef struct {
   gpuimg_format_t output_format; /* with output_name */
   uint64_t output_bytes;
   int out_w, out_h, out_c;
+  int metadata; /* what the output carries of the input's: GPUIMG_META_ICC, GPUIMG_META_EXIF */
   gpuimg_stage_t stages[GPUIMG_MAX_STAGES];
   int nstages;
   double total_ms;

@@ -1,17 +1,11 @@
-/* exif.c: finds the EXIF Orientation of a JPEG (APP1) or PNG (eXIf) and applies it to pixels. */
+/* exif.c: checks an EXIF block (its TIFF structure and Orientation) and applies the Orientation to
+ * pixels. */
 #include "exif.h"
-
-#include "codec.h"
 
 #include <string.h>
 
 #define TAG_ORIENTATION 0x0112
 #define TYPE_SHORT 3
-
-static uint32_t be32(const uint8_t *p)
-{
-  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
 
 /* A 16- or 32-bit value in the TIFF block's byte order (little: "II"). */
 static uint32_t tiff_u(const uint8_t *p, int little, int bytes)
@@ -22,83 +16,66 @@ static uint32_t tiff_u(const uint8_t *p, int little, int bytes)
   return v;
 }
 
-/* The Orientation in IFD0 of the TIFF block p[0..n-1]; 1 when absent or malformed. */
-static int tiff_orientation(const uint8_t *p, size_t n)
+/* The bytes of one value of TIFF type t (1..12); 0 for a type TIFF does not define. */
+static unsigned type_size(uint32_t t)
 {
+  static const unsigned sizes[13] = {0, 1, 1, 2, 4, 8, 1, 1, 2, 4, 8, 4, 8};
+  return t < 13 ? sizes[t] : 0;
+}
+
+/* Why IFD0's entry e of the block p[0..n-1] is malformed, or NULL; an Orientation sets
+ * *orientation and *at. */
+static const char *check_entry(const uint8_t *p, size_t n, int little, const uint8_t *e,
+                               int *orientation, size_t *at)
+{
+  uint32_t tag = tiff_u(e, little, 2), type = tiff_u(e + 2, little, 2);
+  uint64_t count = tiff_u(e + 4, little, 4), bytes = count * type_size(type);
+  if (bytes > 4 && (uint64_t)tiff_u(e + 8, little, 4) + bytes > n)
+    return "a value past the end of the block";
+  if (tag != TAG_ORIENTATION)
+    return NULL;
+  uint32_t v = tiff_u(e + 8, little, 2);
+  if (type != TYPE_SHORT || count != 1 || v < 1 || v > 8)
+    return "an Orientation that is not one value 1..8";
+  *orientation = (int)v;
+  *at = (size_t)(e + 8 - p);
+  return NULL;
+}
+
+const char *gpuimg_exif_check(const uint8_t *p, size_t n, int *orientation, size_t *at)
+{
+  *orientation = 1;
+  *at = 0;
   if (n < 8 || !((p[0] == 'I' && p[1] == 'I') || (p[0] == 'M' && p[1] == 'M')))
-    return 1;
+    return "no TIFF header";
   int little = p[0] == 'I';
   if (tiff_u(p + 2, little, 2) != 42)
-    return 1;
+    return "no TIFF header";
   uint32_t ifd = tiff_u(p + 4, little, 4);
   if (ifd < 8 || ifd > n || n - ifd < 2)
-    return 1;
+    return "its first directory lies past the end of the block";
   uint32_t count = tiff_u(p + ifd, little, 2);
-  size_t room = (n - ifd - 2) / 12; /* the entries that fit: a count past them is cut */
-  for (size_t i = 0; i < count && i < room; i++) {
-    const uint8_t *e = p + ifd + 2 + 12 * i;
-    if (tiff_u(e, little, 2) != TAG_ORIENTATION)
-      continue;
-    if (tiff_u(e + 2, little, 2) != TYPE_SHORT || tiff_u(e + 4, little, 4) != 1)
-      return 1;
-    uint32_t v = tiff_u(e + 8, little, 2);
-    return v >= 1 && v <= 8 ? (int)v : 1;
+  if ((n - ifd - 2) / 12 < count || n - ifd - 2 - 12 * (size_t)count < 4)
+    return "its first directory runs past the end of the block";
+  uint32_t next = tiff_u(p + ifd + 2 + 12 * (size_t)count, little, 4);
+  if (next && (next < 8 || next >= n))
+    return "a directory pointer past the end of the block";
+  for (uint32_t i = 0; i < count; i++) {
+    const char *why = check_entry(p, n, little, p + ifd + 2 + 12 * (size_t)i, orientation, at);
+    if (why) {
+      *orientation = 1;
+      *at = 0;
+      return why;
+    }
   }
-  return 1;
+  return NULL;
 }
 
-/* JPEG: the markers before the scan, the first APP1 that starts "Exif\0\0". */
-static int jpeg_orientation(const uint8_t *b, size_t size)
+void gpuimg_exif_set_orientation(uint8_t *p, size_t at, int o)
 {
-  size_t pos = 2;
-  while (pos + 4 <= size && b[pos] == 0xff) {
-    uint8_t m = b[pos + 1];
-    if (m == 0xff) { /* fill byte */
-      pos++;
-      continue;
-    }
-    if (m == 0xd9 || m == 0xda) /* EOI, SOS: no EXIF comes after */
-      return 1;
-    if (m == 0x01 || (m >= 0xd0 && m <= 0xd7)) { /* markers without a length */
-      pos += 2;
-      continue;
-    }
-    size_t len = (size_t)b[pos + 2] << 8 | b[pos + 3];
-    if (len < 2 || len > size - pos - 2)
-      return 1;
-    if (m == 0xe1 && len >= 8 && !memcmp(b + pos + 4, "Exif\0\0", 6))
-      return tiff_orientation(b + pos + 10, len - 8);
-    pos += 2 + len;
-  }
-  return 1;
-}
-
-/* PNG: the chunks before IDAT, the first eXIf (some writers start it with "Exif\0\0"). */
-static int png_orientation(const uint8_t *b, size_t size)
-{
-  size_t pos = 8;
-  while (pos + 12 <= size) {
-    size_t len = be32(b + pos);
-    const uint8_t *type = b + pos + 4;
-    if (len > size - pos - 12 || !memcmp(type, "IDAT", 4) || !memcmp(type, "IEND", 4))
-      return 1;
-    if (!memcmp(type, "eXIf", 4)) {
-      const uint8_t *d = b + pos + 8;
-      int prefixed = len >= 6 && !memcmp(d, "Exif\0\0", 6);
-      return tiff_orientation(d + (prefixed ? 6 : 0), len - (prefixed ? 6 : 0));
-    }
-    pos += 12 + len;
-  }
-  return 1;
-}
-
-int gpuimg_exif_orientation(const uint8_t *bytes, size_t size)
-{
-  if (gpuimg_codec_is_jpeg(bytes, size))
-    return jpeg_orientation(bytes, size);
-  if (gpuimg_codec_is_png(bytes, size))
-    return png_orientation(bytes, size);
-  return 1;
+  int little = p[0] == 'I';
+  p[at + (little ? 0 : 1)] = (uint8_t)o;
+  p[at + (little ? 1 : 0)] = 0;
 }
 
 int gpuimg_image_orient(gpuimg_image_t *img, int o, const char *what)

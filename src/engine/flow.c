@@ -5,6 +5,7 @@
 
 #include "cost.h"
 #include "exif.h"
+#include "meta.h"
 #include "pool.h"
 
 #include <stdlib.h>
@@ -36,22 +37,34 @@ static int read_timed(const char *path, const char *prefix, gpuimg_buf_t *buf, g
   return run ? stage_add(run, name, gpuimg_now_ms() - t0, buf->size, NULL) : 0;
 }
 
-/* The EXIF orientation the plan applies to these bytes: 1 with --no-autorotate. */
-static int orientation(const gpuimg_plan_t *plan, const uint8_t *bytes, size_t size)
+/* A warning about a file (what) on stderr, unless it is empty or the plan is quiet. */
+static void warn(const gpuimg_plan_t *plan, const char *what, const char *warning)
 {
-  return plan->no_autorotate ? 1 : gpuimg_exif_orientation(bytes, size);
+  if (warning[0] && !plan->quiet)
+    fprintf(stderr, "gpuimg: %s: warning: %s\n", what, warning);
 }
 
-/* Decodes bytes with the codec the plan picks for them, then turns the pixels as their EXIF
- * orientation asks (unless --no-autorotate), as the stage <prefix>decode. */
+/* Reads the metadata of an input's bytes: its EXIF, and its ICC profile when carry asks for
+ * it and --strip does not forbid it (why a block was ignored is said once the input decoded:
+ * a file refused gets one line). Returns the orientation the plan applies (1 with
+ * --no-autorotate), or -1 with the error set. */
+static int read_meta(const gpuimg_plan_t *plan, const uint8_t *bytes, size_t size, const char *what,
+                     int carry, gpuimg_meta_t *meta)
+{
+  if (gpuimg_meta_read(bytes, size, carry && !plan->strip, what, meta) < 0)
+    return -1;
+  return plan->no_autorotate ? 1 : meta->orientation;
+}
+
+/* Decodes bytes with the codec the plan picks for them, then turns the pixels as EXIF
+ * orientation o asks, as the stage <prefix>decode. */
 static int decode_timed(const gpuimg_plan_t *plan, const uint8_t *bytes, size_t size,
-                        const char *what, const char *prefix, gpuimg_image_t *img,
+                        const char *what, const char *prefix, int o, gpuimg_image_t *img,
                         gpuimg_run_t *run)
 {
   char name[32];
   double t0 = gpuimg_now_ms();
   const gpuimg_codec_t *codec = gpuimg_codec_decoder(plan->codec, bytes, size);
-  int o = orientation(plan, bytes, size);
   if (codec->decode(bytes, size, what, plan->max_pixels, img) < 0 ||
       gpuimg_image_orient(img, o, what) < 0)
     return -1;
@@ -66,11 +79,17 @@ int gpuimg_flow_load_mask(const gpuimg_plan_t *plan, const char *path, const uin
                           size_t builtin_size, gpuimg_image_t *mask, gpuimg_run_t *run)
 {
   gpuimg_buf_t buf = {0};
+  gpuimg_meta_t meta = {0};
   const char *what = path ? (strcmp(path, "-") ? path : "<stdin>") : BUILTIN_MASK_NAME;
   if (path && read_timed(path, "mask-", &buf, run) < 0)
     return -1;
-  int rc = decode_timed(plan, path ? buf.data : builtin, path ? buf.size : builtin_size, what,
-                        "mask-", mask, run);
+  const uint8_t *bytes = path ? buf.data : builtin;
+  size_t size = path ? buf.size : builtin_size;
+  int o = read_meta(plan, bytes, size, what, 0, &meta);
+  int rc = o < 0 ? -1 : decode_timed(plan, bytes, size, what, "mask-", o, mask, run);
+  if (rc == 0)
+    warn(plan, what, meta.warning);
+  gpuimg_meta_free(&meta);
   gpuimg_buf_free(&buf);
   if (rc < 0)
     return -1;
@@ -145,6 +164,7 @@ typedef struct {
   gpuimg_run_t *run;
   gpuimg_pipeline_t *own; /* a runner opened for this image only */
   gpuimg_buf_t file, encoded;
+  gpuimg_meta_t meta; /* the input's, carried to the output */
   gpuimg_image_t src, dst;
   gpuimg_image_t masks[GPUIMG_MAX_STEPS]; /* this image's own (flow->masks NULL) */
   int on_device;                          /* the input is decoded on the device */
@@ -224,21 +244,22 @@ static int load(image_t *im)
     choose_backend(im, NULL, 0);
     return 0;
   }
-  if (!job->input) {
-    im->run->input_bytes = job->size;
-    choose_backend(im, job->bytes, job->size);
-    return decode_timed(flow->plan, job->bytes, job->size, job->what, "", &im->src, im->run);
-  }
-  if (read_timed(job->input, "", &im->file, im->run) < 0)
+  if (job->input && read_timed(job->input, "", &im->file, im->run) < 0)
     return -1;
-  im->run->input_bytes = im->file.size;
+  const uint8_t *bytes = job->input ? im->file.data : job->bytes;
+  size_t size = job->input ? im->file.size : job->size;
+  im->run->input_bytes = size;
+  int o = read_meta(flow->plan, bytes, size, job->what, job->output != NULL, &im->meta);
+  if (o < 0)
+    return -1;
+  if (o > 1) /* the output shows the turned pixels as they are */
+    gpuimg_meta_upright(&im->meta);
   /* A JPEG whose pixels must be turned is decoded here: the device decode keeps them. */
-  im->on_device = flow->device_jpeg && gpuimg_codec_is_jpeg(im->file.data, im->file.size) &&
-                  orientation(flow->plan, im->file.data, im->file.size) == 1;
-  choose_backend(im, im->file.data, im->file.size);
+  im->on_device = job->input && flow->device_jpeg && gpuimg_codec_is_jpeg(bytes, size) && o == 1;
+  choose_backend(im, bytes, size);
   if (im->on_device)
     return 0;
-  int rc = decode_timed(flow->plan, im->file.data, im->file.size, job->what, "", &im->src, im->run);
+  int rc = decode_timed(flow->plan, bytes, size, job->what, "", o, &im->src, im->run);
   gpuimg_buf_free(&im->file);
   return rc;
 }
@@ -296,9 +317,28 @@ static int steps(image_t *im)
                                               &im->dst, run)
                : gpuimg_pipeline_process(runner, &im->src, masks, &im->dst, run);
   mark(im, GPUIMG_FLOW_STEPS, 1);
+  if (rc == 0) /* decoded, here or on the device */
+    warn(flow->plan, job->what, im->meta.warning);
   gpuimg_image_free(&im->src);
   gpuimg_buf_free(&im->file);
   return rc;
+}
+
+/* Puts the input's metadata into the encoded output (not with --strip), and records what it
+ * carried. */
+static int carry_meta(image_t *im)
+{
+  char warning[256] = "";
+  im->run->metadata = 0;
+  if (im->flow->plan->strip)
+    return 0;
+  int carried = gpuimg_meta_insert(&im->encoded, im->job->format, &im->meta, im->job->output_what,
+                                   warning, sizeof warning);
+  if (carried < 0)
+    return -1;
+  im->run->metadata = carried;
+  warn(im->flow->plan, im->job->output_what, warning);
+  return 0;
 }
 
 /* Encodes the result here unless the device did, then writes it atomically. */
@@ -313,7 +353,8 @@ static int store(image_t *im)
     const gpuimg_image_t *d = &im->dst;
     const gpuimg_codec_t *codec = gpuimg_codec_encoder(plan->codec, job->format, plan->png_level);
     gpuimg_encode_opts_t eo = {.quality = plan->quality, .png_level = plan->png_level};
-    if (codec->encode(d, job->format, &eo, job->output_what, &im->encoded) < 0)
+    if (codec->encode(d, job->format, &eo, job->output_what, &im->encoded) < 0 ||
+        carry_meta(im) < 0)
       return -1;
     double t1 = gpuimg_now_ms();
     if (stage_add(run, "encode", t1 - t0,
@@ -324,6 +365,8 @@ static int store(image_t *im)
     run->out_h = d->height;
     run->out_c = d->channels;
     t0 = t1;
+  } else if (carry_meta(im) < 0) {
+    return -1;
   }
   gpuimg_output_t own = {.fd = -1}, *out = job->out ? job->out : &own;
   int flags = GPUIMG_OUTPUT_BINARY | gpuimg_flow_output_flags(plan) |
@@ -377,6 +420,7 @@ int gpuimg_flow_run(const gpuimg_flow_t *flow, gpuimg_job_t *job, gpuimg_run_t *
   run->total_ms = now - job->intervals[GPUIMG_FLOW_LOAD][0];
   gpuimg_buf_free(&im.file);
   gpuimg_buf_free(&im.encoded);
+  gpuimg_meta_free(&im.meta);
   gpuimg_image_free(&im.src);
   gpuimg_image_free(&im.dst);
   for (int i = 0; i < GPUIMG_MAX_STEPS; i++)

@@ -102,6 +102,10 @@ const gpuimg_option_t gpuimg_plan_options[] = {
      .value = 1,
      .help = "keep the stored pixels: do not turn images and masks as\n"
              "their EXIF Orientation asks (JPEG APP1, PNG eXIf)"},
+    {.long_name = "strip", .kind = GPUIMG_OPTION_FLAG, .offset = PLAN(strip), .value = 1,
+     .help = "write no metadata: without it the input's ICC profile and\n"
+             "EXIF go to JPEG and PNG outputs (EXIF Orientation 1 once\n"
+             "the pixels are turned; no RGB profile on a gray output)"},
     {.long_name = "quiet", .short_name = 'q', .kind = GPUIMG_OPTION_FLAG, .offset = PLAN(quiet),
      .value = 1, .help = "no notices on stderr"},
     {0},

@@ -1,6 +1,8 @@
 /* report.c: the JSON timing report (schema in man/gpuimg.1, section REPORT). */
 #include "report.h"
 
+#include "meta.h"
+
 #include <cJSON.h>
 #include <math.h>
 #include <stdlib.h>
@@ -206,6 +208,19 @@ static cJSON *image_object(const char *name, uint64_t bytes, int w, int h, int c
   return o;
 }
 
+/* The output's "metadata": what it carries of the input's, ["icc", "exif"] or one of them. */
+static int add_metadata(cJSON *out, int carried)
+{
+  cJSON *a = cJSON_AddArrayToObject(out, "metadata");
+  if (!a)
+    return -1;
+  if (carried & GPUIMG_META_ICC)
+    cJSON_AddItemToArray(a, cJSON_CreateString("icc"));
+  if (carried & GPUIMG_META_EXIF)
+    cJSON_AddItemToArray(a, cJSON_CreateString("exif"));
+  return 0;
+}
+
 /* "backend_choice": what --backend auto predicted for each backend, in ms. */
 static int add_choice(cJSON *root, const gpuimg_run_t *run)
 {
@@ -259,6 +274,8 @@ char *gpuimg_report_json(const gpuimg_plan_t *plan, const gpuimg_run_t *run)
     if (!out)
       goto fail;
     add_string(out, "format", gpuimg_format_name(run->output_format));
+    if (run->metadata && add_metadata(out, run->metadata) < 0)
+      goto fail;
     cJSON_AddItemToObject(root, "output", out);
   } else {
     cJSON_AddNullToObject(root, "output");

@@ -1,7 +1,9 @@
-/* fuzz_decode.c: libFuzzer harness: untrusted bytes through the EXIF reader, the stb codec (and
- * libjpeg's, where built with it), the EXIF orientation, then every CPU operation. */
+/* fuzz_decode.c: libFuzzer harness: untrusted bytes through the metadata reader and writer (EXIF,
+ * ICC), the stb codec (and libjpeg's, where built with it), the EXIF orientation, then every CPU
+ * operation. */
 #include "codec.h"
 #include "exif.h"
+#include "meta.h"
 #include "blur_cpu.h"
 #include "checkerboard_cpu.h"
 #include "gray_cpu.h"
@@ -215,6 +217,46 @@ static void check_libjpeg(const uint8_t *data, size_t size, uint32_t h)
 }
 #endif
 
+/* The metadata reader on untrusted bytes: an orientation 1..8, blocks within their limits,
+ * and what it read put into a PNG and a JPEG reads back the same. Returns the orientation. */
+static int check_meta(const uint8_t *data, size_t size)
+{
+  gpuimg_meta_t meta = {0}, back;
+  must(gpuimg_meta_read(data, size, 1, "fuzz", &meta) == 0, "metadata read failed");
+  must(meta.orientation >= 1 && meta.orientation <= 8, "an EXIF orientation outside 1..8");
+  must(meta.icc.size <= GPUIMG_META_MAX_ICC, "an ICC profile over the limit");
+  must(!meta.orientation_at || meta.orientation_at + 2 <= meta.exif.size, "orientation outside");
+  int o = meta.orientation;
+  gpuimg_meta_upright(&meta);
+  static const uint8_t tiny_rgb[3] = {1, 2, 3};
+  gpuimg_image_t px = {.width = 1, .height = 1, .channels = 3, .data = (uint8_t *)tiny_rgb};
+  for (int k = 0; k < 2 && meta.icc.size + meta.exif.size; k++) {
+    gpuimg_format_t fmt = k ? GPUIMG_FORMAT_JPEG : GPUIMG_FORMAT_PNG;
+    gpuimg_buf_t enc = {0};
+    char warning[256] = "";
+    int carried = -1;
+    must(gpuimg_codec_stb.encode(&px, fmt, &(gpuimg_encode_opts_t){90, 1}, "fuzz.out", &enc) == 0 &&
+             (carried =
+                  gpuimg_meta_insert(&enc, fmt, &meta, "fuzz.out", warning, sizeof warning)) >= 0,
+         "metadata insert failed");
+    memset(&back, 0, sizeof back);
+    must(gpuimg_meta_read(enc.data, enc.size, 1, "fuzz.out", &back) == 0 && !back.warning[0],
+         "metadata written does not read back");
+    const gpuimg_buf_t *want_exif = carried & GPUIMG_META_EXIF ? &meta.exif : NULL;
+    const gpuimg_buf_t *want_icc = carried & GPUIMG_META_ICC ? &meta.icc : NULL;
+    must(back.exif.size == (want_exif ? want_exif->size : 0) &&
+             (!want_exif || !memcmp(back.exif.data, want_exif->data, want_exif->size)),
+         "the EXIF read back differs");
+    must(back.icc.size == (want_icc ? want_icc->size : 0) &&
+             (!want_icc || !memcmp(back.icc.data, want_icc->data, want_icc->size)),
+         "the ICC profile read back differs");
+    gpuimg_meta_free(&back);
+    gpuimg_buf_free(&enc);
+  }
+  gpuimg_meta_free(&meta);
+  return o;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -226,8 +268,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   /* The header read the backend's choice makes before any decode: never a crash, and a size
    * only when it states one. */
   int iw, ih, ic;
-  int orient = gpuimg_exif_orientation(data, size); /* the EXIF block, hostile or not */
-  must(orient >= 1 && orient <= 8, "an EXIF orientation outside 1..8");
+  int orient = check_meta(data, size); /* the EXIF and ICC blocks, hostile or not */
   if (orient == 1)
     orient = 0; /* none: pick a move from the hash below */
   if (gpuimg_codec_info(data, size, &iw, &ih, &ic) == 0)

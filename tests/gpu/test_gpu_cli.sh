@@ -267,6 +267,46 @@ PY
     echo "FAIL nvjpeg-truncated: exit $rc: $(cat "$nj/err")"
     fail=1
   fi
+  # Metadata through a device-resident run and batch: the APP1 Exif and APP2 ICC segments of
+  # the input are the output's, byte for byte, whatever encoded it (nvJPEG on the device here).
+  mkdir -p "$nj/meta"
+  python3 - "$nj/in/s1.jpg" "$nj/meta/m.jpg" <<'PY' || { echo "FAIL nvjpeg-metadata: input"; fail=1; }
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+exif = b"II*\0\x08\0\0\0\x01\0" + struct.pack("<HHIHH", 0x0112, 3, 1, 1, 0) + b"\0" * 4
+icc = struct.pack(">I", 300) + bytes(12) + b"RGB " + bytes(16) + b"acsp" + bytes(range(256))[:260]
+def seg(m, p):
+    return b"\xff" + bytes([m]) + struct.pack(">H", len(p) + 2) + p
+at = 4 + struct.unpack(">H", d[4:6])[0] if d[2:4] == b"\xff\xe0" else 2
+blocks = seg(0xE1, b"Exif\0\0" + exif) + seg(0xE2, b"ICC_PROFILE\0\x01\x01" + icc)
+open(sys.argv[2], "wb").write(d[:at] + blocks + d[at:])
+PY
+  if "$GPUIMG" blur -r 2 "$nj/meta/m.jpg" "$nj/meta-one.jpg" --codec nvjpeg --backend cuda -q \
+    --report "$nj/meta.json" &&
+    "$GPUIMG" blur -r 2 -o "$nj/meta-out" "$nj/meta/m.jpg" --codec nvjpeg --backend cuda -q &&
+    python3 - "$nj/meta/m.jpg" "$nj/meta-one.jpg" "$nj/meta-out/m.jpg" "$nj/meta.json" <<'PY'
+import json, struct, sys
+def blocks(p):
+    d, pos, out = open(p, "rb").read(), 2, []
+    while d[pos] == 0xFF and d[pos + 1] != 0xDA:
+        n = struct.unpack(">H", d[pos + 2:pos + 4])[0]
+        if d[pos + 1] in (0xE1, 0xE2):
+            out.append(d[pos:pos + 2 + n])
+        pos += 2 + n
+    return out
+want = blocks(sys.argv[1])
+assert len(want) == 2 and blocks(sys.argv[2]) == want and blocks(sys.argv[3]) == want
+r = json.load(open(sys.argv[4]))
+st = [(s["name"], s.get("codec")) for s in r["stages"] if s["name"] in ("decode", "encode")]
+assert st == [("decode", "nvjpeg"), ("encode", "nvjpeg")], st
+assert r["output"]["metadata"] == ["icc", "exif"], r["output"]
+PY
+  then
+    echo "ok   nvjpeg-metadata"
+  else
+    echo "FAIL nvjpeg-metadata"
+    fail=1
+  fi
   BATCH_IN="$nj/in/*.jpg" batch nvjpeg blur -r 8 --codec nvjpeg --format jpg
   BATCH_IN="$nj/in/*.jpg" batch nvjpeg-png gray --codec nvjpeg --format png
 

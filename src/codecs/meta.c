@@ -1,0 +1,405 @@
+/* meta.c: reads the ICC profile and EXIF of a JPEG (APP2, APP1) or PNG (iCCP, eXIf) from its bytes,
+ * and puts them into an encoded JPEG or PNG, the same for every decoder and encoder. */
+#include "meta.h"
+
+#include "exif.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <zlib.h>
+
+#define EXIF_HEAD "Exif\0\0"  /* what starts a JPEG APP1 EXIF segment (6 bytes) */
+#define ICC_TAG "ICC_PROFILE" /* with its NUL, the start of each APP2 profile marker */
+#define ICC_HEAD 14           /* the tag, the marker's sequence number (1..) and count */
+#define SEGMENT_MAX 65533     /* a JPEG marker's payload: 65535 less the length field */
+#define ICC_PER_MARKER (SEGMENT_MAX - ICC_HEAD)
+#define EXIF_MAX (SEGMENT_MAX - 6)
+#define PNG_IHDR_END 33 /* the signature and the IHDR chunk, which comes first */
+#define ICC_DEFAULT_NAME "ICC profile"
+
+/* The blocks of one file, pointing into its bytes, before any is checked. */
+typedef struct {
+  const uint8_t *exif;
+  size_t exif_size;
+  const char *exif_bad;     /* a PNG eXIf whose CRC is wrong */
+  const uint8_t *part[255]; /* JPEG: each APP2 marker's share of the profile */
+  size_t part_size[255];
+  int parts;           /* how many markers the first one said there are */
+  const uint8_t *iccp; /* PNG: the iCCP chunk's data */
+  size_t iccp_size;
+  const char *icc_bad;
+  int components; /* JPEG: its frame's (SOFn), 0 before it */
+} found_t;
+
+static uint32_t be32(const uint8_t *p)
+{
+  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+  p[0] = (uint8_t)(v >> 24), p[1] = (uint8_t)(v >> 16), p[2] = (uint8_t)(v >> 8), p[3] = (uint8_t)v;
+}
+
+/* Appends one reason to a warning, "; " between reasons; what does not fit is cut. */
+static void warn(char *warning, size_t size, const char *fmt, ...)
+{
+  size_t used = strlen(warning);
+  if (used && used + 2 < size)
+    strcpy(warning + used, "; "), used += 2;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(warning + used, size - used, fmt, ap);
+  va_end(ap);
+}
+
+static int out_of_memory(const char *what)
+{
+  gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "out of memory");
+  return -1;
+}
+
+/* ---- Reading ------------------------------------------------------------------------ */
+
+/* One APP2 marker of the profile: number seq of count. */
+static void icc_part(found_t *f, int seq, int count, const uint8_t *d, size_t n)
+{
+  if (f->icc_bad)
+    return;
+  if (seq < 1 || seq > count)
+    f->icc_bad = "an APP2 marker numbered outside its count";
+  else if (f->parts && f->parts != count)
+    f->icc_bad = "APP2 markers that disagree on their count";
+  else if (f->part[seq - 1])
+    f->icc_bad = "an APP2 marker repeated";
+  else
+    f->parts = count, f->part[seq - 1] = d, f->part_size[seq - 1] = n;
+}
+
+/* JPEG: the markers before the scan. A length past the file ends the walk (the decoder says
+ * what is wrong with the file). */
+static void jpeg_find(const uint8_t *b, size_t size, found_t *f)
+{
+  size_t pos = 2;
+  while (pos + 4 <= size && b[pos] == 0xff) {
+    uint8_t m = b[pos + 1];
+    if (m == 0xff) { /* fill byte */
+      pos++;
+      continue;
+    }
+    if (m == 0xd9 || m == 0xda) /* EOI, SOS: the metadata comes before */
+      return;
+    if (m == 0x01 || (m >= 0xd0 && m <= 0xd7)) { /* markers without a length */
+      pos += 2;
+      continue;
+    }
+    size_t len = (size_t)b[pos + 2] << 8 | b[pos + 3];
+    if (len < 2 || len > size - pos - 2)
+      return;
+    const uint8_t *d = b + pos + 4;
+    size_t n = len - 2;
+    if (m == 0xe1 && !f->exif && n >= 6 && !memcmp(d, EXIF_HEAD, 6))
+      f->exif = d + 6, f->exif_size = n - 6;
+    if (m == 0xe2 && n >= ICC_HEAD && !memcmp(d, ICC_TAG, 12))
+      icc_part(f, d[12], d[13], d + ICC_HEAD, n - ICC_HEAD);
+    if (m >= 0xc0 && m <= 0xcf && m != 0xc4 && m != 0xc8 && m != 0xcc && n >= 6 && !f->components)
+      f->components = d[5];
+    pos += 2 + len;
+  }
+}
+
+/* PNG: the chunks before IDAT, the first eXIf (some writers start it with "Exif\0\0") and
+ * the first iCCP, each with its CRC checked. */
+static void png_find(const uint8_t *b, size_t size, found_t *f)
+{
+  size_t pos = 8;
+  while (pos + 12 <= size) {
+    size_t len = be32(b + pos);
+    const uint8_t *type = b + pos + 4, *d = b + pos + 8;
+    if (len > 0x7fffffff || len > size - pos - 12 || !memcmp(type, "IDAT", 4) ||
+        !memcmp(type, "IEND", 4))
+      return;
+    int is_exif = !memcmp(type, "eXIf", 4) && !f->exif && !f->exif_bad;
+    int is_icc = !memcmp(type, "iCCP", 4) && !f->iccp && !f->icc_bad;
+    int crc_ok = (is_exif || is_icc) && crc32(0, type, (uInt)len + 4) == be32(d + len);
+    if (is_exif && !crc_ok) {
+      f->exif_bad = "its chunk's CRC is wrong";
+    } else if (is_exif) {
+      size_t skip = len >= 6 && !memcmp(d, EXIF_HEAD, 6) ? 6 : 0;
+      f->exif = d + skip, f->exif_size = len - skip;
+    }
+    if (is_icc && !crc_ok)
+      f->icc_bad = "its chunk's CRC is wrong";
+    else if (is_icc)
+      f->iccp = d, f->iccp_size = len;
+    pos += 12 + len;
+  }
+}
+
+/* Inflates z[0..n-1] into out, at most GPUIMG_META_MAX_ICC bytes: NULL, or why it could not
+ * (*oom set when memory ran out). */
+static const char *inflate_capped(const uint8_t *z, size_t n, gpuimg_buf_t *out, int *oom)
+{
+  z_stream s;
+  memset(&s, 0, sizeof s);
+  if (inflateInit(&s) != Z_OK) {
+    *oom = 1;
+    return NULL;
+  }
+  s.next_in = (Bytef *)z;
+  s.avail_in = (uInt)n;
+  int rc = Z_OK;
+  const char *why = NULL;
+  while (rc == Z_OK && !why) {
+    size_t room = GPUIMG_META_MAX_ICC - out->size;
+    room = room < 65536 ? room : 65536;
+    if (!room)
+      why = "it inflates to more than 16 MiB";
+    else if (gpuimg_buf_reserve(out, room) < 0)
+      *oom = 1, why = "out of memory";
+    if (why)
+      break;
+    s.next_out = out->data + out->size;
+    s.avail_out = (uInt)room;
+    rc = inflate(&s, Z_NO_FLUSH);
+    out->size += room - s.avail_out;
+  }
+  inflateEnd(&s);
+  return why ? why : rc == Z_STREAM_END ? NULL : "its deflate stream is broken";
+}
+
+/* The profile of a PNG iCCP chunk: a name of 1..79 bytes, NUL, method 0, a zlib stream. */
+static const char *iccp_take(const uint8_t *d, size_t n, gpuimg_meta_t *meta, int *oom)
+{
+  const uint8_t *nul = memchr(d, 0, n < 80 ? n : 80);
+  if (!nul || nul == d || (size_t)(nul - d) + 2 > n || nul[1] != 0)
+    return "its chunk has no valid name and method";
+  memcpy(meta->icc_name, d, (size_t)(nul - d) + 1);
+  size_t head = (size_t)(nul - d) + 2;
+  return inflate_capped(d + head, n - head, &meta->icc, oom);
+}
+
+/* The profile of a JPEG's APP2 markers, joined in their order. */
+static const char *icc_join(const found_t *f, gpuimg_buf_t *icc, int *oom)
+{
+  for (int k = 0; k < f->parts; k++) {
+    if (!f->part[k])
+      return "an APP2 marker of it is missing";
+    if (gpuimg_buf_append(icc, f->part[k], f->part_size[k]) < 0) {
+      *oom = 1;
+      return "out of memory";
+    }
+  }
+  return NULL;
+}
+
+/* A profile's header: its size as stated, the "acsp" signature. */
+static const char *icc_check(const gpuimg_buf_t *icc)
+{
+  if (icc->size < 128 || be32(icc->data) != icc->size || memcmp(icc->data + 36, "acsp", 4))
+    return "it has no valid profile header";
+  return NULL;
+}
+
+static int take_icc(const found_t *f, gpuimg_meta_t *meta, const char *what)
+{
+  int oom = 0;
+  const char *why = f->icc_bad;
+  if (!why && f->iccp)
+    why = iccp_take(f->iccp, f->iccp_size, meta, &oom);
+  else if (!why && f->parts)
+    why = icc_join(f, &meta->icc, &oom);
+  if (oom)
+    return out_of_memory(what);
+  if (!why && meta->icc.size)
+    why = icc_check(&meta->icc);
+  if (why) {
+    warn(meta->warning, sizeof meta->warning, "ICC profile ignored: %s", why);
+    gpuimg_buf_free(&meta->icc);
+    meta->icc_name[0] = 0;
+  }
+  return 0;
+}
+
+static int take_exif(const found_t *f, gpuimg_meta_t *meta, const char *what)
+{
+  const char *why = f->exif_bad;
+  if (!why && f->exif)
+    why = gpuimg_exif_check(f->exif, f->exif_size, &meta->orientation, &meta->orientation_at);
+  if (why) {
+    warn(meta->warning, sizeof meta->warning, "EXIF block ignored: %s", why);
+    return 0;
+  }
+  if (f->exif && gpuimg_buf_append(&meta->exif, f->exif, f->exif_size) < 0)
+    return out_of_memory(what);
+  return 0;
+}
+
+int gpuimg_meta_read(const uint8_t *bytes, size_t size, int want_icc, const char *what,
+                     gpuimg_meta_t *meta)
+{
+  found_t f;
+  memset(&f, 0, sizeof f);
+  meta->orientation = 1;
+  if (gpuimg_codec_is_jpeg(bytes, size))
+    jpeg_find(bytes, size, &f);
+  else if (gpuimg_codec_is_png(bytes, size))
+    png_find(bytes, size, &f);
+  return take_exif(&f, meta, what) < 0 || (want_icc && take_icc(&f, meta, what) < 0) ? -1 : 0;
+}
+
+void gpuimg_meta_upright(gpuimg_meta_t *meta)
+{
+  if (meta->exif.size && meta->orientation_at)
+    gpuimg_exif_set_orientation(meta->exif.data, meta->orientation_at, 1);
+  meta->orientation = 1;
+}
+
+void gpuimg_meta_free(gpuimg_meta_t *meta)
+{
+  gpuimg_buf_free(&meta->icc);
+  gpuimg_buf_free(&meta->exif);
+}
+
+/* ---- Writing ------------------------------------------------------------------------ */
+
+/* One JPEG marker segment: head[0..hn-1] then d[0..n-1], hn + n <= SEGMENT_MAX. */
+static int segment(gpuimg_buf_t *out, uint8_t marker, const void *head, size_t hn, const uint8_t *d,
+                   size_t n)
+{
+  size_t len = hn + n + 2;
+  uint8_t m[4] = {0xff, marker, (uint8_t)(len >> 8), (uint8_t)len};
+  return gpuimg_buf_append(out, m, 4) < 0 || gpuimg_buf_append(out, head, hn) < 0 ||
+                 gpuimg_buf_append(out, d, n) < 0
+             ? -1
+             : 0;
+}
+
+/* One PNG chunk: its type, head[0..hn-1] then d[0..n-1], and its CRC. */
+static int chunk(gpuimg_buf_t *out, const char *type, const void *head, size_t hn, const uint8_t *d,
+                 size_t n)
+{
+  uint8_t len[4], crc[4];
+  put_be32(len, (uint32_t)(hn + n));
+  uLong c = crc32(crc32(crc32(0, (const Bytef *)type, 4), head, (uInt)hn), d, (uInt)n);
+  put_be32(crc, (uint32_t)c);
+  return gpuimg_buf_append(out, len, 4) < 0 || gpuimg_buf_append(out, type, 4) < 0 ||
+                 gpuimg_buf_append(out, head, hn) < 0 || gpuimg_buf_append(out, d, n) < 0 ||
+                 gpuimg_buf_append(out, crc, 4) < 0
+             ? -1
+             : 0;
+}
+
+/* The JPEG's APP1 Exif and APP2 profile markers into seg; returns what they carry, or -1. */
+static int jpeg_blocks(gpuimg_buf_t *seg, const gpuimg_meta_t *meta, int icc, char *warning,
+                       size_t wsize)
+{
+  int carried = 0;
+  const gpuimg_buf_t *x = &meta->exif, *p = &meta->icc;
+  if (x->size > EXIF_MAX) {
+    warn(warning, wsize, "EXIF block of %zu bytes left out: over one JPEG APP1 segment", x->size);
+  } else if (x->size) {
+    if (segment(seg, 0xe1, EXIF_HEAD, 6, x->data, x->size) < 0)
+      return -1;
+    carried |= GPUIMG_META_EXIF;
+  }
+  size_t count = (p->size + ICC_PER_MARKER - 1) / ICC_PER_MARKER;
+  if (icc && count > 255) {
+    warn(warning, wsize, "ICC profile of %zu bytes left out: over 255 JPEG APP2 markers", p->size);
+    return carried;
+  }
+  for (size_t k = 0; icc && k < count; k++) {
+    uint8_t head[ICC_HEAD];
+    memcpy(head, ICC_TAG, 12);
+    head[12] = (uint8_t)(k + 1), head[13] = (uint8_t)count;
+    size_t n = k + 1 < count ? ICC_PER_MARKER : p->size - k * ICC_PER_MARKER;
+    if (segment(seg, 0xe2, head, ICC_HEAD, p->data + k * ICC_PER_MARKER, n) < 0)
+      return -1;
+    carried |= GPUIMG_META_ICC;
+  }
+  return carried;
+}
+
+/* The PNG's iCCP (the profile deflated) and eXIf chunks into seg; returns what they carry. */
+static int png_blocks(gpuimg_buf_t *seg, const gpuimg_meta_t *meta, int icc)
+{
+  int carried = 0;
+  if (icc) {
+    gpuimg_buf_t z = {0};
+    uLongf zn = compressBound((uLong)meta->icc.size);
+    const char *name = meta->icc_name[0] ? meta->icc_name : ICC_DEFAULT_NAME;
+    uint8_t head[81] = {0}; /* the name, its NUL, compression method 0 */
+    size_t hn = strlen(name);
+    memcpy(head, name, hn);
+    int rc = gpuimg_buf_reserve(&z, zn) < 0 ||
+                     compress2(z.data, &zn, meta->icc.data, (uLong)meta->icc.size, 9) != Z_OK ||
+                     chunk(seg, "iCCP", head, hn + 2, z.data, zn) < 0
+                 ? -1
+                 : 0;
+    gpuimg_buf_free(&z);
+    if (rc < 0)
+      return -1;
+    carried |= GPUIMG_META_ICC;
+  }
+  if (meta->exif.size) {
+    if (chunk(seg, "eXIf", "", 0, meta->exif.data, meta->exif.size) < 0)
+      return -1;
+    carried |= GPUIMG_META_EXIF;
+  }
+  return carried;
+}
+
+/* Where the blocks go in enc: after SOI and a JFIF APP0, or after IHDR; 0: nowhere. */
+static size_t insert_at(const gpuimg_buf_t *enc, gpuimg_format_t fmt)
+{
+  const uint8_t *b = enc->data;
+  if (fmt == GPUIMG_FORMAT_PNG)
+    return enc->size >= PNG_IHDR_END && gpuimg_codec_is_png(b, enc->size) &&
+                   !memcmp(b + 8, "\0\0\0\x0dIHDR", 8)
+               ? PNG_IHDR_END
+               : 0;
+  if (fmt != GPUIMG_FORMAT_JPEG || !gpuimg_codec_is_jpeg(b, enc->size))
+    return 0;
+  size_t len = enc->size >= 11 && b[3] == 0xe0 ? (size_t)b[4] << 8 | b[5] : 0;
+  return len >= 7 && len + 4 <= enc->size && !memcmp(b + 6, "JFIF\0", 5) ? len + 4 : 2;
+}
+
+/* Whether the profile's colour space fits the encoded image: "GRAY" a PNG of colour type 0
+ * or 4 or a JPEG of one component, "RGB " any other. */
+static int icc_fits(const gpuimg_buf_t *icc, const gpuimg_buf_t *enc, gpuimg_format_t fmt)
+{
+  int gray;
+  if (fmt == GPUIMG_FORMAT_PNG) {
+    gray = enc->data[25] == 0 || enc->data[25] == 4; /* IHDR's colour type */
+  } else {
+    found_t f;
+    memset(&f, 0, sizeof f);
+    jpeg_find(enc->data, enc->size, &f);
+    gray = f.components == 1;
+  }
+  return icc->size >= 20 && !memcmp(icc->data + 16, gray ? "GRAY" : "RGB ", 4);
+}
+
+int gpuimg_meta_insert(gpuimg_buf_t *enc, gpuimg_format_t fmt, const gpuimg_meta_t *meta,
+                       const char *what, char *warning, size_t warning_size)
+{
+  size_t at = insert_at(enc, fmt);
+  if (!at || (!meta->icc.size && !meta->exif.size))
+    return 0;
+  int icc = icc_fits(&meta->icc, enc, fmt);
+  gpuimg_buf_t seg = {0};
+  int carried = fmt == GPUIMG_FORMAT_PNG ? png_blocks(&seg, meta, icc)
+                                         : jpeg_blocks(&seg, meta, icc, warning, warning_size);
+  if (carried < 0 || gpuimg_buf_reserve(enc, seg.size) < 0) {
+    gpuimg_buf_free(&seg);
+    return out_of_memory(what);
+  }
+  if (!seg.size) /* nothing fitted */
+    return carried;
+  memmove(enc->data + at + seg.size, enc->data + at, enc->size - at);
+  memcpy(enc->data + at, seg.data, seg.size);
+  enc->size += seg.size;
+  gpuimg_buf_free(&seg);
+  return carried;
+}

@@ -1,0 +1,49 @@
+/* meta.h: the metadata an image file carries besides its pixels (ICC profile, EXIF), read from a
+ * JPEG's or PNG's bytes whatever decoder ran, and put into an encoded JPEG or PNG whatever
+ * encoder wrote it. */
+#ifndef GPUIMG_META_H
+#define GPUIMG_META_H
+
+#include "codec.h"
+
+/* The largest ICC profile read (a PNG's iCCP is inflated no further): 16 MiB. */
+#define GPUIMG_META_MAX_ICC ((size_t)16 << 20)
+
+/* What gpuimg_meta_insert() carried: a set of these bits. */
+enum { GPUIMG_META_ICC = 1, GPUIMG_META_EXIF = 2 };
+
+/* An input's metadata. Zeroed before gpuimg_meta_read(); freed with gpuimg_meta_free(). */
+typedef struct {
+  gpuimg_buf_t icc;      /* the ICC profile, whole (size 0: none) */
+  char icc_name[80];     /* its name in a PNG's iCCP ("" from a JPEG) */
+  gpuimg_buf_t exif;     /* the EXIF TIFF block, without "Exif\0\0" (size 0: none) */
+  int orientation;       /* the EXIF Orientation, 1..8 (1: none) */
+  size_t orientation_at; /* where its value lies in exif (0: none) */
+  char warning[256];     /* why blocks were ignored, "; "-separated ("" when none) */
+} gpuimg_meta_t;
+
+/* Reads the first EXIF block (JPEG APP1 "Exif\0\0", PNG eXIf) and, when want_icc, the ICC
+ * profile (JPEG APP2 "ICC_PROFILE\0" markers joined by their sequence numbers, PNG iCCP
+ * inflated up to GPUIMG_META_MAX_ICC) of a JPEG or PNG file's bytes, before its image data.
+ * A malformed block (gpuimg_exif_check(); a profile's markers missing, repeated or
+ * inconsistent, a bad CRC or deflate stream, a profile without its header or over the limit)
+ * is left out and said in meta->warning; other formats have none. 0, or -1 with the error set
+ * against what (out of memory). */
+int gpuimg_meta_read(const uint8_t *bytes, size_t size, int want_icc, const char *what,
+                     gpuimg_meta_t *meta);
+
+/* Sets the carried EXIF's Orientation to 1: the pixels were turned upright. */
+void gpuimg_meta_upright(gpuimg_meta_t *meta);
+
+/* Puts meta into enc, a whole JPEG or PNG as an encoder wrote it: after SOI and a JFIF APP0,
+ * an APP1 Exif and the profile over as many APP2 markers as it needs; after IHDR, an iCCP and
+ * an eXIf chunk. The profile goes only where its colour space fits the file: "GRAY" a gray
+ * PNG or a one-component JPEG, "RGB " any other; other formats take nothing. What does not fit (an
+ * EXIF block over one APP1, a profile over 255 APP2) is left out and said in warning. Returns the
+ * set carried (GPUIMG_META_*), or -1 with the error set against what (out of memory). */
+int gpuimg_meta_insert(gpuimg_buf_t *enc, gpuimg_format_t fmt, const gpuimg_meta_t *meta,
+                       const char *what, char *warning, size_t warning_size);
+
+void gpuimg_meta_free(gpuimg_meta_t *meta);
+
+#endif
