@@ -102,6 +102,10 @@ const gpuimg_option_t gpuimg_plan_options[] = {
      .value = 1,
      .help = "keep the stored pixels: do not turn images and masks as\n"
              "their EXIF Orientation asks (JPEG APP1, PNG eXIf)"},
+    {.long_name = "exact-decode", .kind = GPUIMG_OPTION_FLAG, .offset = PLAN(exact_decode),
+     .value = 1,
+     .help = "no shrink-on-load: decode every JPEG at its full size even\n"
+             "when a first resize step shrinks it 2x or more"},
     {.long_name = "quiet", .short_name = 'q', .kind = GPUIMG_OPTION_FLAG, .offset = PLAN(quiet),
      .value = 1, .help = "no notices on stderr"},
     {0},
@@ -137,4 +141,14 @@ int gpuimg_step_set(gpuimg_step_t *step, const char *name, const char *spelled, 
     return -1;
   }
   return gpuimg_options_apply(o, spelled, value, step->params);
+}
+
+int gpuimg_plan_check(const gpuimg_plan_t *plan)
+{
+  for (int i = 0; i < plan->nsteps; i++) {
+    const gpuimg_step_t *s = &plan->steps[i];
+    if (s->op->check && s->op->check(s->params) < 0)
+      return -1;
+  }
+  return 0;
 }
