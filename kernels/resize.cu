@@ -63,9 +63,9 @@ int launch_resize(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst,
 
 } // namespace
 
-extern "C" int gpuimg_resize_gpu(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst,
-                                 int in_w, int in_h, int channels, int out_w, int out_h,
-                                 int area_x, int area_y, gpuimg_launch_t *info)
+extern "C" int gpuimg_resize_gpu(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, int in_w,
+                                 int in_h, int channels, int out_w, int out_h, int area_x,
+                                 int area_y, gpuimg_launch_t *info)
 {
   if (in_w < 1 || in_h < 1 || out_w < 1 || out_h < 1 || channels < 1 || channels > 4) {
     gpuimg_error_set(GPUIMG_EXIT_FAILURE, "resize", "bad shape %dx%dx%d to %dx%d", in_w, in_h,

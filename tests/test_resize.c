@@ -105,9 +105,9 @@ static void check_case(int w, int h, int c, int ow, int oh, int ax, int ay)
 static void test_values(void)
 {
   static const int sizes[][4] = {
-      {8, 6, 4, 3},   {9, 9, 3, 3},  {12, 8, 4, 2},  {33, 17, 11, 1}, {1, 1, 1, 1},
-      {7, 5, 3, 2},   {10, 7, 4, 3}, {33, 17, 16, 9}, {5, 1, 2, 1},    {1, 9, 1, 4},
-      {3, 2, 7, 5},   {1, 1, 5, 3},  {4, 4, 9, 9},    {33, 17, 50, 40}, {6, 9, 4, 13},
+      {8, 6, 4, 3}, {9, 9, 3, 3},  {12, 8, 4, 2},   {33, 17, 11, 1},  {1, 1, 1, 1},
+      {7, 5, 3, 2}, {10, 7, 4, 3}, {33, 17, 16, 9}, {5, 1, 2, 1},     {1, 9, 1, 4},
+      {3, 2, 7, 5}, {1, 1, 5, 3},  {4, 4, 9, 9},    {33, 17, 50, 40}, {6, 9, 4, 13},
   };
   int n = 0, whole = 0;
   for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
@@ -144,7 +144,7 @@ static void test_sizes(void)
 {
   expect_size((const char *[]){"width", "256", NULL}, 1600, 1200, 256, 192);
   expect_size((const char *[]){"width", "100", NULL}, 1024, 768, 100, 75);
-  expect_size((const char *[]){"width", "3", NULL}, 10, 5, 3, 2); /* 1.5 rounds up */
+  expect_size((const char *[]){"width", "3", NULL}, 10, 5, 3, 2);    /* 1.5 rounds up */
   expect_size((const char *[]){"width", "1", NULL}, 1000, 10, 1, 1); /* at least 1 */
   expect_size((const char *[]){"height", "100", NULL}, 1024, 768, 133, 100);
   expect_size((const char *[]){"width", "7", "height", "3", NULL}, 1024, 768, 7, 3);

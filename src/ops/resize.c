@@ -123,8 +123,7 @@ GPUIMG_PARAMS_CHECK(resize_params_t);
 
 static const resize_params_t resize_defaults = {.common = {.variant = GPUIMG_VARIANT_FAST}};
 
-static int parse_scale(const gpuimg_option_t *o, const char *spelled, const char *arg,
-                       void *target)
+static int parse_scale(const gpuimg_option_t *o, const char *spelled, const char *arg, void *target)
 {
   char *end;
   (void)o;
@@ -163,18 +162,34 @@ static int parse_fit(const gpuimg_option_t *o, const char *spelled, const char *
 }
 
 static const gpuimg_option_t resize_options[] = {
-    {.long_name = "width", .kind = GPUIMG_OPTION_INT, .offset = offsetof(resize_params_t, width),
-     .min = 1, .max = RESIZE_MAX_SIDE, .metavar = "W",
+    {.long_name = "width",
+     .kind = GPUIMG_OPTION_INT,
+     .offset = offsetof(resize_params_t, width),
+     .min = 1,
+     .max = RESIZE_MAX_SIDE,
+     .metavar = "W",
      .help = "output width; alone, the height keeps the aspect ratio"},
-    {.long_name = "height", .kind = GPUIMG_OPTION_INT,
-     .offset = offsetof(resize_params_t, height), .min = 1, .max = RESIZE_MAX_SIDE,
-     .metavar = "H", .help = "output height; alone, the width keeps the aspect ratio"},
-    {.long_name = "scale", .kind = GPUIMG_OPTION_CUSTOM, .parse = parse_scale, .metavar = "S",
+    {.long_name = "height",
+     .kind = GPUIMG_OPTION_INT,
+     .offset = offsetof(resize_params_t, height),
+     .min = 1,
+     .max = RESIZE_MAX_SIDE,
+     .metavar = "H",
+     .help = "output height; alone, the width keeps the aspect ratio"},
+    {.long_name = "scale",
+     .kind = GPUIMG_OPTION_CUSTOM,
+     .parse = parse_scale,
+     .metavar = "S",
      .help = "both sides times S (0 < S <= 1000), rounded"},
-    {.long_name = "fit", .kind = GPUIMG_OPTION_CUSTOM, .parse = parse_fit, .metavar = "WxH",
+    {.long_name = "fit",
+     .kind = GPUIMG_OPTION_CUSTOM,
+     .parse = parse_fit,
+     .metavar = "WxH",
      .help = "the largest size inside WxH, aspect ratio kept"},
-    {.long_name = "filter", .kind = GPUIMG_OPTION_CHOICE,
-     .offset = offsetof(resize_params_t, filter), .choices = resize_filters,
+    {.long_name = "filter",
+     .kind = GPUIMG_OPTION_CHOICE,
+     .offset = offsetof(resize_params_t, filter),
+     .choices = resize_filters,
      .metavar = "area|bilinear",
      .help = "area means or bilinear samples (default: area for an axis\n"
              "that shrinks, bilinear for one that grows)"},
@@ -224,15 +239,17 @@ static int resize_out_size(const void *params, int in_w, int in_h, int *out_w, i
   w = w < 1 ? 1 : w;
   h = h < 1 ? 1 : h;
   if (w > RESIZE_MAX_SIDE || h > RESIZE_MAX_SIDE) {
-    gpuimg_error_set(GPUIMG_EXIT_USAGE, "resize", "a %dx%d image would become %lldx%lld, over %d "
-                     "pixels a side", in_w, in_h, (long long)w, (long long)h, RESIZE_MAX_SIDE);
+    gpuimg_error_set(GPUIMG_EXIT_USAGE, "resize",
+                     "a %dx%d image would become %lldx%lld, over %d "
+                     "pixels a side",
+                     in_w, in_h, (long long)w, (long long)h, RESIZE_MAX_SIDE);
     return -1;
   }
   gpuimg_resize_axis_t ax = gpuimg_resize_axis(in_w, (int)w, is_area(p, in_w, (int)w));
   gpuimg_resize_axis_t ay = gpuimg_resize_axis(in_h, (int)h, is_area(p, in_h, (int)h));
   if ((double)ax.total * (double)ay.total >= (double)RESIZE_MAX_TOTAL) {
-    gpuimg_error_set(GPUIMG_EXIT_USAGE, "resize", "%dx%d to %lldx%lld: sizes too far apart",
-                     in_w, in_h, (long long)w, (long long)h);
+    gpuimg_error_set(GPUIMG_EXIT_USAGE, "resize", "%dx%d to %lldx%lld: sizes too far apart", in_w,
+                     in_h, (long long)w, (long long)h);
     return -1;
   }
   *out_w = (int)w;
