@@ -39,7 +39,7 @@ def complete(words):
 @test("completion")
 def completion_names_everything():
     ops, opts = help_names()
-    check(ops == ["gray", "blur", "checkerboard", "portrait"], "help's operations: %r" % ops)
+    check(ops == ["gray", "blur", "checkerboard", "portrait", "resize"], "help's operations: %r" % ops)
     check(len(opts) > 25, "help lists only %d options" % len(opts))
     res = expect_ok(run("--completion", "bash"))
     words = set(re.findall(r"[-\w]+", res.out.decode()))

@@ -230,7 +230,7 @@ def failing_commands(out):
         (["gray", "rgb8.png", out, "extra.png"], EXIT_USAGE,
          "unexpected argument 'extra.png' (INPUT and OUTPUT already given)", b""),
         (["gray", "then", "rgb8.png", out], EXIT_USAGE,
-         "unknown operation 'rgb8.png' (expected gray, blur, checkerboard or portrait)", b""),
+         "unknown operation 'rgb8.png' (expected gray, blur, checkerboard, portrait or resize)", b""),
         (["portrait", "rgb8.png", out], EXIT_USAGE,
          "portrait: --mask FILE is required with an input image", b""),
         (["gray", "rgb8.png", out, "--report", "-", "--repeat", "x"], EXIT_USAGE,

@@ -32,7 +32,9 @@ SPECS = (["gray"], ["gray", "--naive"], ["blur", "-r", "3"], ["blur", "-r", "5",
          ["checkerboard", "--naive", "--amount", "200"],
          ["portrait", "--mask", "MASK", "-r", "4"], ["portrait", "--mask", "MASK", "-r", "50",
                                                      "--tiled"],
-         ["gray", "then", "blur", "-r", "5", "then", "checkerboard"])
+         ["gray", "then", "blur", "-r", "5", "then", "checkerboard"],
+         ["resize", "--scale", "0.37"], ["resize", "--scale", "1.7"],
+         ["gray", "then", "resize", "--fit", "20x20", "then", "blur", "-r", "2"])
 
 
 @test("threads")

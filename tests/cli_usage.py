@@ -70,13 +70,13 @@ def end_of_options():
 @test("usage")
 def unknown_operation():
     usage_error(["frobnicate"],
-                "unknown operation 'frobnicate' (expected gray, blur, checkerboard or portrait)")
+                "unknown operation 'frobnicate' (expected gray, blur, checkerboard, portrait or resize)")
     usage_error(["Gray"],
-                "unknown operation 'Gray' (expected gray, blur, checkerboard or portrait)")
+                "unknown operation 'Gray' (expected gray, blur, checkerboard, portrait or resize)")
     usage_error(["gray", "then", "sharpen"],
-                "unknown operation 'sharpen' (expected gray, blur, checkerboard or portrait)")
+                "unknown operation 'sharpen' (expected gray, blur, checkerboard, portrait or resize)")
     usage_error(["gray", "then", "then"],
-                "unknown operation 'then' (expected gray, blur, checkerboard or portrait)")
+                "unknown operation 'then' (expected gray, blur, checkerboard, portrait or resize)")
 
 
 @test("usage")

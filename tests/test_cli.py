@@ -52,6 +52,7 @@ import cli_completion  # noqa: E402,F401
 import cli_threads  # noqa: E402,F401
 import cli_orient  # noqa: E402,F401
 import cli_meta  # noqa: E402,F401
+import cli_resize  # noqa: E402,F401
 
 if __name__ == "__main__":
     sys.exit(testlib.main(sys.argv, "cli-", populate=lambda: mi.write_corpus(path())))

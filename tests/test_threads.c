@@ -104,7 +104,7 @@ static void check_cuts(const gpuimg_step_t *s, const gpuimg_image_t *src,
     die("%s", gpuimg_error_message());
   memset(dst.data, 0xa5, gpuimg_image_bytes(dst.width, dst.height, dst.channels));
   for (int b = 0, y0 = 0; b <= ncuts; b++) {
-    int y1 = b < ncuts ? cuts[b] : src->height;
+    int y1 = b < ncuts ? cuts[b] : whole->height;
     if (s->op->run_cpu_rows(s->params, src, mask, &dst, y0, y1) < 0)
       die("%s: rows %d..%d: %s", what, y0, y1, gpuimg_error_message());
     y0 = y1;
@@ -118,7 +118,7 @@ static void check_bands(const gpuimg_step_t *s, const gpuimg_image_t *src,
                         const gpuimg_image_t *mask, const gpuimg_image_t *whole, const char *what)
 {
   char label[300];
-  int h = src->height, cuts[64];
+  int h = whole->height, cuts[64];
   if (!s->op->run_cpu_rows)
     die("%s has no run_cpu_rows", s->op->name);
   if (h <= 64) {
@@ -149,7 +149,9 @@ static void check_op(const char *const *spec, int w, int h, int c, uint32_t seed
   gpuimg_plan_init(&plan);
   plan_step(&plan, spec);
   const gpuimg_step_t *s = &plan.steps[0];
-  if (gpuimg_image_alloc(&whole, w, h, gpuimg_op_out_channels(s->op, c)) < 0 ||
+  int ow, oh;
+  if (gpuimg_op_out_size(s->op, s->params, w, h, &ow, &oh) < 0 ||
+      gpuimg_image_alloc(&whole, ow, oh, gpuimg_op_out_channels(s->op, c)) < 0 ||
       gpuimg_op_run_cpu(s->op, s->params, &src, &mask, &whole) < 0)
     die("%s: %s", what, gpuimg_error_message());
   static const int threads[] = {1, 2, 7};
@@ -185,6 +187,11 @@ static void test_every_op(void)
       {"portrait", "radius", "4", NULL},
       {"portrait", "radius", "70", "naive", NULL, NULL},
       {"portrait", "radius", "2", "tiled", NULL, NULL},
+      {"resize", "scale", "0.37", NULL},
+      {"resize", "scale", "1.7", NULL},
+      {"resize", "width", "5", "height", "900", NULL},
+      {"resize", "width", "290", "height", "1500", "filter", "area", NULL},
+      {"resize", "fit", "40x40", "filter", "bilinear", NULL},
   };
   uint32_t seed = 1;
   for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++)

@@ -63,7 +63,10 @@ const gpuimg_backend_ops_t *gpuimg_backend_find(const char *name);
  * rule): the steps' parallelism. */
 int gpuimg_cpu_bands(int threads, int width, int height);
 
-/* Bytes an operation must move at least: its input, its output and its mask. */
-uint64_t gpuimg_step_bytes(const gpuimg_step_t *s, int w, int h, int cin);
+/* Step i's stage, of nms samples (device: CUDA events): its name, the bytes it must move at
+ * least (its input, its output and its mask, from shapes) and the size it makes. NULL with
+ * the error set. */
+gpuimg_stage_t *gpuimg_run_step_stage(gpuimg_run_t *run, const gpuimg_plan_t *plan, int i,
+                                      const gpuimg_shape_t *shapes, int device, int nms);
 
 #endif

@@ -33,7 +33,7 @@ int gpuimg_cpu_bands(int threads, int width, int height)
   return n < 1 ? 1 : n > threads ? threads : n;
 }
 
-/* One step on bands: band i is rows h*i/n .. h*(i+1)/n - 1. */
+/* One step on bands of its output: band i is rows h*i/n .. h*(i+1)/n - 1. */
 typedef struct {
   const gpuimg_step_t *step;
   const gpuimg_image_t *src, *mask;
@@ -44,7 +44,7 @@ typedef struct {
 static int run_band(void *arg, int i)
 {
   const band_task_t *t = arg;
-  int64_t h = t->src->height;
+  int64_t h = t->dst->height;
   int y0 = (int)(h * i / t->nbands), y1 = (int)(h * (i + 1) / t->nbands);
   return t->step->op->run_cpu_rows(t->step->params, t->src, t->mask, t->dst, y0, y1);
 }
@@ -52,7 +52,7 @@ static int run_band(void *arg, int i)
 static int run_step(cpu_runner_t *cr, const gpuimg_step_t *s, const gpuimg_image_t *src,
                     const gpuimg_image_t *mask, gpuimg_image_t *dst)
 {
-  int n = gpuimg_cpu_bands(cr->threads, src->width, src->height);
+  int n = gpuimg_cpu_bands(cr->threads, dst->width, dst->height);
   if (n <= 1 || !s->op->run_cpu_rows)
     return gpuimg_op_run_cpu(s->op, s->params, src, mask, dst);
   if (!cr->pool && !(cr->pool = gpuimg_pool_create(cr->threads)))
@@ -66,7 +66,8 @@ static int run_cpu(cpu_runner_t *cr, const gpuimg_plan_t *plan, const gpuimg_ima
 {
   gpuimg_image_t tmp[GPUIMG_MAX_STEPS];
   gpuimg_stage_t *stage[GPUIMG_MAX_STEPS];
-  int rc = -1, c = src->channels;
+  gpuimg_shape_t sh[GPUIMG_MAX_STEPS + 1];
+  int rc = -1;
   /* The image's name for an allocation failure (none outside the flow). */
   const char *what = run->input_name ? run->input_name : "";
 
@@ -74,14 +75,13 @@ static int run_cpu(cpu_runner_t *cr, const gpuimg_plan_t *plan, const gpuimg_ima
   run->backend = "cpu";
   snprintf(run->device, sizeof run->device, "none");
   run->threads = cr->threads;
+  if (gpuimg_plan_shapes(plan, src->width, src->height, src->channels, sh) < 0)
+    return -1;
   for (int i = 0; i < plan->nsteps; i++) {
-    const gpuimg_step_t *s = &plan->steps[i];
-    int out_c = gpuimg_op_out_channels(s->op, c);
-    stage[i] = gpuimg_run_stage(run, s->op->name, i, 0, plan->repeat);
-    if (!stage[i] || gpuimg_image_alloc_for(&tmp[i], src->width, src->height, out_c, what) < 0)
+    const gpuimg_shape_t *o = &sh[i + 1];
+    stage[i] = gpuimg_run_step_stage(run, plan, i, sh, 0, plan->repeat);
+    if (!stage[i] || gpuimg_image_alloc_for(&tmp[i], o->w, o->h, o->c, what) < 0)
       goto done;
-    stage[i]->bytes = gpuimg_step_bytes(s, src->width, src->height, c);
-    c = out_c;
   }
   for (int r = -plan->warmup; r < plan->repeat; r++) { /* r < 0: warm-up, not recorded */
     const gpuimg_image_t *in = src;

@@ -88,11 +88,9 @@ static int need_nvjpeg(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const char *what)
   return 0;
 }
 
-/* Decodes io's JPEG into b->d_src (by the device's nvJPEG thread where there is one) and
- * checks the masks against its size. */
-static int decode_jpeg(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_plan_t *plan,
-                       const gpuimg_jpeg_io_t *io, const gpuimg_image_t *masks, int *w, int *h,
-                       int *c, gpuimg_run_t *run)
+/* Decodes io's JPEG into b->d_src (by the device's nvJPEG thread where there is one). */
+static int decode_jpeg(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_jpeg_io_t *io, int *w,
+                       int *h, int *c, gpuimg_run_t *run)
 {
   double t0 = gpuimg_now_ms();
   if (io->batch) {
@@ -125,15 +123,6 @@ static int decode_jpeg(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_plan_
   s->ms[0] = gpuimg_now_ms() - t0;
   s->codec = "nvjpeg";
   s->bytes = io->size + gpuimg_image_bytes(*w, *h, *c);
-  for (int i = 0; i < plan->nsteps; i++) {
-    const gpuimg_image_t *m = &masks[i];
-    if (m->data && (m->width != *w || m->height != *h)) {
-      gpuimg_error_set(GPUIMG_EXIT_INPUT, io->what, "mask %s is %dx%d but the image is %dx%d",
-                       gpuimg_ops_common(plan->steps[i].params)->mask_path, m->width, m->height, *w,
-                       *h);
-      return -1;
-    }
-  }
   return 0;
 }
 
@@ -164,7 +153,8 @@ static int encode_jpeg(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_jpeg_
 
 /* One run's shapes and stages. */
 typedef struct {
-  int w, h, in_c, out_c;
+  int w, h, in_c, out_c;                 /* the input's size and channels, the result's channels */
+  gpuimg_shape_t s[GPUIMG_MAX_STEPS + 1]; /* each step's input; s[nsteps] the result */
   size_t in_bytes, out_bytes;
   const uint8_t *d_first, *d_last; /* the first step's input, the last step's output */
   gpuimg_stage_t *stage[GPUIMG_MAX_STEPS], *up, *down;
@@ -187,15 +177,14 @@ static int describe(gpuimg_cuda_t *ctx, const gpuimg_plan_t *plan, gpuimg_run_t 
 
 /* The input: a JPEG decoded on the device once (every --repeat run starts from it), or src
  * in the pinned staging buffer (where a decoder may have put it already). */
-static int take_input(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_plan_t *plan,
-                      const gpuimg_image_t *src, const gpuimg_jpeg_io_t *io,
-                      const gpuimg_image_t *masks, gpuimg_run_t *run, shape_t *sh)
+static int take_input(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_image_t *src,
+                      const gpuimg_jpeg_io_t *io, gpuimg_run_t *run, shape_t *sh)
 {
   if (io && io->jpeg) {
 #ifdef GPUIMG_HAVE_NVJPEG
-    return decode_jpeg(ctx, b, plan, io, masks, &sh->w, &sh->h, &sh->in_c, run);
+    return decode_jpeg(ctx, b, io, &sh->w, &sh->h, &sh->in_c, run);
 #else
-    (void)ctx, (void)plan, (void)masks, (void)run;
+    (void)ctx, (void)run;
     gpuimg_error_set(GPUIMG_EXIT_DEVICE, io->what, "this gpuimg was built without nvJPEG");
     return -1;
 #endif
@@ -212,13 +201,30 @@ static int take_input(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_plan_t
   return 0;
 }
 
+/* The steps' shapes; a JPEG decoded here has masks checked against them (the flow checks
+ * the others). */
+static int check_shapes(const gpuimg_plan_t *plan, const gpuimg_jpeg_io_t *io,
+                        const gpuimg_image_t *masks, shape_t *sh)
+{
+  char why[160];
+  if (gpuimg_plan_shapes(plan, sh->w, sh->h, sh->in_c, sh->s) < 0)
+    return -1;
+  for (int i = 0; io && io->jpeg && i < plan->nsteps; i++)
+    if (!gpuimg_plan_mask_fits(plan, i, &masks[i], sh->s, why, sizeof why)) {
+      gpuimg_error_set(GPUIMG_EXIT_INPUT, io->what, "mask %s %s",
+                       gpuimg_ops_common(plan->steps[i].params)->mask_path, why);
+      return -1;
+    }
+  return 0;
+}
+
 /* Uploads each step's mask unless the device holds that host mask already (the same
  * pointer as in the previous run with these buffers): an upload-mask stage then. */
 static int upload_masks(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_plan_t *plan,
-                        const gpuimg_image_t *masks, const shape_t *sh, gpuimg_run_t *run)
+                        const gpuimg_image_t *masks, gpuimg_run_t *run)
 {
-  size_t px = gpuimg_image_bytes(sh->w, sh->h, 1);
   for (int i = 0; i < plan->nsteps; i++) {
+    size_t px = gpuimg_image_bytes(masks[i].width, masks[i].height, 1);
     if (!masks[i].data || (b->mask_of[i] == masks[i].data && b->mask_cap[i] >= px))
       continue;
     b->mask_of[i] = NULL;
@@ -239,9 +245,14 @@ static int make_stages(cuda_buffers_t *b, const gpuimg_plan_t *plan, int device_
                        shape_t *sh, gpuimg_run_t *run)
 {
   sh->in_bytes = gpuimg_image_bytes(sh->w, sh->h, sh->in_c);
-  /* Channels never grow along a pipeline, so two input-sized buffers serve every step. */
-  if (grow_dev(b, &b->d_buf[0], &b->d_cap[0], sh->in_bytes) < 0 ||
-      grow_dev(b, &b->d_buf[1], &b->d_cap[1], sh->in_bytes) < 0)
+  /* Two buffers of the largest image along the pipeline serve every step. */
+  size_t most = 0;
+  for (int i = 0; i <= plan->nsteps; i++) {
+    size_t n = gpuimg_image_bytes(sh->s[i].w, sh->s[i].h, sh->s[i].c);
+    most = n > most ? n : most;
+  }
+  if (grow_dev(b, &b->d_buf[0], &b->d_cap[0], most) < 0 ||
+      grow_dev(b, &b->d_buf[1], &b->d_cap[1], most) < 0)
     return -1;
   sh->d_first = sh->d_last = device_in ? b->d_src : b->d_buf[0];
   if (!device_in && !(sh->up = gpuimg_run_stage(run, "upload", -1, 1, plan->repeat)))
@@ -250,16 +261,14 @@ static int make_stages(cuda_buffers_t *b, const gpuimg_plan_t *plan, int device_
     sh->up->bytes = sh->in_bytes;
     sh->up->pinned = 1;
   }
-  int c = sh->in_c;
   for (int i = 0; i < plan->nsteps; i++) {
-    if (!(sh->stage[i] = gpuimg_run_stage(run, plan->steps[i].op->name, i, 1, plan->repeat)))
+    if (!(sh->stage[i] = gpuimg_run_step_stage(run, plan, i, sh->s, 1, plan->repeat)))
       return -1;
-    sh->stage[i]->bytes = gpuimg_step_bytes(&plan->steps[i], sh->w, sh->h, c);
     sh->stage[i]->has_launch = 1;
-    c = gpuimg_op_out_channels(plan->steps[i].op, c);
   }
-  sh->out_c = c;
-  sh->out_bytes = gpuimg_image_bytes(sh->w, sh->h, c);
+  const gpuimg_shape_t *res = &sh->s[plan->nsteps];
+  sh->out_c = res->c;
+  sh->out_bytes = gpuimg_image_bytes(res->w, res->h, res->c);
   if (device_out)
     return 0;
   if (!(sh->down = gpuimg_run_stage(run, "download", -1, 1, plan->repeat)) ||
@@ -275,7 +284,7 @@ static int run_once(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_plan_t *
                     shape_t *sh)
 {
   float ms;
-  int o = sh->d_first == b->d_buf[0], c = sh->in_c; /* o: the next output buffer */
+  int o = sh->d_first == b->d_buf[0]; /* o: the next output buffer */
   const uint8_t *in = sh->d_first;
   if (sh->up) {
     if (gpuimg_cuda_upload(ctx, b->d_buf[0], b->h_in, sh->in_bytes, &ms) < 0)
@@ -285,14 +294,14 @@ static int run_once(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_plan_t *
   }
   for (int i = 0; i < plan->nsteps; i++) {
     const gpuimg_step_t *s = &plan->steps[i];
-    if (s->op->run_gpu(ctx, s->params, in, b->d_mask[i], b->d_buf[o], sh->w, sh->h, c,
+    const gpuimg_shape_t *si = &sh->s[i];
+    if (s->op->run_gpu(ctx, s->params, in, b->d_mask[i], b->d_buf[o], si->w, si->h, si->c,
                        &sh->stage[i]->launch) < 0)
       return -1;
     if (r >= 0)
       sh->stage[i]->ms[r] = sh->stage[i]->launch.ms;
     in = b->d_buf[o];
     o = !o;
-    c = gpuimg_op_out_channels(s->op, c);
   }
   sh->d_last = in;
   if (sh->down) {
@@ -314,7 +323,8 @@ static void predict(const gpuimg_plan_t *plan, const gpuimg_image_t *masks, shap
     if (!l->has_divergence || !s->op->divergence)
       continue;
     st->has_prediction = 1;
-    s->op->divergence(s->params, &masks[i], sh->w, sh->h, (int)l->block[0], (int)l->block[1],
+    s->op->divergence(s->params, &masks[i], sh->s[i].w, sh->s[i].h, (int)l->block[0],
+                      (int)l->block[1],
                       &st->predicted_warps, &st->predicted_divergent);
   }
 }
@@ -329,27 +339,28 @@ static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_plan_t *
   shape_t sh;
   int device_in = io && io->jpeg, device_out = io && io->out;
   memset(&sh, 0, sizeof sh);
-  if (describe(ctx, plan, run) < 0 || take_input(ctx, b, plan, src, io, masks, run, &sh) < 0 ||
-      upload_masks(ctx, b, plan, masks, &sh, run) < 0 ||
+  if (describe(ctx, plan, run) < 0 || take_input(ctx, b, src, io, run, &sh) < 0 ||
+      check_shapes(plan, io, masks, &sh) < 0 || upload_masks(ctx, b, plan, masks, run) < 0 ||
       make_stages(b, plan, device_in, device_out, &sh, run) < 0)
     return -1;
   for (int r = -plan->warmup; r < plan->repeat; r++)
     if (run_once(ctx, b, plan, r, &sh) < 0)
       return -1;
   predict(plan, masks, &sh);
-  run->out_w = sh.w;
-  run->out_h = sh.h;
-  run->out_c = sh.out_c;
+  const gpuimg_shape_t *res = &sh.s[plan->nsteps];
+  run->out_w = res->w;
+  run->out_h = res->h;
+  run->out_c = res->c;
   if (device_out) {
 #ifdef GPUIMG_HAVE_NVJPEG
-    return encode_jpeg(ctx, b, io, sh.d_last, sh.w, sh.h, sh.out_c, run);
+    return encode_jpeg(ctx, b, io, sh.d_last, res->w, res->h, res->c, run);
 #else
     gpuimg_error_set(GPUIMG_EXIT_DEVICE, io->out_what, "this gpuimg was built without nvJPEG");
     return -1;
 #endif
   }
   *dst = (gpuimg_image_t){
-      .width = sh.w, .height = sh.h, .channels = sh.out_c, .data = b->h_out, .borrowed = 1};
+      .width = res->w, .height = res->h, .channels = res->c, .data = b->h_out, .borrowed = 1};
   return 0;
 }
 

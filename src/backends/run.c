@@ -1,7 +1,8 @@
-/* run.c: the timing record of a run (its stages), shared by every backend, and the backend
- * registry's lookup. */
+/* run.c: the timing record of a run (its stages), shared by every backend, the size each step
+ * gets and makes, and the backend registry's lookup. */
 #include "backend.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,11 +35,57 @@ void gpuimg_run_free(gpuimg_run_t *run)
   run->nstages = 0;
 }
 
-uint64_t gpuimg_step_bytes(const gpuimg_step_t *s, int w, int h, int cin)
+gpuimg_stage_t *gpuimg_run_step_stage(gpuimg_run_t *run, const gpuimg_plan_t *plan, int i,
+                                      const gpuimg_shape_t *shapes, int device, int nms)
 {
-  uint64_t px = (uint64_t)w * (uint64_t)h;
-  return px * (uint64_t)cin + px * (uint64_t)gpuimg_op_out_channels(s->op, cin) +
-         (s->op->needs_mask ? px : 0);
+  const gpuimg_shape_t *in = &shapes[i], *out = &shapes[i + 1];
+  gpuimg_stage_t *s = gpuimg_run_stage(run, plan->steps[i].op->name, i, device, nms);
+  if (!s)
+    return NULL;
+  uint64_t px = (uint64_t)in->w * (uint64_t)in->h;
+  s->bytes = px * (uint64_t)in->c + gpuimg_image_bytes(out->w, out->h, out->c) +
+             (plan->steps[i].op->needs_mask ? px : 0);
+  s->out_w = out->w;
+  s->out_h = out->h;
+  return s;
+}
+
+int gpuimg_plan_shapes(const gpuimg_plan_t *plan, int w, int h, int c, gpuimg_shape_t *shapes)
+{
+  shapes[0] = (gpuimg_shape_t){w, h, c};
+  for (int i = 0; i < plan->nsteps; i++) {
+    const gpuimg_step_t *s = &plan->steps[i];
+    gpuimg_shape_t *out = &shapes[i + 1];
+    if (gpuimg_op_out_size(s->op, s->params, w, h, &out->w, &out->h) < 0)
+      return -1;
+    /* A size a step makes is held to --max-pixels as decoded ones are (0: no limit). */
+    if ((out->w != w || out->h != h) && plan->max_pixels &&
+        (uint64_t)out->w * (uint64_t)out->h > plan->max_pixels) {
+      gpuimg_error_set(GPUIMG_EXIT_USAGE, s->op->name,
+                       "a %dx%d image would become %dx%d, over the limit of %llu pixels (see "
+                       "--max-pixels)",
+                       w, h, out->w, out->h, (unsigned long long)plan->max_pixels);
+      return -1;
+    }
+    out->c = c = gpuimg_op_out_channels(s->op, c);
+    w = out->w;
+    h = out->h;
+  }
+  return 0;
+}
+
+int gpuimg_plan_mask_fits(const gpuimg_plan_t *plan, int i, const gpuimg_image_t *mask,
+                          const gpuimg_shape_t *shapes, char *why, size_t why_size)
+{
+  const gpuimg_shape_t *in = &shapes[i];
+  if (!mask->data || (mask->width == in->w && mask->height == in->h))
+    return 1;
+  int n = snprintf(why, why_size, "is %dx%d but the image is %dx%d", mask->width, mask->height,
+                   in->w, in->h);
+  if ((in->w != shapes[0].w || in->h != shapes[0].h) && n >= 0 && (size_t)n < why_size)
+    snprintf(why + n, why_size - (size_t)n, " at step %d (%s; it was %dx%d)", i + 1,
+             plan->steps[i].op->name, shapes[0].w, shapes[0].h);
+  return 0;
 }
 
 const gpuimg_backend_ops_t *gpuimg_backend_find(const char *name)

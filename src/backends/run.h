@@ -37,7 +37,23 @@ typedef struct {
   int threads; /* CPU backend: threads over row bands; 0: not given (the usable cores) */
   int no_autorotate; /* keep the stored pixels: no EXIF orientation applied (images, masks) */
   int strip;         /* write no metadata: the input's ICC profile and EXIF are not carried */
+  int exact_decode;  /* no shrink-on-load: every input decoded at its full size */
 } gpuimg_plan_t;
+
+/* An image's size and channels where it enters a step. */
+typedef struct {
+  int w, h, c;
+} gpuimg_shape_t;
+
+/* What each step of plan gets from a w x h x c input: shapes[i] step i's input, shapes[nsteps]
+ * the result (shapes has GPUIMG_MAX_STEPS + 1 entries). 0, or -1 with a usage error (exit 2)
+ * when a step makes a size over plan->max_pixels, as its operation's out_size() says. */
+int gpuimg_plan_shapes(const gpuimg_plan_t *plan, int w, int h, int c, gpuimg_shape_t *shapes);
+
+/* Whether masks[i] (data NULL: none) has the size of step i's input, shapes[i]: 1, or 0 with
+ * the rest of a sentence after "mask" in why ("is 8x8 but the image is 9x9"). */
+int gpuimg_plan_mask_fits(const gpuimg_plan_t *plan, int i, const gpuimg_image_t *mask,
+                          const gpuimg_shape_t *shapes, char *why, size_t why_size);
 
 /* One timed stage of the report. */
 #define GPUIMG_MAX_STAGES (GPUIMG_MAX_STEPS * 2 + 8)
@@ -52,6 +68,7 @@ typedef struct {
   int pinned;     /* upload/download: host buffer pinned; -1 otherwise */
   int has_launch;
   gpuimg_launch_t launch;
+  int out_w, out_h;   /* a step's stage: the size it made */
   int has_prediction; /* host-predicted divergence for launch's block shape */
   uint64_t predicted_warps, predicted_divergent;
 } gpuimg_stage_t;
@@ -70,6 +87,7 @@ typedef struct {
   uint64_t input_bytes;
   int in_w, in_h, in_c; /* as decoded and turned upright */
   int orientation;       /* the input's EXIF orientation applied, 1..8 (0, 1: none) */
+  int reduction;         /* shrink-on-load: decoded at 1/reduction of its size (0, 1: none) */
   const char *output_name;
   gpuimg_format_t output_format; /* with output_name */
   uint64_t output_bytes;

@@ -312,6 +312,8 @@ int gpuimg_cli_parse(int argc, char **argv, gpuimg_cli_t *cli)
     return usage_error("", "%sno operation given", "");
   if (want_op)
     return usage_error("", "%s'then' must be followed by an operation", "");
+  if (gpuimg_plan_check(&cli->plan) < 0)
+    return -1;
   if (cli->outdir && output_file(cli, positional) < 0)
     return -1;
   npositional = cli->ninputs;

@@ -57,6 +57,10 @@ typedef struct {
   int device;
   int (*decode)(const uint8_t *bytes, size_t size, const char *what, uint64_t max_pixels,
                 gpuimg_image_t *out);
+  /* decode at 1/reduction of the size (2, 4 or 8: each side ceil(side / reduction)), for
+   * shrink-on-load; max_pixels bounds the full size. NULL: the codec decodes full size only. */
+  int (*decode_reduced)(const uint8_t *bytes, size_t size, const char *what, uint64_t max_pixels,
+                        int reduction, gpuimg_image_t *out);
   int (*encode)(const gpuimg_image_t *img, gpuimg_format_t fmt, const gpuimg_encode_opts_t *opts,
                 const char *what, gpuimg_buf_t *out);
 } gpuimg_codec_t;

@@ -229,7 +229,7 @@ static void jpeg_read_pixels(jpeg_ctx_t *ctx, struct jpeg_decompress_struct *cin
 /* The decode itself, apart from jpeg_decode() so that no local of the function that called
  * setjmp changes after it. Fills ctx->pixels; every failure longjmps. */
 static void jpeg_decode_run(jpeg_ctx_t *ctx, struct jpeg_decompress_struct *cinfo,
-                            const uint8_t *bytes, size_t size, uint64_t max_pixels)
+                            const uint8_t *bytes, size_t size, uint64_t max_pixels, int reduction)
 {
   jpeg_mem_src(cinfo, bytes, (unsigned long)size);
   jpeg_read_header(cinfo, TRUE);
@@ -248,6 +248,11 @@ static void jpeg_decode_run(jpeg_ctx_t *ctx, struct jpeg_decompress_struct *cinf
     cinfo->jpeg_color_space = JCS_YCCK;
   cinfo->out_color_space = nc == 1 ? JCS_GRAYSCALE : nc == 3 ? JCS_RGB : JCS_CMYK;
   cinfo->progress = &ctx->progress;
+  /* Shrink-on-load: libjpeg's DCT scaling makes each side ceil(side / reduction). */
+  cinfo->scale_num = 1;
+  cinfo->scale_denom = (unsigned)reduction;
+  w = (w + (uint64_t)reduction - 1) / (uint64_t)reduction;
+  h = (h + (uint64_t)reduction - 1) / (uint64_t)reduction;
   /* A multi-scan file is read whole here: its damage is found before the pixels exist. */
   jpeg_start_decompress(cinfo);
   if (cinfo->output_width != w || cinfo->output_height != h ||
@@ -260,13 +265,14 @@ static void jpeg_decode_run(jpeg_ctx_t *ctx, struct jpeg_decompress_struct *cinf
   jpeg_finish_decompress(cinfo);
 }
 
-/* Decodes a JPEG into 8-bit gray (1 channel) or RGB (3 channels). Size checks come from the
+/* Decodes a JPEG, at 1/reduction of its size (1: full size; 2, 4, 8: libjpeg's DCT scaling,
+ * for shrink-on-load), into 8-bit gray (1 channel) or RGB (3 channels). Size checks come from the
  * header, before anything of the image's size is allocated. Every refusal is exit status 3
  * with "cannot decode JPEG: <reason>" (libjpeg's message, first letter lowered), or the
  * --max-pixels message; a real shortage of memory (libjpeg's memory manager fails with
  * JERR_OUT_OF_MEMORY) is "out of memory", exit status 1. */
-static int jpeg_decode(const uint8_t *bytes, size_t size, const char *what, uint64_t max_pixels,
-                       gpuimg_image_t *out)
+static int jpeg_decode_reduced(const uint8_t *bytes, size_t size, const char *what,
+                               uint64_t max_pixels, int reduction, gpuimg_image_t *out)
 {
   jpeg_ctx_t ctx;
   struct jpeg_decompress_struct cinfo;
@@ -320,7 +326,7 @@ static int jpeg_decode(const uint8_t *bytes, size_t size, const char *what, uint
   }
   jpeg_create_decompress(&cinfo);
   /* jpeg_create_decompress() reads JPEGMEM from the environment: the cap is set after it. */
-  jpeg_decode_run(&ctx, &cinfo, bytes, size, max_pixels);
+  jpeg_decode_run(&ctx, &cinfo, bytes, size, max_pixels, reduction);
   out->width = (int)cinfo.output_width;
   out->height = (int)cinfo.output_height;
   out->channels = cinfo.output_components == 1 ? 1 : 3;
@@ -328,6 +334,12 @@ static int jpeg_decode(const uint8_t *bytes, size_t size, const char *what, uint
   out->borrowed = ctx.borrowed;
   jpeg_destroy_decompress(&cinfo);
   return 0;
+}
+
+static int jpeg_decode(const uint8_t *bytes, size_t size, const char *what, uint64_t max_pixels,
+                       gpuimg_image_t *out)
+{
+  return jpeg_decode_reduced(bytes, size, what, max_pixels, 1, out);
 }
 
 /* A destination manager that appends to a gpuimg_buf_t, a chunk at a time. */
@@ -442,6 +454,7 @@ const gpuimg_codec_t gpuimg_codec_libjpeg = {
     .recognises = gpuimg_codec_is_jpeg,
     .priority = 2,
     .decode = jpeg_decode,
+    .decode_reduced = jpeg_decode_reduced,
     .encode = jpeg_encode,
 };
 #else

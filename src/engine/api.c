@@ -111,6 +111,8 @@ static int run_job(gpuimg_context_t *ctx, gpuimg_job_t *job)
     gpuimg_error_set(GPUIMG_EXIT_USAGE, "", "no operation given");
     return -1;
   }
+  if (gpuimg_plan_check(&ctx->plan) < 0)
+    return -1;
   if (!ctx->runner && !(ctx->runner = open_runner(ctx)))
     return -1;
   gpuimg_run_free(&ctx->run);

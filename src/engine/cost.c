@@ -39,20 +39,28 @@ void gpuimg_cost_predict(const gpuimg_plan_t *plan, int threads, const gpuimg_co
                          double *cpu_ms, double *cuda_ms)
 {
   double px = (double)in->width * (double)in->height;
-  int c = in->channels, bands = gpuimg_cpu_bands(threads, in->width, in->height);
-  double speedup = 1 + (bands - 1) * CPU_PARALLEL, cpu = 0, gpu = 0;
+  gpuimg_shape_t sh[GPUIMG_MAX_STEPS + 1];
+  if (gpuimg_plan_shapes(plan, in->width, in->height, in->channels, sh) < 0) {
+    gpuimg_error_clear(); /* the run says why; the CPU is predicted to win until then */
+    *cpu_ms = *cuda_ms = 0;
+    return;
+  }
+  double cpu = 0, gpu = 0;
   for (int i = 0; i < plan->nsteps; i++) {
     const gpuimg_op_t *op = plan->steps[i].op;
-    int out_c = gpuimg_op_out_channels(op, c);
-    double bytes = px * (c + out_c + (op->needs_mask ? 1 : 0));
+    const gpuimg_shape_t *si = &sh[i], *so = &sh[i + 1];
+    double in_px = (double)si->w * si->h, out_px = (double)so->w * so->h;
+    double bytes = in_px * (si->c + (op->needs_mask ? 1 : 0)) + out_px * so->c;
     double work = op->work > 0 ? op->work : 1.0;
-    cpu += bytes * work * CPU_STEP_NS * 1e-6 / speedup;
+    int bands = gpuimg_cpu_bands(threads, so->w, so->h);
+    cpu += bytes * work * CPU_STEP_NS * 1e-6 / (1 + (bands - 1) * CPU_PARALLEL);
     gpu += bytes * work * CUDA_STEP_NS * 1e-6;
-    c = out_c;
   }
+  const gpuimg_shape_t *res = &sh[plan->nsteps];
+  double out = (double)res->w * res->h * res->c;
   double decode = codec_ms(in->in_format, (double)in->file_bytes + px * in->channels, 1);
-  double encode = codec_ms(in->out_format, px * c, 0);
-  double copies = px * in->channels * (CUDA_STAGE_NS + CUDA_COPY_NS) + px * c * CUDA_COPY_NS;
+  double encode = codec_ms(in->out_format, out, 0);
+  double copies = px * in->channels * (CUDA_STAGE_NS + CUDA_COPY_NS) + out * CUDA_COPY_NS;
   *cpu_ms = decode + cpu + encode;
   *cuda_ms = (decode > CUDA_START_MS ? decode : CUDA_START_MS) + CUDA_RUNNER_MS +
              copies * 1e-6 + gpu + encode;

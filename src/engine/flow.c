@@ -56,20 +56,25 @@ static int read_meta(const gpuimg_plan_t *plan, const uint8_t *bytes, size_t siz
   return plan->no_autorotate ? 1 : meta->orientation;
 }
 
-/* Decodes bytes with the codec the plan picks for them, then turns the pixels as EXIF
- * orientation o asks, as the stage <prefix>decode. */
+/* Decodes bytes with the codec the plan picks for them (at 1/reduction of their size, which
+ * only a codec that decodes reduced is given), then turns the pixels as EXIF orientation o
+ * asks, as the stage <prefix>decode. */
 static int decode_timed(const gpuimg_plan_t *plan, const uint8_t *bytes, size_t size,
-                        const char *what, const char *prefix, int o, gpuimg_image_t *img,
+                        const char *what, const char *prefix, int o, int reduction,
+                        gpuimg_image_t *img,
                         gpuimg_run_t *run)
 {
   char name[32];
   double t0 = gpuimg_now_ms();
   const gpuimg_codec_t *codec = gpuimg_codec_decoder(plan->codec, bytes, size);
-  if (codec->decode(bytes, size, what, plan->max_pixels, img) < 0 ||
+  if ((reduction > 1 ? codec->decode_reduced(bytes, size, what, plan->max_pixels, reduction, img)
+                     : codec->decode(bytes, size, what, plan->max_pixels, img)) < 0 ||
       gpuimg_image_orient(img, o, what) < 0)
     return -1;
-  if (run && !*prefix)
+  if (run && !*prefix) {
     run->orientation = o;
+    run->reduction = reduction;
+  }
   snprintf(name, sizeof name, "%sdecode", prefix);
   uint64_t px = gpuimg_image_bytes(img->width, img->height, img->channels);
   return run ? stage_add(run, name, gpuimg_now_ms() - t0, size + px, codec->name) : 0;
@@ -86,7 +91,7 @@ int gpuimg_flow_load_mask(const gpuimg_plan_t *plan, const char *path, const uin
   const uint8_t *bytes = path ? buf.data : builtin;
   size_t size = path ? buf.size : builtin_size;
   int o = read_meta(plan, bytes, size, what, 0, &meta);
-  int rc = o < 0 ? -1 : decode_timed(plan, bytes, size, what, "mask-", o, mask, run);
+  int rc = o < 0 ? -1 : decode_timed(plan, bytes, size, what, "mask-", o, 1, mask, run);
   if (rc == 0)
     warn(plan, what, meta.warning);
   gpuimg_meta_free(&meta);
@@ -113,11 +118,12 @@ const char *gpuimg_flow_mask_path(const gpuimg_plan_t *plan, int i, int *takes)
   return gpuimg_ops_common(s->params)->mask_path;
 }
 
-/* Loads every step's mask for this image (src NULL: of any size, for the device decode to
+/* Loads every step's mask for this image (shapes NULL: of any size, for the device decode to
  * check once it knows the image's size). */
-static int load_masks(const gpuimg_flow_t *flow, const gpuimg_image_t *src, gpuimg_image_t *masks,
-                      gpuimg_run_t *run)
+static int load_masks(const gpuimg_flow_t *flow, const gpuimg_plan_t *plan,
+                      const gpuimg_shape_t *shapes, gpuimg_image_t *masks, gpuimg_run_t *run)
 {
+  char why[160];
   for (int i = 0; i < flow->plan->nsteps; i++) {
     int takes;
     const char *path = gpuimg_flow_mask_path(flow->plan, i, &takes);
@@ -131,26 +137,24 @@ static int load_masks(const gpuimg_flow_t *flow, const gpuimg_image_t *src, gpui
     if (gpuimg_flow_load_mask(flow->plan, path, flow->builtin_mask, flow->builtin_mask_size, m,
                               run) < 0)
       return -1;
-    if (src && (m->width != src->width || m->height != src->height)) {
-      gpuimg_error_set(GPUIMG_EXIT_INPUT, path ? path : BUILTIN_MASK_NAME,
-                       "mask is %dx%d but the image is %dx%d", m->width, m->height, src->width,
-                       src->height);
+    if (shapes && !gpuimg_plan_mask_fits(plan, i, m, shapes, why, sizeof why)) {
+      gpuimg_error_set(GPUIMG_EXIT_INPUT, path ? path : BUILTIN_MASK_NAME, "mask %s", why);
       return -1;
     }
   }
   return 0;
 }
 
-/* The batch's shared masks must have the image's size. */
-static int check_masks(const gpuimg_flow_t *flow, const char *what, int width, int height)
+/* The batch's shared masks must have the size of their step's input. */
+static int check_masks(const gpuimg_flow_t *flow, const gpuimg_plan_t *plan, const char *what,
+                       const gpuimg_shape_t *shapes)
 {
-  for (int i = 0; i < flow->plan->nsteps; i++) {
-    const gpuimg_image_t *m = &flow->masks[i];
+  char why[160];
+  for (int i = 0; i < plan->nsteps; i++) {
     int takes;
-    const char *path = gpuimg_flow_mask_path(flow->plan, i, &takes);
-    if (m->data && (m->width != width || m->height != height)) {
-      gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "mask %s is %dx%d but the image is %dx%d", path,
-                       m->width, m->height, width, height);
+    const char *path = gpuimg_flow_mask_path(plan, i, &takes);
+    if (!gpuimg_plan_mask_fits(plan, i, &flow->masks[i], shapes, why, sizeof why)) {
+      gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "mask %s %s", path, why);
       return -1;
     }
   }
@@ -167,6 +171,8 @@ typedef struct {
   gpuimg_meta_t meta; /* the input's, carried to the output */
   gpuimg_image_t src, dst;
   gpuimg_image_t masks[GPUIMG_MAX_STEPS]; /* this image's own (flow->masks NULL) */
+  const gpuimg_plan_t *plan;              /* flow->plan, or own_plan */
+  gpuimg_plan_t *own_plan; /* shrink-on-load: the plan with its first step fixed for this image */
   int on_device;                          /* the input is decoded on the device */
   int encoded_on_device;
   int on_cpu;                  /* the backend chosen for it is the CPU (flow->choose) */
@@ -228,6 +234,30 @@ static void choose_backend(image_t *im, const uint8_t *bytes, size_t size)
   im->prestart = gpuimg_pipeline_prestart(plan);
 }
 
+/* Shrink-on-load: when the first step declares a load reduction, the codec for these bytes
+ * decodes reduced and the plan allows it (no --exact-decode), the reduction the step asks for
+ * this image's full size, upright after EXIF orientation o; above 1, im->plan becomes a copy of the plan whose first
+ * step makes the full size's result from the reduced image. 1: a full-size decode. */
+static int shrink_on_load(image_t *im, const uint8_t *bytes, size_t size, int o)
+{
+  const gpuimg_plan_t *plan = im->flow->plan;
+  const gpuimg_step_t *first = &plan->steps[0];
+  int w, h, c;
+  if (plan->exact_decode || !first->op->load_reduction ||
+      !gpuimg_codec_decoder(plan->codec, bytes, size)->decode_reduced ||
+      gpuimg_codec_info(bytes, size, &w, &h, &c) < 0)
+    return 1;
+  int upright_w = o >= 5 ? h : w, upright_h = w + h - upright_w;
+  _Alignas(16) unsigned char fixed[GPUIMG_PARAMS_SIZE];
+  int r = first->op->load_reduction(first->params, upright_w, upright_h, 8, fixed);
+  if (r <= 1 || !(im->own_plan = malloc(sizeof *im->own_plan)))
+    return 1; /* without memory for the copy, the full size is decoded */
+  *im->own_plan = *plan;
+  memcpy(im->own_plan->steps[0].params, fixed, sizeof fixed);
+  im->plan = im->own_plan;
+  return r;
+}
+
 /* Reads the input; a JPEG goes to the device when the flow decodes JPEG there, anything
  * else is decoded here. The load interval ends where the steps begin. */
 static int load(image_t *im)
@@ -259,7 +289,8 @@ static int load(image_t *im)
   choose_backend(im, bytes, size);
   if (im->on_device)
     return 0;
-  int rc = decode_timed(flow->plan, bytes, size, job->what, "", o, &im->src, im->run);
+  int r = shrink_on_load(im, bytes, size, o);
+  int rc = decode_timed(flow->plan, bytes, size, job->what, "", o, r, &im->src, im->run);
   gpuimg_buf_free(&im->file);
   return rc;
 }
@@ -268,7 +299,7 @@ static int load(image_t *im)
  * the flow does JPEG there. */
 static int encode_on_device(const image_t *im, int in_channels)
 {
-  const gpuimg_plan_t *plan = im->flow->plan;
+  const gpuimg_plan_t *plan = im->plan;
   int c = in_channels;
   for (int i = 0; i < plan->nsteps; i++)
     c = gpuimg_op_out_channels(plan->steps[i].op, c);
@@ -283,13 +314,16 @@ static int steps(image_t *im)
   gpuimg_job_t *job = im->job;
   gpuimg_run_t *run = im->run;
   const gpuimg_image_t *masks = flow->masks ? flow->masks : im->masks;
+  gpuimg_shape_t shapes[GPUIMG_MAX_STEPS + 1];
   if (!im->on_device) {
     run->in_w = im->src.width;
     run->in_h = im->src.height;
     run->in_c = im->src.channels;
+    if (gpuimg_plan_shapes(im->plan, run->in_w, run->in_h, run->in_c, shapes) < 0)
+      return -1;
   }
-  if (flow->masks ? !im->on_device && check_masks(flow, job->what, run->in_w, run->in_h) < 0
-                  : load_masks(flow, im->on_device ? NULL : &im->src, im->masks, run) < 0)
+  if (flow->masks ? !im->on_device && check_masks(flow, im->plan, job->what, shapes) < 0
+                  : load_masks(flow, im->plan, im->on_device ? NULL : shapes, im->masks, run) < 0)
     return -1;
   gpuimg_pipeline_t *runner = flow->runner;
   if (!runner) {
@@ -313,9 +347,9 @@ static int steps(image_t *im)
                          flow->plan->quality,
                          job->output_what};
   int rc = im->on_device || im->encoded_on_device
-               ? gpuimg_pipeline_process_jpeg(runner, &io, im->on_device ? NULL : &im->src, masks,
-                                              &im->dst, run)
-               : gpuimg_pipeline_process(runner, &im->src, masks, &im->dst, run);
+               ? gpuimg_pipeline_process_jpeg(runner, im->plan, &io, im->on_device ? NULL : &im->src,
+                                              masks, &im->dst, run)
+               : gpuimg_pipeline_process(runner, im->plan, &im->src, masks, &im->dst, run);
   mark(im, GPUIMG_FLOW_STEPS, 1);
   if (rc == 0) /* decoded, here or on the device */
     warn(flow->plan, job->what, im->meta.warning);
@@ -407,6 +441,7 @@ int gpuimg_flow_run(const gpuimg_flow_t *flow, gpuimg_job_t *job, gpuimg_run_t *
   im.flow = flow;
   im.job = job;
   im.run = run;
+  im.plan = flow->plan;
   for (int k = 0; k < GPUIMG_FLOW_INTERVALS; k++)
     job->intervals[k][0] = job->intervals[k][1] = -1;
   int rc = load(&im) < 0 || steps(&im) < 0 || (job->output && store(&im) < 0) ||
@@ -425,6 +460,7 @@ int gpuimg_flow_run(const gpuimg_flow_t *flow, gpuimg_job_t *job, gpuimg_run_t *
   gpuimg_image_free(&im.dst);
   for (int i = 0; i < GPUIMG_MAX_STEPS; i++)
     gpuimg_image_free(&im.masks[i]);
+  free(im.own_plan);
   gpuimg_pipeline_destroy(im.own);
   gpuimg_pipeline_prestart_free(im.prestart); /* a start no runner was opened after */
   return rc;

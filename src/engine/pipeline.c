@@ -60,14 +60,16 @@ gpuimg_pipeline_t *gpuimg_pipeline_create(const gpuimg_plan_t *plan, int device)
   return p;
 }
 
-int gpuimg_pipeline_process(gpuimg_pipeline_t *p, const gpuimg_image_t *src,
-                            const gpuimg_image_t *masks, gpuimg_image_t *dst, gpuimg_run_t *run)
+int gpuimg_pipeline_process(gpuimg_pipeline_t *p, const gpuimg_plan_t *steps,
+                            const gpuimg_image_t *src, const gpuimg_image_t *masks,
+                            gpuimg_image_t *dst, gpuimg_run_t *run)
 {
   memset(dst, 0, sizeof *dst);
-  return p->backend->process(p->state, p->plan, src, NULL, masks, dst, run);
+  return p->backend->process(p->state, steps ? steps : p->plan, src, NULL, masks, dst, run);
 }
 
-int gpuimg_pipeline_process_jpeg(gpuimg_pipeline_t *p, const gpuimg_jpeg_io_t *io,
+int gpuimg_pipeline_process_jpeg(gpuimg_pipeline_t *p, const gpuimg_plan_t *steps,
+                                 const gpuimg_jpeg_io_t *io,
                                  const gpuimg_image_t *src, const gpuimg_image_t *masks,
                                  gpuimg_image_t *dst, gpuimg_run_t *run)
 {
@@ -76,7 +78,7 @@ int gpuimg_pipeline_process_jpeg(gpuimg_pipeline_t *p, const gpuimg_jpeg_io_t *i
     gpuimg_error_set(GPUIMG_EXIT_DEVICE, io->what, "no device JPEG decoder in this runner");
     return -1;
   }
-  return p->backend->process(p->state, p->plan, src, io, masks, dst, run);
+  return p->backend->process(p->state, steps ? steps : p->plan, src, io, masks, dst, run);
 }
 
 uint8_t *gpuimg_pipeline_pixel_source(void *runner, size_t bytes)
@@ -209,7 +211,7 @@ int gpuimg_pipeline_run(const gpuimg_plan_t *plan, const gpuimg_image_t *src,
   if (!p)
     return -1;
   gpuimg_image_t lent;
-  int rc = gpuimg_pipeline_process(p, src, masks, &lent, run);
+  int rc = gpuimg_pipeline_process(p, NULL, src, masks, &lent, run);
   if (rc == 0 && lent.borrowed) {
     rc = gpuimg_image_alloc(dst, lent.width, lent.height, lent.channels);
     if (rc == 0)

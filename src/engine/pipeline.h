@@ -40,9 +40,12 @@ void gpuimg_pipeline_prestart_free(gpuimg_prestart_t *ps);
  * first use only (an upload-mask stage then) and reused while masks[i].data is the same
  * pointer. dst receives the result; the caller frees it with gpuimg_image_free(). On CUDA the
  * result is lent (dst->borrowed): it lies in the runner's pinned staging buffer, valid until
- * the runner's next run or its destruction, and needed no copy. */
-int gpuimg_pipeline_process(gpuimg_pipeline_t *p, const gpuimg_image_t *src,
-                            const gpuimg_image_t *masks, gpuimg_image_t *dst, gpuimg_run_t *run);
+ * the runner's next run or its destruction, and needed no copy. steps: the runner's plan, or
+ * NULL for it, or a copy of it whose steps' parameters differ (shrink-on-load's fixed first
+ * step). */
+int gpuimg_pipeline_process(gpuimg_pipeline_t *p, const gpuimg_plan_t *steps,
+                            const gpuimg_image_t *src, const gpuimg_image_t *masks,
+                            gpuimg_image_t *dst, gpuimg_run_t *run);
 
 /* gpuimg_pipeline_process() with device-resident JPEG (the output's size and channels go to
  * run->out_w, out_h and out_c, as on every CUDA run): from io->jpeg, a decode stage (host
@@ -51,7 +54,8 @@ int gpuimg_pipeline_process(gpuimg_pipeline_t *p, const gpuimg_image_t *src,
  * mask of another size an input error (exit 3) before any kernel runs; else from src as
  * usual. With io->out, an encode stage (codec nvjpeg) instead of the download, and dst is
  * left empty. */
-int gpuimg_pipeline_process_jpeg(gpuimg_pipeline_t *p, const gpuimg_jpeg_io_t *io,
+int gpuimg_pipeline_process_jpeg(gpuimg_pipeline_t *p, const gpuimg_plan_t *steps,
+                                 const gpuimg_jpeg_io_t *io,
                                  const gpuimg_image_t *src, const gpuimg_image_t *masks,
                                  gpuimg_image_t *dst, gpuimg_run_t *run);
 

@@ -106,6 +106,10 @@ const gpuimg_option_t gpuimg_plan_options[] = {
      .help = "write no metadata: without it the input's ICC profile and\n"
              "EXIF go to JPEG and PNG outputs (EXIF Orientation 1 once\n"
              "the pixels are turned; no RGB profile on a gray output)"},
+    {.long_name = "exact-decode", .kind = GPUIMG_OPTION_FLAG, .offset = PLAN(exact_decode),
+     .value = 1,
+     .help = "no shrink-on-load: decode every JPEG at its full size even\n"
+             "when a first resize step shrinks it 2x or more"},
     {.long_name = "quiet", .short_name = 'q', .kind = GPUIMG_OPTION_FLAG, .offset = PLAN(quiet),
      .value = 1, .help = "no notices on stderr"},
     {0},
@@ -141,4 +145,14 @@ int gpuimg_step_set(gpuimg_step_t *step, const char *name, const char *spelled, 
     return -1;
   }
   return gpuimg_options_apply(o, spelled, value, step->params);
+}
+
+int gpuimg_plan_check(const gpuimg_plan_t *plan)
+{
+  for (int i = 0; i < plan->nsteps; i++) {
+    const gpuimg_step_t *s = &plan->steps[i];
+    if (s->op->check && s->op->check(s->params) < 0)
+      return -1;
+  }
+  return 0;
 }

@@ -20,4 +20,8 @@ int gpuimg_plan_add_step(gpuimg_plan_t *plan, const char *name);
  * 1 the step's operation has no such option, -1 a usage error. */
 int gpuimg_step_set(gpuimg_step_t *step, const char *name, const char *spelled, const char *value);
 
+/* Every step's parameters as a whole, by its operation's check(), once all are set: 0, or -1
+ * with a usage error. */
+int gpuimg_plan_check(const gpuimg_plan_t *plan);
+
 #endif

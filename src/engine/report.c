@@ -168,9 +168,12 @@ static int add_stage(cJSON *stages, const gpuimg_plan_t *plan, const gpuimg_run_
   }
   if (s->pinned >= 0)
     cJSON_AddBoolToObject(o, "pinned", s->pinned);
-  if (s->step >= 0 && strcmp(s->name, "upload-mask") != 0 &&
-      add_step(o, &plan->steps[s->step]) < 0)
-    return -1;
+  if (s->step >= 0 && strcmp(s->name, "upload-mask") != 0) {
+    if (add_step(o, &plan->steps[s->step]) < 0)
+      return -1;
+    add_number(o, "output_width", s->out_w);
+    add_number(o, "output_height", s->out_h);
+  }
   if (s->has_launch) {
     const gpuimg_launch_t *l = &s->launch;
     if (add_launch(o, l) < 0)
@@ -267,6 +270,8 @@ char *gpuimg_report_json(const gpuimg_plan_t *plan, const gpuimg_run_t *run)
   cJSON *in = image_object(run->input_name, run->input_bytes, run->in_w, run->in_h, run->in_c);
   if (in && run->orientation > 1)
     add_number(in, "orientation", run->orientation);
+  if (in && run->reduction > 1)
+    add_number(in, "decoded_at_1_in", run->reduction);
   cJSON_AddItemToObject(root, "input", in);
   if (run->output_name) {
     cJSON *out =

@@ -89,6 +89,16 @@ int gpuimg_op_out_channels(const gpuimg_op_t *op, int in_channels)
   return op->out_channels ? op->out_channels(in_channels) : in_channels;
 }
 
+int gpuimg_op_out_size(const gpuimg_op_t *op, const void *params, int w, int h, int *out_w,
+                       int *out_h)
+{
+  if (op->out_size)
+    return op->out_size(params, w, h, out_w, out_h);
+  *out_w = w;
+  *out_h = h;
+  return 0;
+}
+
 const char *gpuimg_op_variant_name(const gpuimg_op_t *op, const void *params)
 {
   return op->variant_name ? op->variant_name(params) : gpuimg_ops_variant_name(params);
@@ -99,5 +109,5 @@ int gpuimg_op_run_cpu(const gpuimg_op_t *op, const void *params, const gpuimg_im
 {
   if (op->run_cpu)
     return op->run_cpu(params, src, mask, dst);
-  return op->run_cpu_rows(params, src, mask, dst, 0, src->height);
+  return op->run_cpu_rows(params, src, mask, dst, 0, dst->height);
 }

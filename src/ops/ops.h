@@ -80,20 +80,33 @@ struct gpuimg_op {
   const void *defaults; /* params_size bytes: the parameters before any option */
   int needs_mask;       /* 1: a width x height mask (common.mask_path), whose bytes it moves */
   int (*out_channels)(int in_channels); /* NULL: as many as its input has */
+  /* The size it makes of an in_w x in_h input: 0, or -1 with a usage error set (a size past
+   * what an int holds). NULL: the input's size. Every stage, buffer and band of the engine
+   * follows it (gpuimg_plan_shapes()). */
+  int (*out_size)(const void *params, int in_w, int in_h, int *out_w, int *out_h);
+  /* Checks its parameters as a whole once every option of the step is set (options that
+   * need one another, or exclude one another): 0, or -1 with a usage error. NULL: none. */
+  int (*check)(const void *params);
+  /* Shrink-on-load, for the first step: the largest reduction r (1, 2, 4 or 8, at most max)
+   * at which the decoder may decode an image of full_w x full_h (upright) as ceil(full / r)
+   * instead, and in fixed (GPUIMG_PARAMS_SIZE bytes) the parameters that make the reduced
+   * image into the size the full one would give. 1: decode at full size. NULL: never. */
+  int (*load_reduction)(const void *params, int full_w, int full_h, int max, void *fixed);
   /* Its work per byte it moves (input, output, mask), relative to blur's (1.0; 0: as blur),
    * for the backend cost model (src/engine/cost.c; scripts/calibrate-cost measures it). */
   double work;
-  /* CPU reference: dst is allocated by the caller with out_channels().
+  /* CPU reference: dst is allocated by the caller with out_channels() and out_size().
    * mask is width x height, 1 channel, or empty when the op takes none. NULL: run_cpu_rows
    * on every row (gpuimg_op_run_cpu()). */
   int (*run_cpu)(const void *params, const gpuimg_image_t *src, const gpuimg_image_t *mask,
                  gpuimg_image_t *dst);
-  /* The same on a band: writes rows y0 .. y1-1 of dst only (reading any rows of src and
+  /* The same on a band: writes rows y0 .. y1-1 of dst (0 <= y0 < y1 <= dst height) only (reading any rows of src and
    * mask), the bytes the whole run writes there, so that bands can run on several threads at
    * once (the CPU backend's --threads). NULL: the operation runs whole on one thread. */
   int (*run_cpu_rows)(const void *params, const gpuimg_image_t *src, const gpuimg_image_t *mask,
                       gpuimg_image_t *dst, int y0, int y1);
-  /* CUDA backend, NULL when built without CUDA. */
+  /* CUDA backend, NULL when built without CUDA: width x height x channels is its input; d_dst
+   * has room for out_size() x out_channels(). */
   int (*run_gpu)(gpuimg_cuda_t *ctx, const void *params, const uint8_t *d_src,
                  const uint8_t *d_mask, uint8_t *d_dst, int width, int height, int channels,
                  gpuimg_launch_t *info);
@@ -123,6 +136,10 @@ int gpuimg_op_out_channels(const gpuimg_op_t *op, int in_channels);
 int gpuimg_op_run_cpu(const gpuimg_op_t *op, const void *params, const gpuimg_image_t *src,
                       const gpuimg_image_t *mask, gpuimg_image_t *dst);
 const char *gpuimg_op_variant_name(const gpuimg_op_t *op, const void *params);
+/* The size op makes of a w x h input under params (its out_size, or w x h); 0, or -1 with a
+ * usage error set. */
+int gpuimg_op_out_size(const gpuimg_op_t *op, const void *params, int w, int h, int *out_w,
+                       int *out_h);
 
 /* Sets params (GPUIMG_PARAMS_SIZE bytes) to op's defaults. */
 void gpuimg_ops_init(const gpuimg_op_t *op, void *params);

@@ -34,6 +34,7 @@ typedef struct {
   int radius, cell, amount;
   gpuimg_variant_t variant;
   gpuimg_tile_t tile;
+  const char *const *sizing; /* resize: option name, value, ... NULL */
 } values_t;
 
 /* op's parameters from v, set through its options as the command line sets them. */
@@ -53,6 +54,9 @@ static int make_params(const gpuimg_op_t *op, const values_t *v, void *params)
     if (gpuimg_options_find(op->options, set[k][0], strlen(set[k][0]), 0) &&
         gpuimg_ops_set(op, params, set[k][0], set[k][1]) < 0)
       return -1;
+  for (int k = 0; v->sizing && v->sizing[k]; k += 2)
+    if (gpuimg_ops_set(op, params, v->sizing[k], v->sizing[k + 1]) < 0)
+      return -1;
   return 0;
 }
 
@@ -67,16 +71,21 @@ static int compare(gpuimg_cuda_t *ctx, const char *op_name, const values_t *v,
     return -1;
   }
   int w = src->width, h = src->height, c = src->channels, oc = gpuimg_op_out_channels(op, c);
-  size_t in_bytes = gpuimg_image_bytes(w, h, c), out_bytes = gpuimg_image_bytes(w, h, oc);
+  int ow = w, oh = h;
+  if (gpuimg_op_out_size(op, p, w, h, &ow, &oh) < 0) {
+    printf("ERROR %s %s: %s\n", op_name, label, gpuimg_error_message());
+    return -1;
+  }
+  size_t in_bytes = gpuimg_image_bytes(w, h, c), out_bytes = gpuimg_image_bytes(ow, oh, oc);
   gpuimg_image_t ref, got;
   gpuimg_launch_t info;
   uint8_t *d_src = NULL, *d_dst = NULL, *d_mask = NULL;
   int rc = -1;
 
   memset(&info, 0, sizeof info);
-  if (gpuimg_image_alloc(&ref, w, h, oc) < 0)
+  if (gpuimg_image_alloc(&ref, ow, oh, oc) < 0)
     return -1;
-  if (gpuimg_image_alloc(&got, w, h, oc) < 0) {
+  if (gpuimg_image_alloc(&got, ow, oh, oc) < 0) {
     gpuimg_image_free(&ref);
     return -1;
   }
@@ -100,7 +109,7 @@ static int compare(gpuimg_cuda_t *ctx, const char *op_name, const values_t *v,
     if (got.data[i] != ref.data[i]) {
       size_t px = i / (size_t)oc;
       printf("FAIL %s %s %dx%dx%d (%s): byte %zu (x=%zu y=%zu ch=%zu) gpu %u cpu %u\n", op->name,
-             label, w, h, c, info.kernel ? info.kernel : "?", i, px % (size_t)w, px / (size_t)w,
+             label, w, h, c, info.kernel ? info.kernel : "?", i, px % (size_t)ow, px / (size_t)ow,
              i % (size_t)oc, got.data[i], ref.data[i]);
       failures++;
       break;
@@ -114,6 +123,34 @@ done:
   gpuimg_image_free(&ref);
   gpuimg_image_free(&got);
   return rc;
+}
+
+/* resize on src: shrink and enlarge, whole and non-integer factors, each filter (all: every
+ * case; else the first two, for the largest images). */
+static int run_resize(gpuimg_cuda_t *ctx, const gpuimg_image_t *src, int all)
+{
+  static const char *const cases[][5] = {
+      {"width", "256", NULL},
+      {"scale", "0.5", NULL},
+      {"scale", "2.3", NULL},
+      {"fit", "13x11", NULL},
+      {"scale", "0.37", NULL},
+      {"width", "3", "filter", "bilinear", NULL},
+      {"height", "5", "filter", "area", NULL},
+      {"width", "40", "height", "2", NULL},
+  };
+  for (size_t k = 0; k < (all ? sizeof cases / sizeof cases[0] : 2); k++) {
+    values_t p;
+    char label[96];
+    memset(&p, 0, sizeof p);
+    p.sizing = cases[k];
+    snprintf(label, sizeof label, "--%s %s%s%s%s%s", cases[k][0], cases[k][1],
+             cases[k][2] ? " --" : "", cases[k][2] ? cases[k][2] : "", cases[k][2] ? " " : "",
+             cases[k][2] ? cases[k][3] : "");
+    if (compare(ctx, "resize", &p, src, NULL, label) < 0)
+      return -1;
+  }
+  return 0;
 }
 
 static const gpuimg_variant_t variants[] = {GPUIMG_VARIANT_FAST, GPUIMG_VARIANT_NAIVE,
@@ -177,6 +214,8 @@ static int run_size(gpuimg_cuda_t *ctx, int w, int h, int level)
         if (k < 5 && compare(ctx, "portrait", &p, &src, &mask, label) < 0)
           return -1;
       }
+    if (run_resize(ctx, &src, !big) < 0)
+      return -1;
     gpuimg_image_free(&src);
     gpuimg_image_free(&mask);
     if (big)
@@ -254,8 +293,8 @@ static int run_impls(gpuimg_cuda_t *ctx, int quick)
 {
   static const char *impls[] = {"fused", "strip", "twopass"};
   static const int radii[] = {1, 3, 16, 33, 64, 127};
-  static const int shapes[][3] = {{1500, 301, 3}, {1001, 77, 4}, {640, 480, 1}, {333, 200, 2},
-                                  {1998, 65, 2}, {700, 120, 3}};
+  static const int shapes[][3] = {{1500, 301, 3}, {1001, 77, 4}, {640, 480, 1},
+                                  {333, 200, 2},  {1998, 65, 2}, {700, 120, 3}};
   int nshapes = quick ? 2 : 6, nradii = quick ? 3 : 6;
   for (int i = 0; i < nshapes; i++) {
     int w = shapes[i][0] / (quick ? 3 : 1), h = shapes[i][1] / (quick ? 4 : 1), c = shapes[i][2];

@@ -35,6 +35,10 @@ run portrait portrait
 run portrait-tiled portrait -r 8 --tiled
 run pipeline gray then blur -r 4 then checkerboard --cell 8
 run block blur -r 5 --tiled --block 32x4
+run resize-shrink resize --width 301
+run resize-enlarge resize --scale 1.37
+run resize-bilinear resize --fit 200x200 --filter bilinear
+run resize-pipeline gray then resize --fit 512x512 then blur -r 2
 
 # The report: event-timed upload, kernel and download stages.
 "$GPUIMG" blur -r 16 --tiled --backend cuda --report "$tmp/r.json" || fail=1
@@ -115,6 +119,7 @@ cp "$bin/s1.png" "$jin/p-s1.png"
 cp "$bin/odd-33x17x4.png" "$jin/p-odd-33x17x4.png"
 BATCH_IN="$jin/*" batch jpeg-pinned blur -r 5 --format jpg
 BATCH_IN="$jin/*" batch jpeg-pinned-png gray "then" blur -r 2 --format png
+BATCH_IN="$jin/*" batch jpeg-resize resize --width 100 "then" blur -r 1 --format png
 batch blur-tiled blur -r 20 --tiled --format bmp
 batch pipeline gray "then" blur -r 3 "then" checkerboard --cell 8 --format png
 BATCH_IN="$bin/s*.png" batch portrait portrait -r 6 --mask "$here/../../assets/sample-mask.png"

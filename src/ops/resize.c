@@ -1,0 +1,339 @@
+/* resize.c: the resize operation: its declaration (the output size from --width, --height,
+ * --scale or --fit; the filter per axis; shrink-on-load) and the CPU reference (exact
+ * fixed-point area and bilinear weights, separable, on row bands). */
+#include "resize_cpu.h"
+#include "ops.h"
+#include "resize.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RESIZE_MAX_SIDE (1 << 30)
+#define RESIZE_MAX_SCALE 1000.0
+/* Sums of weight * 255 must stay below 2^64: the product of the axes' totals below this. */
+#define RESIZE_MAX_TOTAL ((uint64_t)1 << 55)
+
+/* One axis's taps: output pixel o reads count[o] pixels from first[o], with the weights
+ * w[off[o]] ... (gpuimg_resize_first() and gpuimg_resize_weight(), tabulated). */
+typedef struct {
+  int *first, *count;
+  size_t *off;
+  uint32_t *w;
+} taps_t;
+
+static void taps_free(taps_t *t)
+{
+  free(t->first);
+  free(t->count);
+  free(t->off);
+  free(t->w);
+}
+
+static int taps_make(const gpuimg_resize_axis_t *a, taps_t *t)
+{
+  int m = (int)a->m;
+  size_t most = (size_t)(a->n + a->m) + (size_t)a->m; /* area: n + m taps at most; bilinear 2m */
+  t->first = malloc((size_t)m * sizeof *t->first);
+  t->count = malloc((size_t)m * sizeof *t->count);
+  t->off = malloc((size_t)m * sizeof *t->off);
+  t->w = malloc(most * sizeof *t->w);
+  if (!t->first || !t->count || !t->off || !t->w) {
+    taps_free(t);
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, "resize", "out of memory");
+    return -1;
+  }
+  size_t k = 0;
+  for (int o = 0; o < m; o++) {
+    t->first[o] = gpuimg_resize_first(a, o, &t->count[o]);
+    t->off[o] = k;
+    for (int j = 0; j < t->count[o]; j++)
+      t->w[k++] = gpuimg_resize_weight(a, o, t->first[o] + j);
+  }
+  return 0;
+}
+
+/* One output row: col holds, per input pixel and channel, the column's weighted sum. */
+static void resize_row(const uint64_t *col, const taps_t *tx, int out_w, int c, uint64_t total,
+                       uint8_t *d)
+{
+  uint64_t half = total / 2;
+  for (int x = 0; x < out_w; x++) {
+    const uint32_t *w = tx->w + tx->off[x];
+    const uint64_t *s = col + (size_t)tx->first[x] * (size_t)c;
+    for (int ch = 0; ch < c; ch++) {
+      uint64_t sum = 0;
+      for (int k = 0; k < tx->count[x]; k++)
+        sum += (uint64_t)w[k] * s[(size_t)k * (size_t)c + ch];
+      *d++ = (uint8_t)((sum + half) / total);
+    }
+  }
+}
+
+/* Separable: for each output row, the weighted sum of its input rows (every column at once,
+ * contiguous), then each output pixel's weighted sum of those columns. The sums are exact
+ * integers, so their order does not matter: the per-pixel CUDA kernel gets the same. */
+int gpuimg_resize_cpu_rows(const gpuimg_image_t *src, gpuimg_image_t *dst, int area_x, int area_y,
+                           int y0, int y1)
+{
+  gpuimg_resize_axis_t ax = gpuimg_resize_axis(src->width, dst->width, area_x);
+  gpuimg_resize_axis_t ay = gpuimg_resize_axis(src->height, dst->height, area_y);
+  int c = src->channels;
+  size_t row_len = (size_t)src->width * (size_t)c;
+  taps_t tx = {0};
+  uint64_t *col = malloc(row_len * sizeof *col);
+  if (!col || taps_make(&ax, &tx) < 0) {
+    free(col);
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, "resize", "out of memory");
+    return -1;
+  }
+  uint64_t total = (uint64_t)ax.total * (uint64_t)ay.total;
+  for (int y = y0; y < y1; y++) {
+    int count, first = gpuimg_resize_first(&ay, y, &count);
+    memset(col, 0, row_len * sizeof *col);
+    for (int j = first; j < first + count; j++) {
+      uint64_t wy = gpuimg_resize_weight(&ay, y, j);
+      const uint8_t *s = src->data + (size_t)j * row_len;
+      for (size_t i = 0; i < row_len; i++)
+        col[i] += wy * s[i];
+    }
+    resize_row(col, &tx, dst->width, c, total,
+               dst->data + (size_t)y * (size_t)dst->width * (size_t)c);
+  }
+  taps_free(&tx);
+  free(col);
+  return 0;
+}
+
+/* --filter: auto (area to shrink an axis, bilinear to enlarge it), area, bilinear. */
+enum { FILTER_AUTO, FILTER_AREA, FILTER_BILINEAR };
+static const char *const resize_filters[] = {"auto", "area", "bilinear", NULL};
+
+/* resize's parameters: one way of giving the size (width and/or height, scale, or fit). */
+typedef struct {
+  gpuimg_params_common_t common;
+  int width, height; /* 0: not given */
+  double scale;      /* 0: not given */
+  int fit_w, fit_h;  /* 0: not given */
+  int filter;
+} resize_params_t;
+GPUIMG_PARAMS_CHECK(resize_params_t);
+
+static const resize_params_t resize_defaults = {.common = {.variant = GPUIMG_VARIANT_FAST}};
+
+static int parse_scale(const gpuimg_option_t *o, const char *spelled, const char *arg, void *target)
+{
+  char *end;
+  (void)o;
+  errno = 0;
+  double v = strtod(arg, &end);
+  if (errno || end == arg || *end || !isfinite(v) || v <= 0 || v > RESIZE_MAX_SCALE) {
+    gpuimg_error_set(GPUIMG_EXIT_USAGE, spelled,
+                     "invalid value '%s' (expected a number above 0, at most %g)", arg,
+                     RESIZE_MAX_SCALE);
+    return -1;
+  }
+  ((resize_params_t *)target)->scale = v;
+  return 0;
+}
+
+static int parse_fit(const gpuimg_option_t *o, const char *spelled, const char *arg, void *target)
+{
+  resize_params_t *p = target;
+  char w[32];
+  const char *x = strchr(arg, 'x');
+  long long vw, vh;
+  (void)o;
+  if (x && (size_t)(x - arg) < sizeof w) {
+    memcpy(w, arg, (size_t)(x - arg));
+    w[x - arg] = '\0';
+    if (gpuimg_options_int(spelled, w, 1, RESIZE_MAX_SIDE, &vw) == 0 &&
+        gpuimg_options_int(spelled, x + 1, 1, RESIZE_MAX_SIDE, &vh) == 0) {
+      p->fit_w = (int)vw;
+      p->fit_h = (int)vh;
+      return 0;
+    }
+  }
+  gpuimg_error_set(GPUIMG_EXIT_USAGE, spelled,
+                   "invalid value '%s' (expected WxH, each from 1 to %d)", arg, RESIZE_MAX_SIDE);
+  return -1;
+}
+
+static const gpuimg_option_t resize_options[] = {
+    {.long_name = "width",
+     .kind = GPUIMG_OPTION_INT,
+     .offset = offsetof(resize_params_t, width),
+     .min = 1,
+     .max = RESIZE_MAX_SIDE,
+     .metavar = "W",
+     .help = "output width; alone, the height keeps the aspect ratio"},
+    {.long_name = "height",
+     .kind = GPUIMG_OPTION_INT,
+     .offset = offsetof(resize_params_t, height),
+     .min = 1,
+     .max = RESIZE_MAX_SIDE,
+     .metavar = "H",
+     .help = "output height; alone, the width keeps the aspect ratio"},
+    {.long_name = "scale",
+     .kind = GPUIMG_OPTION_CUSTOM,
+     .parse = parse_scale,
+     .metavar = "S",
+     .help = "both sides times S (0 < S <= 1000), rounded"},
+    {.long_name = "fit",
+     .kind = GPUIMG_OPTION_CUSTOM,
+     .parse = parse_fit,
+     .metavar = "WxH",
+     .help = "the largest size inside WxH, aspect ratio kept"},
+    {.long_name = "filter",
+     .kind = GPUIMG_OPTION_CHOICE,
+     .offset = offsetof(resize_params_t, filter),
+     .choices = resize_filters,
+     .metavar = "area|bilinear",
+     .help = "area means or bilinear samples (default: area for an axis\n"
+             "that shrinks, bilinear for one that grows)"},
+    {0},
+};
+
+static int resize_check(const void *params)
+{
+  const resize_params_t *p = params;
+  int ways = (p->width || p->height) + (p->scale > 0) + (p->fit_w > 0);
+  if (ways == 1)
+    return 0;
+  gpuimg_error_set(GPUIMG_EXIT_USAGE, "resize", "%s",
+                   ways ? "give one of --width/--height, --scale and --fit"
+                        : "no size given (--width, --height, --scale or --fit)");
+  return -1;
+}
+
+/* a * b / c rounded to nearest (half up), at least 1; a, b, c >= 1 and below 2^31. */
+static int64_t scaled(int64_t a, int64_t b, int64_t c)
+{
+  int64_t v = a * b / c + (a * b % c * 2 >= c);
+  return v < 1 ? 1 : v;
+}
+
+/* Whether an axis of n pixels going to m is resized by area weights. */
+static int is_area(const resize_params_t *p, int n, int m)
+{
+  return p->filter == FILTER_AUTO ? m < n : p->filter == FILTER_AREA;
+}
+
+static int resize_out_size(const void *params, int in_w, int in_h, int *out_w, int *out_h)
+{
+  const resize_params_t *p = params;
+  int64_t w, h;
+  if (p->fit_w) {
+    int by_width = (int64_t)p->fit_w * in_h <= (int64_t)p->fit_h * in_w;
+    w = by_width ? p->fit_w : scaled(in_w, p->fit_h, in_h);
+    h = by_width ? scaled(in_h, p->fit_w, in_w) : p->fit_h;
+  } else if (p->scale > 0) {
+    w = llround(in_w * p->scale);
+    h = llround(in_h * p->scale);
+  } else {
+    w = p->width ? p->width : scaled(in_w, p->height, in_h);
+    h = p->height ? p->height : scaled(in_h, p->width, in_w);
+  }
+  w = w < 1 ? 1 : w;
+  h = h < 1 ? 1 : h;
+  if (w > RESIZE_MAX_SIDE || h > RESIZE_MAX_SIDE) {
+    gpuimg_error_set(GPUIMG_EXIT_USAGE, "resize",
+                     "a %dx%d image would become %lldx%lld, over %d "
+                     "pixels a side",
+                     in_w, in_h, (long long)w, (long long)h, RESIZE_MAX_SIDE);
+    return -1;
+  }
+  gpuimg_resize_axis_t ax = gpuimg_resize_axis(in_w, (int)w, is_area(p, in_w, (int)w));
+  gpuimg_resize_axis_t ay = gpuimg_resize_axis(in_h, (int)h, is_area(p, in_h, (int)h));
+  if ((double)ax.total * (double)ay.total >= (double)RESIZE_MAX_TOTAL) {
+    gpuimg_error_set(GPUIMG_EXIT_USAGE, "resize", "%dx%d to %lldx%lld: sizes too far apart", in_w,
+                     in_h, (long long)w, (long long)h);
+    return -1;
+  }
+  *out_w = (int)w;
+  *out_h = (int)h;
+  return 0;
+}
+
+static int resize_cpu_rows(const void *params, const gpuimg_image_t *src,
+                           const gpuimg_image_t *mask, gpuimg_image_t *dst, int y0, int y1)
+{
+  const resize_params_t *p = params;
+  (void)mask;
+  return gpuimg_resize_cpu_rows(src, dst, is_area(p, src->width, dst->width),
+                                is_area(p, src->height, dst->height), y0, y1);
+}
+
+#ifdef GPUIMG_HAVE_CUDA
+static int resize_gpu_step(gpuimg_cuda_t *ctx, const void *params, const uint8_t *d_src,
+                           const uint8_t *d_mask, uint8_t *d_dst, int width, int height,
+                           int channels, gpuimg_launch_t *info)
+{
+  const resize_params_t *p = params;
+  int ow, oh;
+  (void)d_mask;
+  if (resize_out_size(params, width, height, &ow, &oh) < 0)
+    return -1;
+  return gpuimg_resize_gpu(ctx, d_src, d_dst, width, height, channels, ow, oh,
+                           is_area(p, width, ow), is_area(p, height, oh), info);
+}
+#endif
+
+/* Shrink-on-load: the largest reduction that leaves the decoded image at least the target's
+ * size on both axes, when both axes are resized by area (a bilinear axis samples the image,
+ * which a reduced decode would change beyond its tolerance). */
+static int resize_load_reduction(const void *params, int full_w, int full_h, int max, void *fixed)
+{
+  const resize_params_t *p = params;
+  int tw, th, r = 1;
+  if (resize_out_size(params, full_w, full_h, &tw, &th) < 0) {
+    gpuimg_error_clear(); /* the run itself reports it */
+    return 1;
+  }
+  if (!is_area(p, full_w, tw) || !is_area(p, full_h, th))
+    return 1;
+  while (r * 2 <= max && (full_w + 2 * r - 1) / (2 * r) >= tw &&
+         (full_h + 2 * r - 1) / (2 * r) >= th)
+    r *= 2;
+  resize_params_t *f = fixed;
+  memset(fixed, 0, GPUIMG_PARAMS_SIZE);
+  *f = *p;
+  f->width = tw;
+  f->height = th;
+  f->scale = 0;
+  f->fit_w = f->fit_h = 0;
+  f->filter = FILTER_AREA;
+  return r;
+}
+
+static void resize_report(const void *params, const gpuimg_report_sink_t *sink)
+{
+  const resize_params_t *p = params;
+  if (p->width)
+    sink->number(sink->ctx, "width", p->width);
+  if (p->height)
+    sink->number(sink->ctx, "height", p->height);
+  if (p->scale > 0)
+    sink->number(sink->ctx, "scale", p->scale);
+  if (p->fit_w) {
+    sink->number(sink->ctx, "fit_width", p->fit_w);
+    sink->number(sink->ctx, "fit_height", p->fit_h);
+  }
+  sink->string(sink->ctx, "filter", resize_filters[p->filter]);
+}
+
+const gpuimg_op_t gpuimg_op_resize = {
+    .name = "resize",
+    .summary = "change the size: area means to shrink, bilinear to enlarge",
+    .options = resize_options,
+    GPUIMG_PARAMS(resize_params_t, resize_defaults),
+    .out_size = resize_out_size,
+    .check = resize_check,
+    .load_reduction = resize_load_reduction,
+    .run_cpu_rows = resize_cpu_rows,
+    GPUIMG_RUN_GPU(resize_gpu_step),
+    .work = 1.0,
+    .report = resize_report,
+};

@@ -1,0 +1,167 @@
+/* test_resize.c: the resize operation's CPU reference against a brute-force floating-point
+ * definition (exact box means for whole factors, within 1 otherwise), and its output sizes. */
+#include "ops.h"
+#include "resize_cpu.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void fail(const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 1, 2), noreturn))
+#endif
+    ;
+
+static void fail(const char *fmt, ...)
+{
+  va_list ap;
+  fprintf(stderr, "test_resize: FAIL: ");
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "\n");
+  exit(1);
+}
+
+static uint32_t seed = 12345;
+
+static uint8_t rnd8(void)
+{
+  seed = seed * 1664525u + 1013904223u;
+  return (uint8_t)(seed >> 24);
+}
+
+/* The real-valued weight of input pixel i in output pixel o on an axis of n to m: area, the
+ * part of o's span [o n/m, (o+1) n/m) that pixel i covers, over the span's length; bilinear,
+ * the tent around the clamped sample point (o + 0.5) n / m - 0.5. */
+static double weight(int area, int n, int m, int o, int i)
+{
+  double scale = (double)n / m;
+  if (area) {
+    double lo = o * scale, hi = (o + 1) * scale;
+    double a = lo > i ? lo : i, b = hi < i + 1 ? hi : i + 1;
+    return b > a ? (b - a) / scale : 0;
+  }
+  double s = (o + 0.5) * scale - 0.5;
+  s = s < 0 ? 0 : s > n - 1 ? n - 1 : s;
+  double d = fabs(s - i);
+  return d < 1 ? 1 - d : 0;
+}
+
+/* Brute force: every input pixel's weight in every output pixel, in doubles. */
+static double reference(const gpuimg_image_t *src, int ow, int oh, int ax, int ay, int x, int y,
+                        int ch)
+{
+  double v = 0;
+  for (int j = 0; j < src->height; j++) {
+    double wy = weight(ay, src->height, oh, y, j);
+    if (wy == 0)
+      continue;
+    for (int i = 0; i < src->width; i++)
+      v += wy * weight(ax, src->width, ow, x, i) *
+           src->data[((size_t)j * src->width + i) * src->channels + ch];
+  }
+  return v;
+}
+
+/* Whole factors kx, ky (area both ways): the exact box mean, rounded half up. */
+static int box_mean(const gpuimg_image_t *src, int kx, int ky, int x, int y, int ch)
+{
+  int sum = 0, n = kx * ky;
+  for (int j = y * ky; j < (y + 1) * ky; j++)
+    for (int i = x * kx; i < (x + 1) * kx; i++)
+      sum += src->data[((size_t)j * src->width + i) * src->channels + ch];
+  return (2 * sum + n) / (2 * n);
+}
+
+static void check_case(int w, int h, int c, int ow, int oh, int ax, int ay)
+{
+  gpuimg_image_t src, dst;
+  if (gpuimg_image_alloc(&src, w, h, c) < 0 || gpuimg_image_alloc(&dst, ow, oh, c) < 0)
+    fail("out of memory");
+  for (size_t k = 0; k < gpuimg_image_bytes(w, h, c); k++)
+    src.data[k] = rnd8();
+  if (gpuimg_resize_cpu_rows(&src, &dst, ax, ay, 0, oh) < 0)
+    fail("%s", gpuimg_error_message());
+  int whole = ax && ay && w % ow == 0 && h % oh == 0;
+  for (int y = 0; y < oh; y++)
+    for (int x = 0; x < ow; x++)
+      for (int ch = 0; ch < c; ch++) {
+        int got = dst.data[((size_t)y * ow + x) * c + ch];
+        double want = reference(&src, ow, oh, ax, ay, x, y, ch);
+        int exact = whole ? box_mean(&src, w / ow, h / oh, x, y, ch) : -1;
+        if (whole ? got != exact : fabs(got - want) > 1.0)
+          fail("%dx%dx%d to %dx%d (%s x, %s y) at (%d,%d,%d): %d, want %s%.3f", w, h, c, ow, oh,
+               ax ? "area" : "bilinear", ay ? "area" : "bilinear", x, y, ch, got,
+               whole ? "exactly " : "", whole ? (double)exact : want);
+      }
+  gpuimg_image_free(&src);
+  gpuimg_image_free(&dst);
+}
+
+static void test_values(void)
+{
+  static const int sizes[][4] = {
+      {8, 6, 4, 3}, {9, 9, 3, 3},  {12, 8, 4, 2},   {33, 17, 11, 1},  {1, 1, 1, 1},
+      {7, 5, 3, 2}, {10, 7, 4, 3}, {33, 17, 16, 9}, {5, 1, 2, 1},     {1, 9, 1, 4},
+      {3, 2, 7, 5}, {1, 1, 5, 3},  {4, 4, 9, 9},    {33, 17, 50, 40}, {6, 9, 4, 13},
+  };
+  int n = 0, whole = 0;
+  for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
+    for (int c = 1; c <= 4; c++)
+      for (int f = 0; f < 4; f++) {
+        const int *s = sizes[k];
+        check_case(s[0], s[1], c, s[2], s[3], f & 1, f >> 1);
+        n++;
+        whole += (f == 3 && s[0] % s[2] == 0 && s[1] % s[3] == 0);
+      }
+  printf("values: %d cases (%d whole-factor area cases exact), every other within 1 of the "
+         "real-valued area mean or bilinear sample\n",
+         n, whole);
+}
+
+/* The size resize makes of w x h under the options (name, value pairs). */
+static void expect_size(const char *const *opts, int w, int h, int want_w, int want_h)
+{
+  const gpuimg_op_t *op = gpuimg_ops_find("resize");
+  _Alignas(16) unsigned char p[GPUIMG_PARAMS_SIZE];
+  int ow, oh;
+  gpuimg_ops_init(op, p);
+  for (int k = 0; opts[k]; k += 2)
+    if (gpuimg_ops_set(op, p, opts[k], opts[k + 1]) < 0)
+      fail("--%s %s: %s", opts[k], opts[k + 1], gpuimg_error_message());
+  if (op->check(p) < 0 || gpuimg_op_out_size(op, p, w, h, &ow, &oh) < 0)
+    fail("--%s %s on %dx%d: %s", opts[0], opts[1], w, h, gpuimg_error_message());
+  if (ow != want_w || oh != want_h)
+    fail("--%s %s on %dx%d gives %dx%d, want %dx%d", opts[0], opts[1], w, h, ow, oh, want_w,
+         want_h);
+}
+
+static void test_sizes(void)
+{
+  expect_size((const char *[]){"width", "256", NULL}, 1600, 1200, 256, 192);
+  expect_size((const char *[]){"width", "100", NULL}, 1024, 768, 100, 75);
+  expect_size((const char *[]){"width", "3", NULL}, 10, 5, 3, 2);    /* 1.5 rounds up */
+  expect_size((const char *[]){"width", "1", NULL}, 1000, 10, 1, 1); /* at least 1 */
+  expect_size((const char *[]){"height", "100", NULL}, 1024, 768, 133, 100);
+  expect_size((const char *[]){"width", "7", "height", "3", NULL}, 1024, 768, 7, 3);
+  expect_size((const char *[]){"scale", "0.5", NULL}, 1023, 767, 512, 384);
+  expect_size((const char *[]){"scale", "2.5", NULL}, 3, 1, 8, 3);
+  expect_size((const char *[]){"scale", "0.001", NULL}, 100, 100, 1, 1);
+  expect_size((const char *[]){"fit", "512x512", NULL}, 1024, 768, 512, 384);
+  expect_size((const char *[]){"fit", "512x512", NULL}, 768, 1024, 384, 512);
+  expect_size((const char *[]){"fit", "100x10", NULL}, 1024, 768, 13, 10);
+  expect_size((const char *[]){"fit", "2000x2000", NULL}, 1024, 768, 2000, 1500);
+  printf("sizes: --width, --height, both, --scale and --fit, rounded to nearest, at least 1\n");
+}
+
+int main(void)
+{
+  test_sizes();
+  test_values();
+  printf("test_resize: all passed\n");
+  return 0;
+}
