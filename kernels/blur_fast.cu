@@ -385,10 +385,14 @@ int launch_fused(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurS
   int tile = Fused<C>::tile(s.r);
   long long tiles = (s.w + tile - 1) / tile;
   // Runs of rows long enough to amortise each block's window set-up (2r + 1 row loads,
-  // much cheaper than a row of output), short enough to give every SM several blocks.
-  int rows = 64;
-  while (rows > 16 && tiles * ((s.h + rows - 1) / rows) < 8LL * ctx->prop.multiProcessorCount)
-    rows /= 2;
+  // much cheaper than a row of output), short enough to give every SM several blocks: halved
+  // from 64 down to r + 1 rows (at least 2), where the set-up costs about half the rows' work.
+  int rows = 64, min_rows = s.r + 1 < 2 ? 2 : s.r + 1;
+  const char *env_rows = getenv("GPUIMG_FUSED_MIN_ROWS"); // measurements: 16 = before
+  if (env_rows && atoi(env_rows) >= 1)
+    min_rows = atoi(env_rows);
+  while (rows > min_rows && tiles * ((s.h + rows - 1) / rows) < 8LL * ctx->prop.multiProcessorCount)
+    rows = rows / 2 > min_rows ? rows / 2 : min_rows;
   if ((s.h + rows - 1) / rows > 65535)
     rows = (s.h + 65534) / 65535;
   dim3 block(kFusedThreads), grid((unsigned)tiles, (unsigned)((s.h + rows - 1) / rows));

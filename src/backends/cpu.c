@@ -15,11 +15,14 @@
 #define BAND_MIN_ROWS 16
 #define BAND_MIN_PIXELS 65536
 
-/* A runner: its thread count, and the pool of threads, started at the first step that has
- * more than one band and kept from image to image until the runner closes. */
+/* A runner: its thread count, and the pool of threads (pool_size with the caller), started
+ * at the first step that has more than one band with as many threads as that step has bands
+ * (so that --threads 1024 on a small image starts few), grown when a later step has more,
+ * and kept from image to image until the runner closes. */
 typedef struct {
   int threads;
   gpuimg_pool_t *pool;
+  int pool_size;
 } cpu_runner_t;
 
 int gpuimg_cpu_bands(int threads, int width, int height)
@@ -55,8 +58,13 @@ static int run_step(cpu_runner_t *cr, const gpuimg_step_t *s, const gpuimg_image
   int n = gpuimg_cpu_bands(cr->threads, dst->width, dst->height);
   if (n <= 1 || !s->op->run_cpu_rows)
     return gpuimg_op_run_cpu(s->op, s->params, src, mask, dst);
-  if (!cr->pool && !(cr->pool = gpuimg_pool_create(cr->threads)))
-    return -1;
+  if (n > cr->pool_size) {
+    gpuimg_pool_free(cr->pool);
+    cr->pool_size = 0;
+    if (!(cr->pool = gpuimg_pool_create(n)))
+      return -1;
+    cr->pool_size = n;
+  }
   band_task_t task = {s, src, mask, dst, n};
   return gpuimg_pool_run(cr->pool, n, run_band, &task);
 }
