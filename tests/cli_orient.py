@@ -5,9 +5,9 @@ import os
 import struct
 
 from gpuimg_testlib import (
-    check, cpu, expect_ok, make_pixels, path, png_chunk, png_decode, png_encode_8bit, read, test,
-    write)
-from cli_common import make_jpeg, ref_portrait, same_image
+    Skip, built_with, check, cpu, expect_ok, make_pixels, path, png_chunk, png_decode,
+    png_encode_8bit, read, test, write)
+from cli_common import load_report, make_jpeg, ref_portrait, same_image, stage
 
 
 def tiff(orientation, order="II", entries=None, ifd=8, tail=b""):
@@ -118,6 +118,23 @@ def orient_batch():
         same_image(png_decode(read(os.path.join("outdir", name))), want, "batch " + name)
     got = decoded(os.path.join("outdir", "b2.jpg"), "--no-autorotate")
     check(got[:2] == (24, 40), "the batch's JPEG output is %dx%d" % got[:2])
+
+
+@test("orient")
+def orient_nvjpeg_turned():
+    """--codec nvjpeg leaves a JPEG to turn to the host's decoder (libjpeg), on either backend:
+    no device needed here, and the bytes of --codec auto."""
+    if not (built_with("nvjpeg") and built_with("libjpeg")):
+        raise Skip("this gpuimg was built without nvJPEG or libjpeg")
+    make_jpeg()
+    write("t6.jpg", jpeg_with(read("smooth.jpg"), tiff(6)))
+    expect_ok(cpu("blur", "-r", "1", "--codec", "nvjpeg", "--report", "t6.json", "t6.jpg",
+                  "t6-nv.png"), stdout_expected=False)
+    expect_ok(cpu("blur", "-r", "1", "t6.jpg", "t6-auto.png"), stdout_expected=False)
+    check(read("t6-nv.png") == read("t6-auto.png"), "--codec nvjpeg and auto differ on t6.jpg")
+    rep = load_report(read("t6.json"))
+    check(stage(rep, "decode")["codec"] == "libjpeg" and rep["input"]["orientation"] == 6,
+          "the report: %r" % rep)
 
 
 # Each hostile block, inserted into a PNG and a JPEG, is ignored: exit 0, the stored pixels, and

@@ -1,5 +1,6 @@
 /* test_cost.c: the backend cost model's choices (src/engine/cost.c, its stored constants) on
- * issue 17's one-image cases, and the sanity of its predictions. */
+ * issue 17's one-image cases, nvJPEG's (--codec nvjpeg) for one image, and the sanity of its
+ * predictions. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +70,51 @@ static void check_case(const case_t *k)
          k->threads, got, k->want);
 }
 
+/* One JPEG (3 channels, 16 threads: the H200 machine) under --codec nvjpeg: nvJPEG decoding it on
+ * the device (decode; not a JPEG to turn) and encoding a JPEG output there (encode). */
+typedef struct {
+  const char *steps;
+  int w, h;
+  size_t file_bytes;
+  gpuimg_format_t out;
+  int decode, encode;
+  const char *want; /* "host": the host codecs on the faster backend; "nvjpeg" */
+} nvjpeg_case_t;
+
+/* The flow's rule (src/engine/flow.c cheapest()): nvJPEG only when predicted faster than the
+ * host codecs on the faster of the two backends. */
+static void check_nvjpeg(const nvjpeg_case_t *k)
+{
+  gpuimg_plan_t plan;
+  make_plan(&plan, k->steps);
+  gpuimg_cost_input_t in = {k->w, k->h, 3, k->file_bytes, GPUIMG_FORMAT_JPEG, k->out};
+  double cpu, cuda;
+  gpuimg_cost_predict(&plan, 16, &in, &cpu, &cuda);
+  double host = cpu <= cuda ? cpu : cuda;
+  double nv = gpuimg_cost_predict_nvjpeg(&plan, &in, k->decode, k->encode);
+  const char *got = nv < host ? "nvjpeg" : "host";
+  printf("nvjpeg %-41s %5dx%-5d d%d e%d host %8.1f ms  nvjpeg %8.1f ms  -> %s\n", k->steps, k->w,
+         k->h, k->decode, k->encode, host, nv, got);
+  /* Its handle's creation (0.15-0.3 s) comes after the device's start (over 0.2 s). */
+  if (!(nv > 400 && nv < 1e6))
+    fail("%s %dx%d: nvJPEG predicted %g ms", k->steps, k->w, k->h, nv);
+  if (strcmp(got, k->want) != 0)
+    fail("nvjpeg %s %dx%d: %s predicted faster, expected %s", k->steps, k->w, k->h, got, k->want);
+}
+
+/* With nothing for nvJPEG to do (no handle), its path is CUDA's with the host codecs. */
+static void check_nvjpeg_idle(void)
+{
+  gpuimg_plan_t plan;
+  make_plan(&plan, "blur radius 16");
+  gpuimg_cost_input_t in = {4000, 3000, 3, 2500000, GPUIMG_FORMAT_JPEG, GPUIMG_FORMAT_PNG};
+  double cpu, cuda;
+  gpuimg_cost_predict(&plan, 16, &in, &cpu, &cuda);
+  double nv = gpuimg_cost_predict_nvjpeg(&plan, &in, 0, 0);
+  if (nv != cuda)
+    fail("nvJPEG with nothing to do: %g ms, CUDA with the host codecs %g ms", nv, cuda);
+}
+
 int main(void)
 {
   const gpuimg_format_t png = GPUIMG_FORMAT_PNG, jpg = GPUIMG_FORMAT_JPEG;
@@ -89,6 +135,23 @@ int main(void)
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     check_case(&cases[i]);
+  /* --codec nvjpeg for one image: its handle costs more than it saves at every size up to
+   * about 50 Mpx; past about 100 Mpx the host codecs cost more. */
+  const nvjpeg_case_t nvjpeg_cases[] = {
+      {"gray", 1024, 768, 300000, jpg, 1, 1, "host"},
+      {"gray", 1024, 768, 300000, png, 1, 0, "host"},
+      {"blur radius 16", 4000, 3000, 2500000, jpg, 1, 1, "host"},
+      {"blur radius 16", 7680, 4320, 7000000, jpg, 1, 1, "host"},
+      {pipeline, 7680, 4320, 7000000, jpg, 1, 1, "host"},
+      {"blur radius 4", 8000, 6000, 10000000, jpg, 1, 1, "host"},
+      /* A JPEG to turn is decoded on the host: nvJPEG would only encode. */
+      {"blur radius 16", 7680, 4320, 7000000, jpg, 0, 1, "host"},
+      {"blur radius 4", 12000, 9000, 20000000, jpg, 1, 1, "nvjpeg"},
+      {"gray", 16384, 16384, 50000000, png, 1, 0, "nvjpeg"},
+  };
+  for (size_t i = 0; i < sizeof nvjpeg_cases / sizeof nvjpeg_cases[0]; i++)
+    check_nvjpeg(&nvjpeg_cases[i]);
+  check_nvjpeg_idle();
   /* More threads never predict a slower CPU run. */
   gpuimg_plan_t plan;
   make_plan(&plan, pipeline);

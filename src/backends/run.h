@@ -80,9 +80,11 @@ typedef struct {
   int driver_version, runtime_version; /* CUDA, e.g. 13000; 0 on the CPU */
   double copy_gbps; /* device-to-device copy bandwidth measured in this run; 0 if not */
   int threads;      /* the CPU backend's threads (--threads); 0 on a device */
-  /* --backend auto on one image: the cost model's predictions, from which it chose. */
-  int has_choice;
-  double predicted_cpu_ms, predicted_cuda_ms;
+  /* --backend auto on one image: the cost model's predictions, from which it chose, and why
+   * (static); with --codec nvjpeg, CUDA's with nvJPEG too (has_nvjpeg_choice). */
+  int has_choice, has_nvjpeg_choice;
+  double predicted_cpu_ms, predicted_cuda_ms, predicted_nvjpeg_ms;
+  const char *choice_reason;
   const char *input_name;
   uint64_t input_bytes;
   int in_w, in_h, in_c; /* as decoded and turned upright */

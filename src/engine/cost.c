@@ -25,6 +25,14 @@
 #define CUDA_STAGE_NS 0.10
 #define CUDA_COPY_NS 0.018
 #define CUDA_STEP_NS 0.003
+/* nvJPEG on CUDA (--codec nvjpeg, one image): the runner's first JPEG creates nvJPEG's handle
+ * and states, 0.15-0.3 s on the H200 (issue 17's measurements; docs/performance.md "nvJPEG
+ * (H200)": 0.3 s on one thread), after the device's start; then the hardware decoder takes
+ * 0.51 ms and the encoder 0.15 ms (RGB 4:2:0, quality 90) per 1024x768 RGB image
+ * (nvjpeg_test --bench 50, 2026-11-30), in ns per byte of pixels; no copy of those pixels. */
+#define NVJPEG_HANDLE_MS 225.0
+#define NVJPEG_DECODE_NS 0.22
+#define NVJPEG_ENCODE_NS 0.064
 
 static double codec_ms(gpuimg_format_t fmt, double bytes, int decode)
 {
@@ -35,17 +43,22 @@ static double codec_ms(gpuimg_format_t fmt, double bytes, int decode)
                          : (png ? ENCODE_PNG_NS : ENCODE_JPEG_NS)) * 1e-6;
 }
 
-void gpuimg_cost_predict(const gpuimg_plan_t *plan, int threads, const gpuimg_cost_input_t *in,
-                         double *cpu_ms, double *cuda_ms)
+/* A run's parts in ms: the host decode and encode, the steps on the CPU and on CUDA, the
+ * copies up and down, and the decoded and resulting pixels' bytes. */
+typedef struct {
+  double decode, encode, cpu, gpu, up, down, in_bytes, out_bytes;
+} parts_t;
+
+/* 0, or -1 when plan's steps cannot run on the image (the run will say why). */
+static int predict_parts(const gpuimg_plan_t *plan, int threads, const gpuimg_cost_input_t *in,
+                         parts_t *p)
 {
-  double px = (double)in->width * (double)in->height;
   gpuimg_shape_t sh[GPUIMG_MAX_STEPS + 1];
   if (gpuimg_plan_shapes(plan, in->width, in->height, in->channels, sh) < 0) {
-    gpuimg_error_clear(); /* the run says why; the CPU is predicted to win until then */
-    *cpu_ms = *cuda_ms = 0;
-    return;
+    gpuimg_error_clear();
+    return -1;
   }
-  double cpu = 0, gpu = 0;
+  p->cpu = p->gpu = 0;
   for (int i = 0; i < plan->nsteps; i++) {
     const gpuimg_op_t *op = plan->steps[i].op;
     const gpuimg_shape_t *si = &sh[i], *so = &sh[i + 1];
@@ -53,15 +66,41 @@ void gpuimg_cost_predict(const gpuimg_plan_t *plan, int threads, const gpuimg_co
     double bytes = in_px * (si->c + (op->needs_mask ? 1 : 0)) + out_px * so->c;
     double work = op->work > 0 ? op->work : 1.0;
     int bands = gpuimg_cpu_bands(threads, so->w, so->h);
-    cpu += bytes * work * CPU_STEP_NS * 1e-6 / (1 + (bands - 1) * CPU_PARALLEL);
-    gpu += bytes * work * CUDA_STEP_NS * 1e-6;
+    p->cpu += bytes * work * CPU_STEP_NS * 1e-6 / (1 + (bands - 1) * CPU_PARALLEL);
+    p->gpu += bytes * work * CUDA_STEP_NS * 1e-6;
   }
   const gpuimg_shape_t *res = &sh[plan->nsteps];
-  double out = (double)res->w * res->h * res->c;
-  double decode = codec_ms(in->in_format, (double)in->file_bytes + px * in->channels, 1);
-  double encode = codec_ms(in->out_format, out, 0);
-  double copies = px * in->channels * (CUDA_STAGE_NS + CUDA_COPY_NS) + out * CUDA_COPY_NS;
-  *cpu_ms = decode + cpu + encode;
-  *cuda_ms = (decode > CUDA_START_MS ? decode : CUDA_START_MS) + CUDA_RUNNER_MS +
-             copies * 1e-6 + gpu + encode;
+  p->in_bytes = (double)in->width * in->height * in->channels;
+  p->out_bytes = (double)res->w * res->h * res->c;
+  p->decode = codec_ms(in->in_format, (double)in->file_bytes + p->in_bytes, 1);
+  p->encode = codec_ms(in->out_format, p->out_bytes, 0);
+  p->up = p->in_bytes * (CUDA_STAGE_NS + CUDA_COPY_NS) * 1e-6;
+  p->down = p->out_bytes * CUDA_COPY_NS * 1e-6;
+  return 0;
+}
+
+void gpuimg_cost_predict(const gpuimg_plan_t *plan, int threads, const gpuimg_cost_input_t *in,
+                         double *cpu_ms, double *cuda_ms)
+{
+  parts_t p;
+  if (predict_parts(plan, threads, in, &p) < 0) {
+    *cpu_ms = *cuda_ms = 0; /* the CPU is predicted to win until the run says why it fails */
+    return;
+  }
+  *cpu_ms = p.decode + p.cpu + p.encode;
+  *cuda_ms = (p.decode > CUDA_START_MS ? p.decode : CUDA_START_MS) + CUDA_RUNNER_MS + p.up +
+             p.down + p.gpu + p.encode;
+}
+
+double gpuimg_cost_predict_nvjpeg(const gpuimg_plan_t *plan, const gpuimg_cost_input_t *in,
+                                  int device_decode, int device_encode)
+{
+  parts_t p;
+  if (predict_parts(plan, 1, in, &p) < 0)
+    return 0;
+  double load = device_decode ? CUDA_START_MS + p.in_bytes * NVJPEG_DECODE_NS * 1e-6
+                              : (p.decode > CUDA_START_MS ? p.decode : CUDA_START_MS) + p.up;
+  double store = device_encode ? p.out_bytes * NVJPEG_ENCODE_NS * 1e-6 : p.down + p.encode;
+  double handle = device_decode || device_encode ? NVJPEG_HANDLE_MS : 0;
+  return load + CUDA_RUNNER_MS + handle + p.gpu + store;
 }

@@ -33,9 +33,13 @@ static double median_ms(const gpuimg_stage_t *s)
 void gpuimg_explain(FILE *f, const gpuimg_plan_t *plan, const gpuimg_run_t *run)
 {
   char a[32], b[32];
-  if (run->has_choice)
-    fprintf(f, "backend: %s, the faster predicted by the cost model (cpu %.1f ms, cuda %.1f ms)\n",
-            run->backend, run->predicted_cpu_ms, run->predicted_cuda_ms);
+  if (run->has_choice) {
+    fprintf(f, "backend: %s, by the cost model (cpu %.1f ms, cuda %.1f ms", run->backend,
+            run->predicted_cpu_ms, run->predicted_cuda_ms);
+    if (run->has_nvjpeg_choice)
+      fprintf(f, ", cuda with nvjpeg %.1f ms", run->predicted_nvjpeg_ms);
+    fprintf(f, "): %s\n", run->choice_reason ? run->choice_reason : "");
+  }
   for (int i = 0; i < run->nstages; i++) {
     const gpuimg_stage_t *s = &run->stages[i];
     if (s->step < 0 || strcmp(s->name, "upload-mask") == 0)

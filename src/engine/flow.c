@@ -56,6 +56,16 @@ static int read_meta(const gpuimg_plan_t *plan, const uint8_t *bytes, size_t siz
   return plan->no_autorotate ? 1 : meta->orientation;
 }
 
+/* The host decoder of bytes to turn as EXIF orientation o asks, under the plan's --codec: a
+ * device codec (nvjpeg) leaves a JPEG to turn to auto's choice (libjpeg), on either backend:
+ * its pixels would only come back from the device to be turned. */
+static const gpuimg_codec_t *host_decoder(const gpuimg_plan_t *plan, const uint8_t *bytes,
+                                          size_t size, int o)
+{
+  int device = o > 1 && gpuimg_codec_choice_device(plan->codec);
+  return gpuimg_codec_decoder(device ? GPUIMG_CODEC_AUTO : plan->codec, bytes, size);
+}
+
 /* Decodes bytes with the codec the plan picks for them (at 1/reduction of their size, which
  * only a codec that decodes reduced is given), then turns the pixels as EXIF orientation o
  * asks, as the stage <prefix>decode. */
@@ -66,7 +76,7 @@ static int decode_timed(const gpuimg_plan_t *plan, const uint8_t *bytes, size_t 
 {
   char name[32];
   double t0 = gpuimg_now_ms();
-  const gpuimg_codec_t *codec = gpuimg_codec_decoder(plan->codec, bytes, size);
+  const gpuimg_codec_t *codec = host_decoder(plan, bytes, size, o);
   if ((reduction > 1 ? codec->decode_reduced(bytes, size, what, plan->max_pixels, reduction, img)
                      : codec->decode(bytes, size, what, plan->max_pixels, img)) < 0 ||
       gpuimg_image_orient(img, o, what) < 0)
@@ -134,8 +144,7 @@ static int load_masks(const gpuimg_flow_t *flow, const gpuimg_plan_t *plan,
       gpuimg_error_set(GPUIMG_EXIT_USAGE, flow->plan->steps[i].op->name, "no mask file given");
       return -1;
     }
-    if (gpuimg_flow_load_mask(flow->plan, path, flow->builtin_mask, flow->builtin_mask_size, m,
-                              run) < 0)
+    if (gpuimg_flow_load_mask(plan, path, flow->builtin_mask, flow->builtin_mask_size, m, run) < 0)
       return -1;
     if (shapes && !gpuimg_plan_mask_fits(plan, i, m, shapes, why, sizeof why)) {
       gpuimg_error_set(GPUIMG_EXIT_INPUT, path ? path : BUILTIN_MASK_NAME, "mask %s", why);
@@ -172,8 +181,11 @@ typedef struct {
   gpuimg_image_t src, dst;
   gpuimg_image_t masks[GPUIMG_MAX_STEPS]; /* this image's own (flow->masks NULL) */
   const gpuimg_plan_t *plan;              /* flow->plan, or own_plan */
-  gpuimg_plan_t *own_plan; /* shrink-on-load: the plan with its first step fixed for this image */
-  int on_device;                          /* the input is decoded on the device */
+  /* flow->plan changed for this image: its first step fixed (shrink-on-load), the host codecs
+   * instead of nvJPEG (the cost model's choice) */
+  gpuimg_plan_t *own_plan;
+  int device_jpeg; /* flow->device_jpeg, unless the cost model left JPEG to the host */
+  int on_device;   /* the input is decoded on the device */
   int encoded_on_device;
   int on_cpu;                  /* the backend chosen for it is the CPU (flow->choose) */
   gpuimg_prestart_t *prestart; /* CUDA starting while it is decoded (flow->choose) */
@@ -193,10 +205,39 @@ static int teaching(const gpuimg_plan_t *plan)
   return any;
 }
 
-/* The cost model's choice for --backend auto: 1 when the CPU is predicted faster (or as
- * fast), 0 when CUDA is, -1 when it cannot tell (a header it cannot read). bytes: the input
- * file, or NULL for pixels in memory (src). */
-static int cpu_is_faster(image_t *im, const uint8_t *bytes, size_t size)
+/* What --backend auto can choose for one image: the CPU backend, CUDA, CUDA with nvJPEG doing
+ * the JPEG decode and encode (--codec nvjpeg); the run's reason for each (the report's
+ * backend_choice, --explain). */
+enum { RUN_CPU, RUN_CUDA, RUN_NVJPEG };
+static const char *const choice_reason[] = {
+    "cpu predicted as fast as cuda or faster",
+    "cuda predicted faster than cpu",
+    "cuda with nvjpeg predicted faster than the host codecs",
+};
+static const char *const nvjpeg_declined[] = {
+    "nvjpeg predicted slower than the host codecs (its handle's creation): JPEG on the host; "
+    "cpu predicted as fast as cuda or faster",
+    "nvjpeg predicted slower than the host codecs (its handle's creation): JPEG on the host; "
+    "cuda predicted faster than cpu",
+};
+
+/* Whether the result is JPEG-encoded on the device: a JPEG output of 1 or 3 channels when
+ * the flow does JPEG there. */
+static int encode_on_device(const image_t *im, int in_channels)
+{
+  const gpuimg_plan_t *plan = im->plan;
+  int c = in_channels;
+  for (int i = 0; i < plan->nsteps; i++)
+    c = gpuimg_op_out_channels(plan->steps[i].op, c);
+  return im->device_jpeg && im->job->output && im->job->format == GPUIMG_FORMAT_JPEG &&
+         (c == 1 || c == 3);
+}
+
+/* The cost model's choice for --backend auto (a RUN_ value; the CPU when as fast as CUDA,
+ * the host codecs when as fast as nvJPEG), recorded with both or all three predictions in
+ * the run; -1 when it cannot tell (a header it cannot read). bytes: the input file, or NULL
+ * for pixels in memory (src). */
+static int cheapest(image_t *im, const uint8_t *bytes, size_t size)
 {
   const gpuimg_plan_t *plan = im->flow->plan;
   gpuimg_cost_input_t in = {.file_bytes = size,
@@ -213,12 +254,48 @@ static int cpu_is_faster(image_t *im, const uint8_t *bytes, size_t size)
   int threads = plan->threads > 0 ? plan->threads : gpuimg_cpu_cores();
   gpuimg_cost_predict(plan, threads, &in, &run->predicted_cpu_ms, &run->predicted_cuda_ms);
   run->has_choice = 1;
-  return run->predicted_cpu_ms <= run->predicted_cuda_ms;
+  int best = run->predicted_cpu_ms <= run->predicted_cuda_ms ? RUN_CPU : RUN_CUDA;
+  int decode = im->on_device, encode = encode_on_device(im, in.channels);
+  run->choice_reason = choice_reason[best];
+  if (!decode && !encode)
+    return best; /* nvJPEG would have nothing to do */
+  double host = best == RUN_CPU ? run->predicted_cpu_ms : run->predicted_cuda_ms;
+  run->predicted_nvjpeg_ms = gpuimg_cost_predict_nvjpeg(plan, &in, decode, encode);
+  run->has_nvjpeg_choice = 1;
+  if (run->predicted_nvjpeg_ms < host) {
+    run->choice_reason = choice_reason[RUN_NVJPEG];
+    return RUN_NVJPEG;
+  }
+  run->choice_reason = nvjpeg_declined[best];
+  return best;
+}
+
+/* im->plan made this image's own copy, to change; NULL without memory for it. */
+static gpuimg_plan_t *own_plan(image_t *im)
+{
+  if (!im->own_plan && (im->own_plan = malloc(sizeof *im->own_plan))) {
+    *im->own_plan = *im->plan;
+    im->plan = im->own_plan;
+  }
+  return im->own_plan;
+}
+
+/* Leaves JPEG to the host codecs, --codec auto's choice (libjpeg), for this image; without
+ * memory for the plan's copy, nvJPEG as asked. */
+static void host_codecs(image_t *im)
+{
+  gpuimg_plan_t *plan = own_plan(im);
+  if (!plan)
+    return;
+  plan->codec = GPUIMG_CODEC_AUTO;
+  im->device_jpeg = im->on_device = 0;
 }
 
 /* A one-image run's backend (flow->choose), decided before the decode: the CPU when asked
  * for, in a build without CUDA, or (--backend auto) when the cost model predicts it faster,
- * the driver then never touched; else CUDA, started on a thread while the input is decoded. */
+ * the driver then never touched; else CUDA, started on a thread while the input is decoded.
+ * Under auto, --codec nvjpeg's device path is taken only where the model predicts it pays;
+ * else JPEG goes to the host codecs. */
 static void choose_backend(image_t *im, const uint8_t *bytes, size_t size)
 {
   const gpuimg_flow_t *flow = im->flow;
@@ -226,8 +303,11 @@ static void choose_backend(image_t *im, const uint8_t *bytes, size_t size)
   if (!flow->choose || flow->runner || plan->backend == GPUIMG_BACKEND_CPU ||
       !gpuimg_pipeline_have_cuda())
     return;
-  if (plan->backend == GPUIMG_BACKEND_AUTO && !flow->device_jpeg && !teaching(plan) &&
-      cpu_is_faster(im, bytes, size) == 1) {
+  int choice =
+      plan->backend == GPUIMG_BACKEND_AUTO && !teaching(plan) ? cheapest(im, bytes, size) : -1;
+  if ((choice == RUN_CPU || choice == RUN_CUDA) && im->device_jpeg)
+    host_codecs(im);
+  if (choice == RUN_CPU && !im->device_jpeg) {
     im->on_cpu = 1;
     return;
   }
@@ -236,25 +316,25 @@ static void choose_backend(image_t *im, const uint8_t *bytes, size_t size)
 
 /* Shrink-on-load: when the first step declares a load reduction, the codec for these bytes
  * decodes reduced and the plan allows it (no --exact-decode), the reduction the step asks for
- * this image's full size, upright after EXIF orientation o; above 1, im->plan becomes a copy of the plan whose first
- * step makes the full size's result from the reduced image. 1: a full-size decode. */
+ * this image's full size, upright after EXIF orientation o; above 1, im->plan becomes this
+ * image's own copy whose first step makes the full size's result from the reduced image. 1: a
+ * full-size decode. */
 static int shrink_on_load(image_t *im, const uint8_t *bytes, size_t size, int o)
 {
-  const gpuimg_plan_t *plan = im->flow->plan;
+  const gpuimg_plan_t *plan = im->plan;
   const gpuimg_step_t *first = &plan->steps[0];
   int w, h, c;
   if (plan->exact_decode || !first->op->load_reduction ||
-      !gpuimg_codec_decoder(plan->codec, bytes, size)->decode_reduced ||
+      !host_decoder(plan, bytes, size, o)->decode_reduced ||
       gpuimg_codec_info(bytes, size, &w, &h, &c) < 0)
     return 1;
   int upright_w = o >= 5 ? h : w, upright_h = w + h - upright_w;
   _Alignas(16) unsigned char fixed[GPUIMG_PARAMS_SIZE];
   int r = first->op->load_reduction(first->params, upright_w, upright_h, 8, fixed);
-  if (r <= 1 || !(im->own_plan = malloc(sizeof *im->own_plan)))
+  gpuimg_plan_t *own = r > 1 ? own_plan(im) : NULL;
+  if (!own)
     return 1; /* without memory for the copy, the full size is decoded */
-  *im->own_plan = *plan;
-  memcpy(im->own_plan->steps[0].params, fixed, sizeof fixed);
-  im->plan = im->own_plan;
+  memcpy(own->steps[0].params, fixed, sizeof fixed);
   return r;
 }
 
@@ -285,26 +365,14 @@ static int load(image_t *im)
   if (o > 1) /* the output shows the turned pixels as they are */
     gpuimg_meta_upright(&im->meta);
   /* A JPEG whose pixels must be turned is decoded here: the device decode keeps them. */
-  im->on_device = job->input && flow->device_jpeg && gpuimg_codec_is_jpeg(bytes, size) && o == 1;
+  im->on_device = job->input && im->device_jpeg && gpuimg_codec_is_jpeg(bytes, size) && o == 1;
   choose_backend(im, bytes, size);
   if (im->on_device)
     return 0;
   int r = shrink_on_load(im, bytes, size, o);
-  int rc = decode_timed(flow->plan, bytes, size, job->what, "", o, r, &im->src, im->run);
+  int rc = decode_timed(im->plan, bytes, size, job->what, "", o, r, &im->src, im->run);
   gpuimg_buf_free(&im->file);
   return rc;
-}
-
-/* Whether the result is JPEG-encoded on the device: a JPEG output of 1 or 3 channels when
- * the flow does JPEG there. */
-static int encode_on_device(const image_t *im, int in_channels)
-{
-  const gpuimg_plan_t *plan = im->plan;
-  int c = in_channels;
-  for (int i = 0; i < plan->nsteps; i++)
-    c = gpuimg_op_out_channels(plan->steps[i].op, c);
-  return im->flow->device_jpeg && im->job->output && im->job->format == GPUIMG_FORMAT_JPEG &&
-         (c == 1 || c == 3);
 }
 
 /* The masks, the runner, and the steps on it. */
@@ -378,7 +446,7 @@ static int carry_meta(image_t *im)
 /* Encodes the result here unless the device did, then writes it atomically. */
 static int store(image_t *im)
 {
-  const gpuimg_plan_t *plan = im->flow->plan;
+  const gpuimg_plan_t *plan = im->plan; /* the flow's, but the codecs may be this image's own */
   gpuimg_job_t *job = im->job;
   gpuimg_run_t *run = im->run;
   double t0 = gpuimg_now_ms();
@@ -442,6 +510,7 @@ int gpuimg_flow_run(const gpuimg_flow_t *flow, gpuimg_job_t *job, gpuimg_run_t *
   im.job = job;
   im.run = run;
   im.plan = flow->plan;
+  im.device_jpeg = flow->device_jpeg;
   for (int k = 0; k < GPUIMG_FLOW_INTERVALS; k++)
     job->intervals[k][0] = job->intervals[k][1] = -1;
   int rc = load(&im) < 0 || steps(&im) < 0 || (job->output && store(&im) < 0) ||

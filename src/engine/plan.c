@@ -89,7 +89,8 @@ const gpuimg_option_t gpuimg_plan_options[] = {
              "encodes JPEG; fastpng encodes PNG at --png-level 0..1, libpng\n"
              "at 2..9; stb the rest), stb (stb for everything), fastpng,\n"
              "libpng or libjpeg (that one, stb the rest), nvjpeg (JPEG on\n"
-             "the GPU with nvJPEG, auto's choice the rest)"},
+             "the GPU with nvJPEG, auto's choice the rest; one image under\n"
+             "--backend auto: only where the cost model predicts it pays)"},
     {.long_name = "png-level", .kind = GPUIMG_OPTION_INT, .offset = PLAN(png_level), .min = 0,
      .max = 9, .metavar = "N",
      .help = "PNG compression 0..9: 0 stores, 1 fast, 9 smallest (default 1)"},

@@ -224,7 +224,8 @@ static int add_metadata(cJSON *out, int carried)
   return 0;
 }
 
-/* "backend_choice": what --backend auto predicted for each backend, in ms. */
+/* "backend_choice": what --backend auto predicted for each backend (and CUDA with nvJPEG),
+ * in ms, and why it chose. */
 static int add_choice(cJSON *root, const gpuimg_run_t *run)
 {
   cJSON *o = cJSON_AddObjectToObject(root, "backend_choice");
@@ -232,6 +233,9 @@ static int add_choice(cJSON *root, const gpuimg_run_t *run)
     return -1;
   add_number(o, "cpu_ms", rnd(run->predicted_cpu_ms, 3));
   add_number(o, "cuda_ms", rnd(run->predicted_cuda_ms, 3));
+  if (run->has_nvjpeg_choice)
+    add_number(o, "nvjpeg_ms", rnd(run->predicted_nvjpeg_ms, 3));
+  add_string(o, "reason", run->choice_reason ? run->choice_reason : "");
   return 0;
 }
 

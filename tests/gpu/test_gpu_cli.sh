@@ -151,6 +151,85 @@ for w, items in seen.items():
         biggest, allocs = max(biggest, size), a
 print("ok   batch-report")
 PY
+# EXIF orientation (issue 18): all 8 values on a JPEG (jN.jpg) and a PNG (pN.png) input, each
+# stored so that it shows 61x37 once turned, with masks turned by their own EXIF (mN.png, same
+# rule): the pixels are turned on the host, so both backends write the same bytes, as PNG
+# and as JPEG (libjpeg), one image at a time and in batches. The inserts are cli_orient.py's.
+ori=$tmp/orient
+mkdir -p "$ori/in" "$ori/out"
+python3 -B - "$here/.." "$ori" <<'PY' || { echo "FAIL orient: making inputs"; fail=1; }
+import os, subprocess, sys
+sys.path.insert(0, sys.argv[1])
+from cli_orient import jpeg_with, png_with, tiff
+from gpuimg_testlib import make_pixels, png_encode_8bit
+d = sys.argv[2]
+for o in range(1, 9):
+    w, h = (61, 37) if o <= 4 else (37, 61)  # 5..8 swap the sides
+    png = png_encode_8bit(w, h, 3, make_pixels(w, h, 3, 100 + o))
+    with open("%s/base%d.png" % (d, o), "wb") as f:
+        f.write(png)
+    subprocess.run([os.environ["GPUIMG"], "blur", "-r", "0", "--backend", "cpu", "--codec", "stb",
+                    "-q", "%s/base%d.png" % (d, o), "%s/base%d.jpg" % (d, o)], check=True)
+    with open("%s/base%d.jpg" % (d, o), "rb") as f:
+        jpeg = f.read()
+    at = 4 + (jpeg[4] << 8 | jpeg[5]) if jpeg[2:4] == b"\xff\xe0" else 2  # after JFIF's APP0
+    app1 = jpeg_with(b"\xff\xd8", tiff(o, "MM" if o % 2 else "II"))[2:]
+    with open("%s/in/j%d.jpg" % (d, o), "wb") as f:
+        f.write(jpeg[:at] + app1 + jpeg[at:])
+    with open("%s/in/p%d.png" % (d, o), "wb") as f:
+        f.write(png_with(png, tiff(o, "II" if o % 2 else "MM")))
+    mask = png_encode_8bit(w, h, 1, make_pixels(w, h, 1, 200 + o))
+    with open("%s/m%d.png" % (d, o), "wb") as f:
+        f.write(png_with(mask, tiff(o)))
+PY
+orient_one() { # name, input, then the operation and its options: PNG and JPEG (libjpeg) outputs
+  local name=$1 in=$2 ext codec
+  shift 2
+  for ext in png jpg; do
+    codec=auto
+    [ $ext = jpg ] && codec=libjpeg
+    if ! "$GPUIMG" "$@" --codec $codec --backend cuda "$in" "$ori/out/$name-cuda.$ext" ||
+      ! "$GPUIMG" "$@" --codec $codec --backend cpu "$in" "$ori/out/$name-cpu.$ext"; then
+      echo "FAIL $name: a $ext run failed"
+      fail=1
+      return
+    fi
+    if ! cmp -s "$ori/out/$name-cuda.$ext" "$ori/out/$name-cpu.$ext"; then
+      echo "FAIL $name: cuda and cpu $ext outputs differ"
+      fail=1
+      return
+    fi
+  done
+  echo "ok   $name"
+}
+for o in 1 2 3 4 5 6 7 8; do
+  for in in "$ori/in/j$o.jpg" "$ori/in/p$o.png"; do
+    n=orient-$(basename "$in")
+    orient_one "$n-gray" "$in" gray
+    orient_one "$n-blur" "$in" blur -r 3
+    orient_one "$n-portrait" "$in" portrait -r 2 --mask "$ori/m$o.png"
+    orient_one "$n-pipeline" "$in" gray "then" resize --width 50 "then" blur -r 1
+  done
+done
+# The CUDA run's report: the orientation applied, the turned size.
+if "$GPUIMG" blur -r 3 --backend cuda "$ori/in/j6.jpg" "$ori/out/r.png" --report "$ori/r.json" &&
+  python3 - "$ori/r.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+i = r["input"]
+assert r["backend"] == "cuda" and (i["orientation"], i["width"], i["height"]) == (6, 61, 37), r
+PY
+then
+  echo "ok   orient-report"
+else
+  echo "FAIL orient-report"
+  fail=1
+fi
+BATCH_IN="$ori/in/*" batch orient-gray gray --format png
+BATCH_IN="$ori/in/*" batch orient-blur blur -r 3 --codec libjpeg --format jpg
+BATCH_IN="$ori/in/*" batch orient-portrait portrait -r 2 --mask "$ori/m6.png" --format png
+BATCH_IN="$ori/in/*" batch orient-pipeline gray "then" resize --width 50 "then" blur -r 1 \
+  --format png
 # The default backend (auto) starts on the CPU while the device comes up, each worker moving
 # to CUDA at its next image once it is: the same bytes as CUDA alone, every image on one of
 # the two, the summary saying when the device was up (GPUIMG_HYBRID=0: the old wait).
@@ -384,6 +463,61 @@ PY
   else
     echo "FAIL nvjpeg-mix: exits $r1 $r2 $r3 $r4: $(cat "$nj/m-b8.err")"
     fail=1
+  fi
+  # Orientation with --codec nvjpeg on CUDA: an upright JPEG (orientation 1) is decoded by
+  # nvJPEG on the device; a JPEG to turn is decoded on the host by libjpeg, so its PNG output
+  # is the host codecs' (--codec auto: libjpeg, fastpng); its JPEG output (nvJPEG's encode on
+  # the device) is the CPU backend's with --codec nvjpeg (the same host decode, nvJPEG's
+  # encode through host memory). Under --backend auto one small JPEG is not worth nvJPEG's
+  # set-up: the cost model leaves it to the host codecs, and says why.
+  if "$GPUIMG" -V | grep -q libjpeg; then
+    for o in 1 2 3 4 5 6 7 8; do
+      in=$ori/in/j$o.jpg
+      n=$ori/out/nv$o
+      want=$n-host.png
+      [ $o = 1 ] && want=$n-cpu.png
+      if "$GPUIMG" blur -r 3 --codec nvjpeg --backend cuda "$in" "$n-cuda.png" --report "$n.json" &&
+        "$GPUIMG" blur -r 3 --codec auto --backend cpu "$in" "$n-host.png" &&
+        "$GPUIMG" blur -r 3 --codec nvjpeg --backend cpu "$in" "$n-cpu.png" &&
+        "$GPUIMG" blur -r 3 --codec nvjpeg --backend cuda "$in" "$n-cuda.jpg" &&
+        "$GPUIMG" blur -r 3 --codec nvjpeg --backend cpu "$in" "$n-cpu.jpg" &&
+        cmp -s "$n-cuda.png" "$want" && cmp -s "$n-cuda.jpg" "$n-cpu.jpg" &&
+        python3 - "$n.json" $o <<'PY'
+import json, sys
+r, o = json.load(open(sys.argv[1])), int(sys.argv[2])
+names = [s["name"] for s in r["stages"]]
+decode = next(s for s in r["stages"] if s["name"] == "decode")
+assert r["backend"] == "cuda" and (r["input"]["width"], r["input"]["height"]) == (61, 37), r
+if o == 1:  # on the device: no pixels uploaded
+    assert decode["codec"] == "nvjpeg" and "upload" not in names, (decode, names)
+else:
+    assert decode["codec"] == "libjpeg" and "upload" in names, (decode, names)
+    assert r["input"]["orientation"] == o, r["input"]
+PY
+      then
+        echo "ok   nvjpeg-orient-j$o.jpg"
+      else
+        echo "FAIL nvjpeg-orient-j$o.jpg"
+        fail=1
+      fi
+    done
+    n=$ori/out/nv1
+    if "$GPUIMG" blur -r 3 --codec nvjpeg "$ori/in/j1.jpg" "$n-auto.png" --report "$n-auto.json" &&
+      cmp -s "$n-auto.png" "$n-host.png" &&
+      python3 - "$n-auto.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+c = r["backend_choice"]
+decode = next(s for s in r["stages"] if s["name"] == "decode")
+assert r["backend"] == "cpu" and decode["codec"] == "libjpeg", (r["backend"], decode)
+assert c["nvjpeg_ms"] > c["cpu_ms"] and c["reason"].startswith("nvjpeg predicted slower"), c
+PY
+    then
+      echo "ok   nvjpeg-auto-one"
+    else
+      echo "FAIL nvjpeg-auto-one"
+      fail=1
+    fi
   fi
 fi
 exit $fail
