@@ -155,9 +155,9 @@ static const gpuimg_option_t resize_options[] = {
      .kind = GPUIMG_OPTION_CHOICE,
      .offset = offsetof(resize_params_t, filter),
      .choices = resize_filters,
-     .metavar = "area|bilinear",
-     .help = "area means or bilinear samples (default: area for an axis\n"
-             "that shrinks, bilinear for one that grows)"},
+     .metavar = "F",
+     .help = "auto, area or bilinear (default auto: area when shrinking,\n"
+             "bilinear when enlarging, each axis on its own)"},
     {0},
 };
 
@@ -246,9 +246,11 @@ static int resize_gpu_step(gpuimg_cuda_t *ctx, const void *params, const uint8_t
 }
 #endif
 
-/* Shrink-on-load: the largest reduction that leaves the decoded image at least the target's
- * size on both axes, when both axes are resized by area (a bilinear axis samples the image,
- * which a reduced decode would change beyond its tolerance). */
+/* Shrink-on-load, as libvips's thumbnail does: decode at 1/r (r a power of two up to max) only
+ * when the image shrinks at least 2r times on both axes, so that the area resize is left at
+ * least a 2x reduction (a plain 2x shrink decodes at full size); and only when both axes are
+ * resized by area (a bilinear axis samples the image, which a reduced decode would change
+ * beyond its tolerance). */
 static int resize_load_reduction(const void *params, int full_w, int full_h, int max, void *fixed)
 {
   const resize_params_t *p = params;
@@ -259,8 +261,7 @@ static int resize_load_reduction(const void *params, int full_w, int full_h, int
   }
   if (!is_area(p, full_w, tw) || !is_area(p, full_h, th))
     return 1;
-  while (r * 2 <= max && (full_w + 2 * r - 1) / (2 * r) >= tw &&
-         (full_h + 2 * r - 1) / (2 * r) >= th)
+  while (r * 2 <= max && full_w >= (int64_t)4 * r * tw && full_h >= (int64_t)4 * r * th)
     r *= 2;
   resize_params_t *f = fixed;
   memset(fixed, 0, GPUIMG_PARAMS_SIZE);
