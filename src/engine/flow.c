@@ -195,10 +195,11 @@ static int teaching(const gpuimg_plan_t *plan)
 
 /* The cost model's choice for --backend auto: 1 when the CPU is predicted faster (or as
  * fast), 0 when CUDA is, -1 when it cannot tell (a header it cannot read). bytes: the input
- * file, or NULL for pixels in memory (src). */
-static int cpu_is_faster(image_t *im, const uint8_t *bytes, size_t size)
+ * file, or NULL for pixels in memory (src); r: shrink-on-load's reduction (the decode and the
+ * steps are priced at the reduced size, with im->plan's fixed first step). */
+static int cpu_is_faster(image_t *im, const uint8_t *bytes, size_t size, int r)
 {
-  const gpuimg_plan_t *plan = im->flow->plan;
+  const gpuimg_plan_t *plan = im->plan;
   gpuimg_cost_input_t in = {.file_bytes = size,
                             .in_format = GPUIMG_FORMAT_NONE,
                             .out_format = im->job->output ? im->job->format : GPUIMG_FORMAT_NONE};
@@ -206,6 +207,8 @@ static int cpu_is_faster(image_t *im, const uint8_t *bytes, size_t size)
     if (gpuimg_codec_info(bytes, size, &in.width, &in.height, &in.channels) < 0)
       return -1;
     in.in_format = gpuimg_codec_is_jpeg(bytes, size) ? GPUIMG_FORMAT_JPEG : GPUIMG_FORMAT_PNG;
+    in.width = (in.width + r - 1) / r; /* libjpeg's reduced size, each side rounded up */
+    in.height = (in.height + r - 1) / r;
   } else {
     in.width = im->src.width, in.height = im->src.height, in.channels = im->src.channels;
   }
@@ -218,8 +221,9 @@ static int cpu_is_faster(image_t *im, const uint8_t *bytes, size_t size)
 
 /* A one-image run's backend (flow->choose), decided before the decode: the CPU when asked
  * for, in a build without CUDA, or (--backend auto) when the cost model predicts it faster,
- * the driver then never touched; else CUDA, started on a thread while the input is decoded. */
-static void choose_backend(image_t *im, const uint8_t *bytes, size_t size)
+ * the driver then never touched; else CUDA, started on a thread while the input is decoded.
+ * r: the image's shrink-on-load reduction (1: none), which the cost model prices. */
+static void choose_backend(image_t *im, const uint8_t *bytes, size_t size, int r)
 {
   const gpuimg_flow_t *flow = im->flow;
   const gpuimg_plan_t *plan = flow->plan;
@@ -227,7 +231,7 @@ static void choose_backend(image_t *im, const uint8_t *bytes, size_t size)
       !gpuimg_pipeline_have_cuda())
     return;
   if (plan->backend == GPUIMG_BACKEND_AUTO && !flow->device_jpeg && !teaching(plan) &&
-      cpu_is_faster(im, bytes, size) == 1) {
+      cpu_is_faster(im, bytes, size, r) == 1) {
     im->on_cpu = 1;
     return;
   }
@@ -271,7 +275,7 @@ static int load(image_t *im)
     if (gpuimg_image_alloc_for(&im->src, in->width, in->height, in->channels, job->what) < 0)
       return -1;
     memcpy(im->src.data, in->data, gpuimg_image_bytes(in->width, in->height, in->channels));
-    choose_backend(im, NULL, 0);
+    choose_backend(im, NULL, 0, 1);
     return 0;
   }
   if (job->input && read_timed(job->input, "", &im->file, im->run) < 0)
@@ -286,10 +290,10 @@ static int load(image_t *im)
     gpuimg_meta_upright(&im->meta);
   /* A JPEG whose pixels must be turned is decoded here: the device decode keeps them. */
   im->on_device = job->input && flow->device_jpeg && gpuimg_codec_is_jpeg(bytes, size) && o == 1;
-  choose_backend(im, bytes, size);
+  int r = im->on_device ? 1 : shrink_on_load(im, bytes, size, o);
+  choose_backend(im, bytes, size, r);
   if (im->on_device)
     return 0;
-  int r = shrink_on_load(im, bytes, size, o);
   int rc = decode_timed(flow->plan, bytes, size, job->what, "", o, r, &im->src, im->run);
   gpuimg_buf_free(&im->file);
   return rc;
