@@ -5,6 +5,9 @@
 
 #include "cuda_context.h"
 
+#include <stddef.h>
+#include <stdint.h>
+
 #ifdef __CUDACC__
 #define GPUIMG_RESIZE_FN static __host__ __device__ inline
 #else
@@ -72,6 +75,47 @@ GPUIMG_RESIZE_FN uint32_t gpuimg_resize_weight(const gpuimg_resize_axis_t *a, in
   }
   int64_t t = gpuimg_resize_point(a, o), f = t % (2 * a->m);
   return (uint32_t)((i == t / (2 * a->m) ? 2 * a->m - f : f) / a->g);
+}
+
+/* One output pixel's taps in a table gpuimg_resize_taps_make() builds: it reads count input
+ * pixels from first, with the weights at off in the table's weight array. */
+typedef struct {
+  int64_t off;
+  int32_t first, count;
+} gpuimg_resize_tap_t;
+
+/* Bytes of the table of axis a: m taps, then the weights (at most n + 2m of them, area's
+ * n + m or bilinear's 2m), rounded up to 16 so that tables can follow one another. */
+GPUIMG_RESIZE_FN size_t gpuimg_resize_taps_bytes(const gpuimg_resize_axis_t *a)
+{
+  size_t bytes = (size_t)a->m * sizeof(gpuimg_resize_tap_t) +
+                 ((size_t)a->n + 2 * (size_t)a->m) * sizeof(uint32_t);
+  return (bytes + 15) / 16 * 16;
+}
+
+/* The weights of a table (they follow its m taps). */
+GPUIMG_RESIZE_FN const uint32_t *gpuimg_resize_taps_weights(const gpuimg_resize_tap_t *taps,
+                                                            int64_t m)
+{
+  return (const uint32_t *)(taps + m);
+}
+
+/* Tabulates axis a (gpuimg_resize_first() and gpuimg_resize_weight() for every output pixel)
+ * into table, gpuimg_resize_taps_bytes(a) bytes: the CPU reference and the GPU launcher read
+ * the same integers. */
+static inline void gpuimg_resize_taps_fill(const gpuimg_resize_axis_t *a, void *table)
+{
+  gpuimg_resize_tap_t *taps = (gpuimg_resize_tap_t *)table;
+  uint32_t *w = (uint32_t *)(taps + a->m);
+  int64_t k = 0;
+  for (int o = 0; o < (int)a->m; o++) {
+    int count, first = gpuimg_resize_first(a, o, &count);
+    taps[o].off = k;
+    taps[o].first = first;
+    taps[o].count = count;
+    for (int j = 0; j < count; j++)
+      w[k++] = gpuimg_resize_weight(a, o, first + j);
+  }
 }
 
 #ifdef __cplusplus

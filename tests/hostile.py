@@ -139,11 +139,11 @@ def decoded(name, ops=("blur", "-r", "0"), extra=()):
     return png_decode(read("out.png"))
 
 
-def refused_or_decoded(name):
+def refused_or_decoded(name, ops=("gray",)):
     """A damaged file may still decode (stb ignores CRCs, many header bits and trailing
     bytes); otherwise it must be refused cleanly. Returns 'ok' or the reason."""
     write("keep.png", EXISTING)
-    args = ["gray", name, "keep.png"]
+    args = list(ops) + [name, "keep.png"]
     rc, so, se, _ = run(args)
     what = describe(args, rc, so, se)
     check(rc >= 0, "killed by signal %d\n%s" % (-rc, what))
@@ -282,10 +282,9 @@ def png_flipped_header_and_chunk_bytes():
         os.unlink(path(name))
 
 
-@test("corrupt", jpeg=True)
-def jpeg_flipped_header_and_segment_bytes():
-    """Each byte before the scan data (segments SOI..SOS) inverted, then random flips."""
-    data = make_jpeg()
+def jpeg_flipped(data, ops):
+    """Each byte of data before the scan data (segments SOI..SOS) inverted, then random flips
+    (fixed seed): gpuimg OPS on each is refused cleanly or succeeds."""
     _, sos, n = segment(data, 0xDA)
     rng = Rng(7)
     variants = [("flip-%d.jpg" % i, data[:i] + bytes([data[i] ^ 0xFF]) + data[i + 1:])
@@ -297,8 +296,21 @@ def jpeg_flipped_header_and_segment_bytes():
         variants.append(("rand-%d.jpg" % k, bytes(d)))
     for name, d in variants:
         write(name, d)
-        refused_or_decoded(name)
+        refused_or_decoded(name, ops)
         os.unlink(path(name))
+
+
+@test("corrupt", jpeg=True)
+def jpeg_flipped_header_and_segment_bytes():
+    """A baseline JPEG's header and segment bytes damaged, decoded at full size."""
+    jpeg_flipped(make_jpeg(), ("gray",))
+
+
+@test("corrupt", jpeg=True)
+def jpeg_flipped_shrunk_on_load():
+    """The same damage under resize --scale 0.25: a 4x shrink, decoded at 1/2 (libjpeg's
+    reduced decode) where libjpeg decodes."""
+    jpeg_flipped(make_jpeg(64, 48), ("resize", "--scale", "0.25"))
 
 
 def meta_blocks(jpeg):

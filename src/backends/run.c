@@ -45,6 +45,8 @@ gpuimg_stage_t *gpuimg_run_step_stage(gpuimg_run_t *run, const gpuimg_plan_t *pl
   uint64_t px = (uint64_t)in->w * (uint64_t)in->h;
   s->bytes = px * (uint64_t)in->c + gpuimg_image_bytes(out->w, out->h, out->c) +
              (plan->steps[i].op->needs_mask ? px : 0);
+  s->in_w = in->w;
+  s->in_h = in->h;
   s->out_w = out->w;
   s->out_h = out->h;
   return s;

@@ -68,6 +68,7 @@ typedef struct {
   int pinned;     /* upload/download: host buffer pinned; -1 otherwise */
   int has_launch;
   gpuimg_launch_t launch;
+  int in_w, in_h;     /* a step's stage: the size it read */
   int out_w, out_h;   /* a step's stage: the size it made */
   int has_prediction; /* host-predicted divergence for launch's block shape */
   uint64_t predicted_warps, predicted_divergent;

@@ -48,8 +48,8 @@ void gpuimg_explain(FILE *f, const gpuimg_plan_t *plan, const gpuimg_run_t *run)
     const char *variant = gpuimg_op_variant_name(st->op, st->params);
     double ms = median_ms(s);
     double gbps = ms > 0 ? (double)s->bytes / (ms * 1e6) : 0;
-    char to[48] = ""; /* a step that changed the size says what it made */
-    if (s->out_w != run->in_w || s->out_h != run->in_h)
+    char to[48] = ""; /* a step that changed its input's size says what it made */
+    if (s->out_w != s->in_w || s->out_h != s->in_h)
       snprintf(to, sizeof to, " -> %dx%d", s->out_w, s->out_h);
     if (!s->has_launch) {
       fprintf(f, "%s%s: CPU backend, %.3f ms, %.2f GB/s\n", s->name, to, ms, gbps);

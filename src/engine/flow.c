@@ -236,10 +236,11 @@ static int encode_on_device(const image_t *im, int in_channels)
 /* The cost model's choice for --backend auto (a RUN_ value; the CPU when as fast as CUDA,
  * the host codecs when as fast as nvJPEG), recorded with both or all three predictions in
  * the run; -1 when it cannot tell (a header it cannot read). bytes: the input file, or NULL
- * for pixels in memory (src). */
-static int cheapest(image_t *im, const uint8_t *bytes, size_t size)
+ * for pixels in memory (src); r: shrink-on-load's reduction (the decode and the steps are
+ * priced at the reduced size, with im->plan's fixed first step). */
+static int cheapest(image_t *im, const uint8_t *bytes, size_t size, int r)
 {
-  const gpuimg_plan_t *plan = im->flow->plan;
+  const gpuimg_plan_t *plan = im->plan;
   gpuimg_cost_input_t in = {.file_bytes = size,
                             .in_format = GPUIMG_FORMAT_NONE,
                             .out_format = im->job->output ? im->job->format : GPUIMG_FORMAT_NONE};
@@ -247,6 +248,8 @@ static int cheapest(image_t *im, const uint8_t *bytes, size_t size)
     if (gpuimg_codec_info(bytes, size, &in.width, &in.height, &in.channels) < 0)
       return -1;
     in.in_format = gpuimg_codec_is_jpeg(bytes, size) ? GPUIMG_FORMAT_JPEG : GPUIMG_FORMAT_PNG;
+    in.width = (in.width + r - 1) / r; /* libjpeg's reduced size, each side rounded up */
+    in.height = (in.height + r - 1) / r;
   } else {
     in.width = im->src.width, in.height = im->src.height, in.channels = im->src.channels;
   }
@@ -295,8 +298,9 @@ static void host_codecs(image_t *im)
  * for, in a build without CUDA, or (--backend auto) when the cost model predicts it faster,
  * the driver then never touched; else CUDA, started on a thread while the input is decoded.
  * Under auto, --codec nvjpeg's device path is taken only where the model predicts it pays;
- * else JPEG goes to the host codecs. */
-static void choose_backend(image_t *im, const uint8_t *bytes, size_t size)
+ * else JPEG goes to the host codecs. r: the image's shrink-on-load reduction (1: none), which
+ * the cost model prices. */
+static void choose_backend(image_t *im, const uint8_t *bytes, size_t size, int r)
 {
   const gpuimg_flow_t *flow = im->flow;
   const gpuimg_plan_t *plan = flow->plan;
@@ -304,7 +308,7 @@ static void choose_backend(image_t *im, const uint8_t *bytes, size_t size)
       !gpuimg_pipeline_have_cuda())
     return;
   int choice =
-      plan->backend == GPUIMG_BACKEND_AUTO && !teaching(plan) ? cheapest(im, bytes, size) : -1;
+      plan->backend == GPUIMG_BACKEND_AUTO && !teaching(plan) ? cheapest(im, bytes, size, r) : -1;
   if ((choice == RUN_CPU || choice == RUN_CUDA) && im->device_jpeg)
     host_codecs(im);
   if (choice == RUN_CPU && !im->device_jpeg) {
@@ -351,7 +355,7 @@ static int load(image_t *im)
     if (gpuimg_image_alloc_for(&im->src, in->width, in->height, in->channels, job->what) < 0)
       return -1;
     memcpy(im->src.data, in->data, gpuimg_image_bytes(in->width, in->height, in->channels));
-    choose_backend(im, NULL, 0);
+    choose_backend(im, NULL, 0, 1);
     return 0;
   }
   if (job->input && read_timed(job->input, "", &im->file, im->run) < 0)
@@ -366,10 +370,10 @@ static int load(image_t *im)
     gpuimg_meta_upright(&im->meta);
   /* A JPEG whose pixels must be turned is decoded here: the device decode keeps them. */
   im->on_device = job->input && im->device_jpeg && gpuimg_codec_is_jpeg(bytes, size) && o == 1;
-  choose_backend(im, bytes, size);
+  int r = im->on_device ? 1 : shrink_on_load(im, bytes, size, o);
+  choose_backend(im, bytes, size, r);
   if (im->on_device)
     return 0;
-  int r = shrink_on_load(im, bytes, size, o);
   int rc = decode_timed(im->plan, bytes, size, job->what, "", o, r, &im->src, im->run);
   gpuimg_buf_free(&im->file);
   return rc;

@@ -110,7 +110,8 @@ const gpuimg_option_t gpuimg_plan_options[] = {
     {.long_name = "exact-decode", .kind = GPUIMG_OPTION_FLAG, .offset = PLAN(exact_decode),
      .value = 1,
      .help = "no shrink-on-load: decode every JPEG at its full size even\n"
-             "when a first resize step shrinks it 2x or more"},
+             "when a first step that shrinks on load (e.g. resize) would\n"
+             "decode it at 1/2, 1/4 or 1/8"},
     {.long_name = "quiet", .short_name = 'q', .kind = GPUIMG_OPTION_FLAG, .offset = PLAN(quiet),
      .value = 1, .help = "no notices on stderr"},
     {0},

@@ -16,56 +16,19 @@
 /* Sums of weight * 255 must stay below 2^64: the product of the axes' totals below this. */
 #define RESIZE_MAX_TOTAL ((uint64_t)1 << 55)
 
-/* One axis's taps: output pixel o reads count[o] pixels from first[o], with the weights
- * w[off[o]] ... (gpuimg_resize_first() and gpuimg_resize_weight(), tabulated). */
-typedef struct {
-  int *first, *count;
-  size_t *off;
-  uint32_t *w;
-} taps_t;
-
-static void taps_free(taps_t *t)
+/* One output row: col holds, per input pixel and channel, the column's weighted sum; taps is
+ * the x axis's table (kernels/resize.h). */
+static void resize_row(const uint64_t *col, const gpuimg_resize_tap_t *taps, int out_w, int c,
+                       uint64_t total, uint8_t *d)
 {
-  free(t->first);
-  free(t->count);
-  free(t->off);
-  free(t->w);
-}
-
-static int taps_make(const gpuimg_resize_axis_t *a, taps_t *t)
-{
-  int m = (int)a->m;
-  size_t most = (size_t)(a->n + a->m) + (size_t)a->m; /* area: n + m taps at most; bilinear 2m */
-  t->first = malloc((size_t)m * sizeof *t->first);
-  t->count = malloc((size_t)m * sizeof *t->count);
-  t->off = malloc((size_t)m * sizeof *t->off);
-  t->w = malloc(most * sizeof *t->w);
-  if (!t->first || !t->count || !t->off || !t->w) {
-    taps_free(t);
-    gpuimg_error_set(GPUIMG_EXIT_FAILURE, "resize", "out of memory");
-    return -1;
-  }
-  size_t k = 0;
-  for (int o = 0; o < m; o++) {
-    t->first[o] = gpuimg_resize_first(a, o, &t->count[o]);
-    t->off[o] = k;
-    for (int j = 0; j < t->count[o]; j++)
-      t->w[k++] = gpuimg_resize_weight(a, o, t->first[o] + j);
-  }
-  return 0;
-}
-
-/* One output row: col holds, per input pixel and channel, the column's weighted sum. */
-static void resize_row(const uint64_t *col, const taps_t *tx, int out_w, int c, uint64_t total,
-                       uint8_t *d)
-{
+  const uint32_t *weights = gpuimg_resize_taps_weights(taps, out_w);
   uint64_t half = total / 2;
   for (int x = 0; x < out_w; x++) {
-    const uint32_t *w = tx->w + tx->off[x];
-    const uint64_t *s = col + (size_t)tx->first[x] * (size_t)c;
+    const uint32_t *w = weights + taps[x].off;
+    const uint64_t *s = col + (size_t)taps[x].first * (size_t)c;
     for (int ch = 0; ch < c; ch++) {
       uint64_t sum = 0;
-      for (int k = 0; k < tx->count[x]; k++)
+      for (int k = 0; k < taps[x].count; k++)
         sum += (uint64_t)w[k] * s[(size_t)k * (size_t)c + ch];
       *d++ = (uint8_t)((sum + half) / total);
     }
@@ -74,7 +37,7 @@ static void resize_row(const uint64_t *col, const taps_t *tx, int out_w, int c, 
 
 /* Separable: for each output row, the weighted sum of its input rows (every column at once,
  * contiguous), then each output pixel's weighted sum of those columns. The sums are exact
- * integers, so their order does not matter: the per-pixel CUDA kernel gets the same. */
+ * integers, so their order does not matter: the CUDA kernels (the same two passes) get the same. */
 int gpuimg_resize_cpu_rows(const gpuimg_image_t *src, gpuimg_image_t *dst, int area_x, int area_y,
                            int y0, int y1)
 {
@@ -82,13 +45,15 @@ int gpuimg_resize_cpu_rows(const gpuimg_image_t *src, gpuimg_image_t *dst, int a
   gpuimg_resize_axis_t ay = gpuimg_resize_axis(src->height, dst->height, area_y);
   int c = src->channels;
   size_t row_len = (size_t)src->width * (size_t)c;
-  taps_t tx = {0};
   uint64_t *col = malloc(row_len * sizeof *col);
-  if (!col || taps_make(&ax, &tx) < 0) {
+  gpuimg_resize_tap_t *tx = malloc(gpuimg_resize_taps_bytes(&ax));
+  if (!col || !tx) {
     free(col);
+    free(tx);
     gpuimg_error_set(GPUIMG_EXIT_FAILURE, "resize", "out of memory");
     return -1;
   }
+  gpuimg_resize_taps_fill(&ax, tx);
   uint64_t total = (uint64_t)ax.total * (uint64_t)ay.total;
   for (int y = y0; y < y1; y++) {
     int count, first = gpuimg_resize_first(&ay, y, &count);
@@ -99,10 +64,10 @@ int gpuimg_resize_cpu_rows(const gpuimg_image_t *src, gpuimg_image_t *dst, int a
       for (size_t i = 0; i < row_len; i++)
         col[i] += wy * s[i];
     }
-    resize_row(col, &tx, dst->width, c, total,
+    resize_row(col, tx, dst->width, c, total,
                dst->data + (size_t)y * (size_t)dst->width * (size_t)c);
   }
-  taps_free(&tx);
+  free(tx);
   free(col);
   return 0;
 }
@@ -190,9 +155,9 @@ static const gpuimg_option_t resize_options[] = {
      .kind = GPUIMG_OPTION_CHOICE,
      .offset = offsetof(resize_params_t, filter),
      .choices = resize_filters,
-     .metavar = "area|bilinear",
-     .help = "area means or bilinear samples (default: area for an axis\n"
-             "that shrinks, bilinear for one that grows)"},
+     .metavar = "F",
+     .help = "auto, area or bilinear (default auto: area when shrinking,\n"
+             "bilinear when enlarging, each axis on its own)"},
     {0},
 };
 
@@ -281,9 +246,11 @@ static int resize_gpu_step(gpuimg_cuda_t *ctx, const void *params, const uint8_t
 }
 #endif
 
-/* Shrink-on-load: the largest reduction that leaves the decoded image at least the target's
- * size on both axes, when both axes are resized by area (a bilinear axis samples the image,
- * which a reduced decode would change beyond its tolerance). */
+/* Shrink-on-load, as libvips's thumbnail does: decode at 1/r (r a power of two up to max) only
+ * when the image shrinks at least 2r times on both axes, so that the area resize is left at
+ * least a 2x reduction (a plain 2x shrink decodes at full size); and only when both axes are
+ * resized by area (a bilinear axis samples the image, which a reduced decode would change
+ * beyond its tolerance). */
 static int resize_load_reduction(const void *params, int full_w, int full_h, int max, void *fixed)
 {
   const resize_params_t *p = params;
@@ -294,8 +261,7 @@ static int resize_load_reduction(const void *params, int full_w, int full_h, int
   }
   if (!is_area(p, full_w, tw) || !is_area(p, full_h, th))
     return 1;
-  while (r * 2 <= max && (full_w + 2 * r - 1) / (2 * r) >= tw &&
-         (full_h + 2 * r - 1) / (2 * r) >= th)
+  while (r * 2 <= max && full_w >= (int64_t)4 * r * tw && full_h >= (int64_t)4 * r * th)
     r *= 2;
   resize_params_t *f = fixed;
   memset(fixed, 0, GPUIMG_PARAMS_SIZE);

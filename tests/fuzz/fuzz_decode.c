@@ -1,6 +1,6 @@
 /* fuzz_decode.c: libFuzzer harness: untrusted bytes through the metadata reader and writer (EXIF,
- * ICC), the stb codec (and libjpeg's, where built with it), the EXIF orientation, then every CPU
- * operation. */
+ * ICC), the stb codec (and libjpeg's, where built with it, at full size and reduced, then resized),
+ * the EXIF orientation, then every CPU operation. */
 #include "codec.h"
 #include "exif.h"
 #include "meta.h"
@@ -9,6 +9,7 @@
 #include "gray_cpu.h"
 #include "ops.h"
 #include "portrait_cpu.h"
+#include "resize_cpu.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -180,7 +181,62 @@ static void check_refusal(void)
        "a decode failure without a one-line reason");
 }
 
+/* resize of img to a size from the hash (0.5x to 2x each side, so shrinking and enlarging):
+ * every output value lies within its channel's input range (area means and bilinear samples
+ * are convex combinations), and the same size is the identity. */
+static void check_resize(const gpuimg_image_t *img, uint32_t h)
+{
+  int ow = 1 + (int)((h >> 11) % (uint32_t)(2 * img->width));
+  int oh = 1 + (int)((h >> 19) % (uint32_t)(2 * img->height));
+  int c = img->channels;
+  uint8_t lo[4] = {255, 255, 255, 255}, hi[4] = {0};
+  gpuimg_image_t dst;
+  if ((uint64_t)ow * (uint64_t)oh > FUZZ_OP_PIXELS)
+    return;
+  if (h & 0x40) { /* sometimes the same size */
+    ow = img->width;
+    oh = img->height;
+  }
+  must(gpuimg_image_alloc(&dst, ow, oh, c) == 0, "alloc");
+  must(gpuimg_resize_cpu_rows(img, &dst, ow < img->width, oh < img->height, 0, oh) == 0,
+       "resize failed");
+  size_t in_bytes = gpuimg_image_bytes(img->width, img->height, c);
+  for (size_t i = 0; i < in_bytes; i++) {
+    uint8_t v = img->data[i];
+    lo[i % (size_t)c] = v < lo[i % (size_t)c] ? v : lo[i % (size_t)c];
+    hi[i % (size_t)c] = v > hi[i % (size_t)c] ? v : hi[i % (size_t)c];
+  }
+  for (size_t i = 0; i < gpuimg_image_bytes(ow, oh, c); i++)
+    must(dst.data[i] >= lo[i % (size_t)c] && dst.data[i] <= hi[i % (size_t)c],
+         "resize left its input's range");
+  if (ow == img->width && oh == img->height)
+    must(memcmp(dst.data, img->data, in_bytes) == 0, "resize to the same size changed the image");
+  gpuimg_image_free(&dst);
+}
+
 #ifdef GPUIMG_HAVE_LIBJPEG
+/* libjpeg's reduced decode (shrink-on-load) at 1/2, 1/4 or 1/8 by the hash: a clean refusal or
+ * an image of the full decode's size divided and rounded up (full: the full-size decode, or
+ * NULL when it failed), which is then resized. */
+static void check_reduced(const uint8_t *data, size_t size, uint32_t h, const gpuimg_image_t *full)
+{
+  int r = 2 << ((h >> 27) % 3);
+  gpuimg_image_t img;
+  gpuimg_error_clear();
+  if (gpuimg_codec_libjpeg.decode_reduced(data, size, "fuzz", FUZZ_MAX_PIXELS, r, &img) < 0) {
+    check_refusal();
+    return;
+  }
+  must(img.width >= 1 && img.height >= 1 && (img.channels == 1 || img.channels == 3) && img.data,
+       "libjpeg's reduced decode returned an impossible image");
+  must(!full || (img.width == (full->width + r - 1) / r &&
+                 img.height == (full->height + r - 1) / r && img.channels == full->channels),
+       "libjpeg's reduced decode is not the full size divided, rounded up");
+  if ((uint64_t)img.width * (uint64_t)img.height <= FUZZ_OP_PIXELS)
+    check_resize(&img, h);
+  gpuimg_image_free(&img);
+}
+
 /* libjpeg's decoder on the same bytes when they start like a JPEG: a clean refusal or an image
  * within the limits; on small images, libjpeg's encoder must write a JPEG both decoders read
  * back at the same size. */
@@ -193,8 +249,10 @@ static void check_libjpeg(const uint8_t *data, size_t size, uint32_t h)
   gpuimg_error_clear();
   if (gpuimg_codec_libjpeg.decode(data, size, "fuzz", FUZZ_MAX_PIXELS, &img) < 0) {
     check_refusal();
+    check_reduced(data, size, h, NULL);
     return;
   }
+  check_reduced(data, size, h, &img);
   must(img.width >= 1 && img.height >= 1 && (img.channels == 1 || img.channels == 3) && img.data,
        "libjpeg returned an impossible image");
   must((uint64_t)img.width * (uint64_t)img.height <= FUZZ_MAX_PIXELS,
@@ -290,8 +348,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     must(img.width == (o >= 5 ? ht : w) && img.height == (o >= 5 ? w : ht),
          "orient gave the wrong size");
   }
-  if (px <= FUZZ_OP_PIXELS)
+  if (px <= FUZZ_OP_PIXELS) {
     run_ops(&img, h);
+    check_resize(&img, h);
+  }
   if (px * (uint64_t)img.channels <= FUZZ_REF_WORK)
     round_trip(&img, h);
   gpuimg_image_free(&img);

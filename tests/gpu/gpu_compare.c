@@ -153,6 +153,41 @@ static int run_resize(gpuimg_cuda_t *ctx, const gpuimg_image_t *src, int all)
   return 0;
 }
 
+/* resize at the extremes: a 3000x2000 image to 1x1 and 7x5 (one output pixel sums a whole
+ * axis), with the largest block; a 3x5 image to 2x600000 (more rows than 65535 blocks of 8). */
+static int run_resize_extremes(gpuimg_cuda_t *ctx)
+{
+  static const char *const shrink[][7] = {
+      {"width", "1", "height", "1", NULL},
+      {"width", "7", "height", "5", NULL},
+      {"width", "7", "height", "5", "filter", "bilinear", NULL},
+  };
+  static const char *const tall[] = {"width", "2", "height", "600000", NULL};
+  gpuimg_image_t big, small;
+  values_t p;
+  memset(&p, 0, sizeof p);
+  if (gpuimg_image_alloc(&big, 3000, 2000, 3) < 0 || gpuimg_image_alloc(&small, 3, 5, 4) < 0)
+    return -1;
+  fill_random(big.data, gpuimg_image_bytes(3000, 2000, 3));
+  fill_random(small.data, gpuimg_image_bytes(3, 5, 4));
+  for (int b = 0; b < 2; b++) {
+    if (gpuimg_cuda_set_block(ctx, b ? 32 : 0, b ? 32 : 0) < 0)
+      return -1;
+    for (size_t k = 0; k < sizeof shrink / sizeof shrink[0]; k++) {
+      p.sizing = shrink[k];
+      if (compare(ctx, "resize", &p, &big, NULL,
+                  b ? "extreme shrink, block 32x32" : "extreme shrink") < 0)
+        return -1;
+    }
+    p.sizing = tall;
+    if (compare(ctx, "resize", &p, &small, NULL, b ? "2x600000, block 32x32" : "2x600000") < 0)
+      return -1;
+  }
+  gpuimg_image_free(&big);
+  gpuimg_image_free(&small);
+  return gpuimg_cuda_set_block(ctx, 0, 0);
+}
+
 static const gpuimg_variant_t variants[] = {GPUIMG_VARIANT_FAST, GPUIMG_VARIANT_NAIVE,
                                             GPUIMG_VARIANT_TILED};
 
@@ -414,7 +449,8 @@ int main(int argc, char **argv)
       gpuimg_cuda_set_block(ctx, 0, 0) < 0)
     return 1;
   if ((!quick && run_size(ctx, 4000, 3000, 1) < 0) || run_pipeline(ctx) < 0 ||
-      run_divergence(ctx) < 0 || run_impls(ctx, quick) < 0 || (!quick && run_bands(ctx) < 0))
+      run_divergence(ctx) < 0 || run_impls(ctx, quick) < 0 || (!quick && run_bands(ctx) < 0) ||
+      run_resize_extremes(ctx) < 0)
     return 1;
   if (huge) {
     /* Over 2^31 bytes: 23200 x 23200 x 4 = 2.15 GB. */

@@ -39,6 +39,10 @@ run resize-shrink resize --width 301
 run resize-enlarge resize --scale 1.37
 run resize-bilinear resize --fit 200x200 --filter bilinear
 run resize-pipeline gray then resize --fit 512x512 then blur -r 2
+run resize-block32 resize --scale 0.37 --block 32x32
+run resize-enlarge-block32 resize --scale 2.3 --block 32x32
+run resize-tall resize --width 2 --height 600000
+run resize-1x1 resize --fit 1x1
 
 # The report: event-timed upload, kernel and download stages.
 "$GPUIMG" blur -r 16 --tiled --backend cuda --report "$tmp/r.json" || fail=1
