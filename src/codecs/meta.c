@@ -2,8 +2,6 @@
  * and puts them into an encoded JPEG or PNG, the same for every decoder and encoder. */
 #include "meta.h"
 
-#include "exif.h"
-
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -226,7 +224,7 @@ static int take_exif(const found_t *f, gpuimg_meta_t *meta, const char *what)
 {
   const char *why = f->exif_bad;
   if (!why && f->exif)
-    why = gpuimg_exif_check(f->exif, f->exif_size, &meta->orientation, &meta->orientation_at);
+    why = gpuimg_exif_check(f->exif, f->exif_size, &meta->tags);
   if (why) {
     warn(meta->warning, sizeof meta->warning, "EXIF block ignored: %s", why);
     return 0;
@@ -241,7 +239,7 @@ int gpuimg_meta_read(const uint8_t *bytes, size_t size, int want_icc, const char
 {
   found_t f;
   memset(&f, 0, sizeof f);
-  meta->orientation = 1;
+  meta->tags.orientation = 1;
   if (gpuimg_codec_is_jpeg(bytes, size))
     jpeg_find(bytes, size, &f);
   else if (gpuimg_codec_is_png(bytes, size))
@@ -251,9 +249,15 @@ int gpuimg_meta_read(const uint8_t *bytes, size_t size, int want_icc, const char
 
 void gpuimg_meta_upright(gpuimg_meta_t *meta)
 {
-  if (meta->exif.size && meta->orientation_at)
-    gpuimg_exif_set_orientation(meta->exif.data, meta->orientation_at, 1);
-  meta->orientation = 1;
+  if (meta->exif.size)
+    gpuimg_exif_set_orientation(meta->exif.data, &meta->tags, 1);
+  meta->tags.orientation = 1;
+}
+
+void gpuimg_meta_set_size(gpuimg_meta_t *meta, int width, int height)
+{
+  if (meta->exif.size)
+    gpuimg_exif_set_size(meta->exif.data, &meta->tags, width, height);
 }
 
 void gpuimg_meta_free(gpuimg_meta_t *meta)
