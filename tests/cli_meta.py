@@ -271,8 +271,24 @@ def hostile_profiles(profile):
          "its chunk has no valid name and method"),
         ("bomb.png", png_chunk(b"iCCP", iccp(profile, data=bomb)),
          "it inflates to more than 16 MiB"),
+        ("over.png", png_chunk(b"iCCP", iccp(sparse_profile((16 << 20) + 1))),
+         "it inflates to more than 16 MiB"),
+        ("empty.png", png_chunk(b"iCCP", iccp(b"")), "it is empty"),
+        ("empty.jpg", app(0xE2, b"ICC_PROFILE\0\1\1"), "it is empty"),
     ]
 
+
+def sparse_profile(size):
+    """A profile of size bytes, zeros after its header (quick to make and to deflate)."""
+    return struct.pack(">I", size) + icc_profile(128)[4:] + bytes(size - 128)
+
+
+@test("meta")
+def meta_profile_of_exactly_16_mib():
+    profile = sparse_profile(16 << 20)
+    write("cap.png", with_meta(png_encode_8bit(2, 2, 3, make_pixels(2, 2, 3, 8)), profile))
+    converted("cap.png", "cap.out.png")
+    check(meta_of("cap.out.png")[0] == profile, "the 16 MiB profile was not carried")
 
 
 @test("meta")
