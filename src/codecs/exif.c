@@ -10,7 +10,7 @@
 #define TYPE_SHORT 3
 #define TYPE_LONG 4
 #define TYPE_IFD 13 /* an IFD's offset, as TIFF-EP and Exif 2.3 allow for IFD pointers */
-#define ENTRY 12 /* the bytes of one directory entry */
+#define ENTRY 12    /* the bytes of one directory entry */
 
 /* The block being checked, and what its directories told so far. */
 typedef struct {
@@ -113,10 +113,11 @@ static void find_size(walk_t *w, uint32_t ifd0, size_t end0)
 {
   size_t end;
   uint32_t at = w->exif_ifd;
-  if (!at || (check_dir(w, at, visit_exif_ifd, &end) == NULL &&
-              (at == ifd0 || at >= end0 || end <= ifd0)))
+  if (!at)
     return;
-  memset(w->tags->size_at, 0, sizeof w->tags->size_at);
+  const char *bad = check_dir(w, at, visit_exif_ifd, &end);
+  if (bad || (at != ifd0 && at < end0 && end > ifd0))
+    memset(w->tags->size_at, 0, sizeof w->tags->size_at);
 }
 
 const char *gpuimg_exif_check(const uint8_t *p, size_t n, gpuimg_exif_tags_t *tags)

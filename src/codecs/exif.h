@@ -1,4 +1,4 @@
-/* exif.h: an EXIF block's structure, the tags gpuimg rewrites in it, and the 8 exact pixel moves. */
+/* exif.h: an EXIF block's structure, the tags gpuimg rewrites, and the 8 exact pixel moves. */
 #ifndef GPUIMG_EXIF_H
 #define GPUIMG_EXIF_H
 

@@ -15,12 +15,12 @@ enum { GPUIMG_META_ICC = 1, GPUIMG_META_EXIF = 2 };
 
 /* An input's metadata. Zeroed before gpuimg_meta_read(); freed with gpuimg_meta_free(). */
 typedef struct {
-  gpuimg_buf_t icc;      /* the ICC profile, whole (size 0: none) */
-  char icc_name[80];     /* its name in a PNG's iCCP ("" from a JPEG) */
-  gpuimg_buf_t exif;     /* the EXIF TIFF block, without "Exif\0\0" (size 0: none) */
+  gpuimg_buf_t icc;        /* the ICC profile, whole (size 0: none) */
+  char icc_name[80];       /* its name in a PNG's iCCP ("" from a JPEG) */
+  gpuimg_buf_t exif;       /* the EXIF TIFF block, without "Exif\0\0" (size 0: none) */
   gpuimg_exif_tags_t tags; /* exif's Orientation (tags.orientation: 1..8, 1 when none) and
                               pixel dimensions, where they lie */
-  char warning[256];     /* why blocks were ignored, "; "-separated ("" when none) */
+  char warning[256];       /* why blocks were ignored, "; "-separated ("" when none) */
 } gpuimg_meta_t;
 
 /* Reads the first EXIF block (JPEG APP1 "Exif\0\0", PNG eXIf) and, when want_icc, the ICC
