@@ -458,9 +458,14 @@ def meta_exif_hostile_exif_ifd():
             write("x.png", with_meta(png, None, exif))
             converted("x.png", "x.out.png", ops=("resize", "--width", "2"))
             check(meta_of("x.out.png")[1] == exif, "%s %s: the EXIF changed" % (order, what))
-        # A pointer of type SHORT is no Exif IFD pointer.
-        exif = tiff(0, order, entries=[(0x0112, SHORT, 1, 1), (0x8769, SHORT, 1, 38)],
-                    tail=hostile_exif_ifds(order)["past the end"][1])
+        # A pointer of type IFD (13) is followed as a LONG one; one of type SHORT is not.
+        ifd = hostile_exif_ifds(order)["past the end"][1]
+        exif = tiff(0, order, entries=[(0x0112, SHORT, 1, 1), (0x8769, 13, 1, 38)], tail=ifd)
+        write("i.png", with_meta(png, None, exif))
+        converted("i.png", "i.out.png")
+        check(meta_of("i.out.png")[1] == exif[:38] + exif_sized((SHORT, 4), (LONG, 3), order)[38:],
+              order + ": an IFD-typed pointer")
+        exif = tiff(0, order, entries=[(0x0112, SHORT, 1, 1), (0x8769, SHORT, 1, 38)], tail=ifd)
         write("s.png", with_meta(png, None, exif))
         converted("s.png", "s.out.png")
         check(meta_of("s.out.png")[1] == exif, order + ": a SHORT pointer was followed")
