@@ -271,7 +271,24 @@ def hostile_profiles(profile):
          "its chunk has no valid name and method"),
         ("bomb.png", png_chunk(b"iCCP", iccp(profile, data=bomb)),
          "it inflates to more than 16 MiB"),
+        ("over.png", png_chunk(b"iCCP", iccp(sparse_profile((16 << 20) + 1))),
+         "it inflates to more than 16 MiB"),
+        ("empty.png", png_chunk(b"iCCP", iccp(b"")), "it is empty"),
+        ("empty.jpg", app(0xE2, b"ICC_PROFILE\0\1\1"), "it is empty"),
     ]
+
+
+def sparse_profile(size):
+    """A profile of size bytes, zeros after its header (quick to make and to deflate)."""
+    return struct.pack(">I", size) + icc_profile(128)[4:] + bytes(size - 128)
+
+
+@test("meta")
+def meta_profile_of_exactly_16_mib():
+    profile = sparse_profile(16 << 20)
+    write("cap.png", with_meta(png_encode_8bit(2, 2, 3, make_pixels(2, 2, 3, 8)), profile))
+    converted("cap.png", "cap.out.png")
+    check(meta_of("cap.out.png")[0] == profile, "the 16 MiB profile was not carried")
 
 
 @test("meta")
@@ -315,3 +332,148 @@ def meta_exif_over_one_app1():
     check(json.loads(read("r.json"))["output"]["metadata"] == ["icc"], "the report")
     converted("bigexif.png", "bigexif2.png")
     check(meta_of("bigexif2.png")[1] == big, "a PNG takes the large EXIF")
+
+
+SHORT, LONG = 3, 4
+
+
+def exif_sized(x, y, order="II", orientation=1, pointer=38, ifd=None):
+    """A TIFF block: IFD0 (the Orientation, the Exif IFD pointer), then at 38 the Exif IFD
+    (or the bytes ifd) with PixelXDimension x and PixelYDimension y, each (type, value)."""
+    if ifd is None:
+        ifd = tiff(0, order, entries=[(0xA002, x[0], 1, x[1]), (0xA003, y[0], 1, y[1])])[8:]
+    return tiff(0, order, entries=[(0x0112, SHORT, 1, orientation), (0x8769, LONG, 1, pointer)],
+                tail=ifd)
+
+
+def sized_inputs(exif):
+    """in.png (5x3) and in.jpg (40x24) carrying exif: their names."""
+    make_jpeg()
+    write("in.png", with_meta(png_encode_8bit(5, 3, 3, make_pixels(5, 3, 3, 21)), None, exif))
+    write("in.jpg", with_meta(read("smooth.jpg"), None, exif))
+    return ["in.png", "in.jpg"]
+
+
+@test("meta")
+def meta_exif_size_is_the_outputs():
+    for order in ("II", "MM"):
+        for types in ((SHORT, SHORT), (LONG, LONG), (SHORT, LONG)):
+            exif = exif_sized((types[0], 1600), (types[1], 1200), order)
+            for src in sized_inputs(exif):
+                for ext in ENCODERS:
+                    out = "%s-%s.%s" % (src, order, ext)
+                    rep = converted(src, out, ops=("resize", "--width", "10"))
+                    check((rep["width"], rep["height"]) == (10, 6), "%s: %r" % (out, rep))
+                    want = exif_sized((types[0], 10), (types[1], 6), order)
+                    check(meta_of(out)[1] == want, "%s %r: the dimensions" % (out, types))
+                    converted(src, out)  # no resize: the decoded size
+                    size = (5, 3) if src == "in.png" else (40, 24)
+                    want = exif_sized((types[0], size[0]), (types[1], size[1]), order)
+                    check(meta_of(out)[1] == want, "%s %r: the size unchanged" % (out, types))
+                    converted(src, out, "--strip", ops=("resize", "--width", "10"))
+                    check(meta_of(out) == (None, None), out + ": --strip")
+
+
+@test("meta")
+def meta_exif_size_after_a_turn():
+    for order in ("II", "MM"):
+        exif = exif_sized((SHORT, 1600), (LONG, 1200), order, orientation=6)
+        # Upright 3x5 and 24x40; the JPEG shrinks on load (40 -> 10 is 4x).
+        for src, size in zip(sized_inputs(exif), ((6, 10), (6, 10))):
+            for ext in ENCODERS:
+                out = "t-%s-%s.%s" % (src, order, ext)
+                rep = converted(src, out, ops=("resize", "--width", "6"))
+                check((rep["width"], rep["height"]) == size, "%s: %r" % (out, rep))
+                want = exif_sized((SHORT, size[0]), (LONG, size[1]), order)
+                check(meta_of(out)[1] == want, out + ": orientation 1 and the turned size")
+        # --no-autorotate: the stored pixels resized, the Orientation kept.
+        converted("in.png", "k.png", "--no-autorotate", ops=("resize", "--width", "6"))
+        want = exif_sized((SHORT, 6), (LONG, 4), order, orientation=6)
+        check(meta_of("k.png")[1] == want, "--no-autorotate: Orientation 6, 6x4")
+
+
+@test("meta")
+def meta_exif_size_over_a_short():
+    """70000x1: a SHORT PixelXDimension keeps its value, a LONG one takes it."""
+    for order in ("II", "MM"):
+        for xtype, xwant in ((SHORT, 1600), (LONG, 70000)):
+            exif = exif_sized((xtype, 1600), (SHORT, 1200), order)
+            write("w.png", with_meta(png_encode_8bit(2, 1, 3, make_pixels(2, 1, 3, 5)), None, exif))
+            converted("w.png", "w.out.png", ops=("resize", "--width", "70000", "--height", "1"))
+            want = exif_sized((xtype, xwant), (SHORT, 1), order)
+            check(meta_of("w.out.png")[1] == want, "%s %d: the dimensions" % (order, xtype))
+
+
+@test("meta")
+def meta_exif_size_gray_and_batch():
+    exif = exif_sized((SHORT, 1600), (LONG, 1200), "MM")
+    for src in sized_inputs(exif):
+        for ext in ENCODERS:
+            out = "g-%s.%s" % (src, ext)
+            converted(src, out, ops=("gray", "then", "resize", "--width", "10"))
+            check(is_gray(out) or ext == "jpg", out + ": not gray")
+            check(meta_of(out)[1] == exif_sized((SHORT, 10), (LONG, 6), "MM"), out)
+    write("b1.png", with_meta(png_encode_8bit(8, 2, 3, make_pixels(8, 2, 3, 1)), None,
+                              exif_sized((LONG, 8), (LONG, 2), orientation=8)))
+    write("b2.jpg", with_meta(read("smooth.jpg"), None, exif_sized((SHORT, 9), (SHORT, 9), "MM")))
+    expect_ok(cpu("resize", "--scale", "0.5", "-q", "-o", "bsz", "b1.png", "b2.jpg"),
+              stdout_expected=False)
+    check(meta_of("bsz/b1.png")[1] == exif_sized((LONG, 1), (LONG, 4)), "batch b1.png")
+    check(meta_of("bsz/b2.jpg")[1] == exif_sized((SHORT, 20), (SHORT, 12), "MM"),
+          "batch b2.jpg")
+
+
+# Exif IFDs the dimensions are not read from (the block is carried as it is, without a
+# warning), each with the pointer to it and the bytes at 38; and one read from IFD0 itself.
+def hostile_exif_ifds(order):
+    e = "<" if order == "II" else ">"
+    good = tiff(0, order, entries=[(0xA002, SHORT, 1, 7), (0xA003, LONG, 1, 7)])[8:]
+    dims = [(0xA002, SHORT, 1, 7), (0xA003, LONG, 1, 7)]
+    return {
+        "past the end": (0x7FFFFFF0, good),
+        "just past the end": (38 + len(good), good),
+        "at the TIFF header": (4, good),
+        "at IFD0 itself": (8, good),
+        "inside IFD0": (20, good),
+        "a count of 65535 entries": (38, struct.pack(e + "H", 0xFFFF) + good[2:]),
+        "a truncated directory": (38, good[:-4]),
+        "a next pointer past the end": (38, good[:-4] + struct.pack(e + "I", 1 << 30)),
+        "a value count of 2^31": (38, tiff(0, order, entries=dims + [(0xA005, LONG, 1 << 31, 9)])
+                                  [8:]),
+        "dimensions of count 2 or type RATIONAL": (
+            38, tiff(0, order, entries=[(0xA002, SHORT, 2, 7), (0xA003, 5, 1, 7)])[8:]),
+    }
+
+
+@test("meta")
+def meta_exif_hostile_exif_ifd():
+    png = png_encode_8bit(4, 3, 3, make_pixels(4, 3, 3, 6))
+    for order in ("II", "MM"):
+        control = exif_sized((SHORT, 7), (LONG, 7), order)
+        write("c.png", with_meta(png, None, control))
+        converted("c.png", "c.out.png", ops=("resize", "--width", "2"))
+        check(meta_of("c.out.png")[1] == exif_sized((SHORT, 2), (LONG, 2), order), "control")
+        for what, (pointer, ifd) in sorted(hostile_exif_ifds(order).items()):
+            exif = exif_sized(None, None, order, pointer=pointer, ifd=ifd)
+            write("x.png", with_meta(png, None, exif))
+            converted("x.png", "x.out.png", ops=("resize", "--width", "2"))
+            check(meta_of("x.out.png")[1] == exif, "%s %s: the EXIF changed" % (order, what))
+        # A pointer of type IFD (13) is followed as a LONG one; one of type SHORT is not.
+        ifd = hostile_exif_ifds(order)["past the end"][1]
+        exif = tiff(0, order, entries=[(0x0112, SHORT, 1, 1), (0x8769, 13, 1, 38)], tail=ifd)
+        write("i.png", with_meta(png, None, exif))
+        converted("i.png", "i.out.png")
+        check(meta_of("i.out.png")[1] == exif[:38] + exif_sized((SHORT, 4), (LONG, 3), order)[38:],
+              order + ": an IFD-typed pointer")
+        exif = tiff(0, order, entries=[(0x0112, SHORT, 1, 1), (0x8769, SHORT, 1, 38)], tail=ifd)
+        write("s.png", with_meta(png, None, exif))
+        converted("s.png", "s.out.png")
+        check(meta_of("s.out.png")[1] == exif, order + ": a SHORT pointer was followed")
+        # IFD0 pointing at itself is read once as the Exif IFD, and no further.
+        entries = [(0x0112, SHORT, 1, 6), (0x8769, LONG, 1, 8), (0xA002, LONG, 1, 99),
+                   (0xA003, SHORT, 1, 99)]
+        write("self.png", with_meta(png, None, tiff(0, order, entries=entries)))
+        converted("self.png", "self.out.png")
+        entries[0], entries[2], entries[3] = (0x0112, SHORT, 1, 1), (0xA002, LONG, 1, 3), (
+            0xA003, SHORT, 1, 4)
+        check(meta_of("self.out.png")[1] == tiff(0, order, entries=entries), order + ": self")

@@ -314,10 +314,13 @@ def jpeg_flipped_shrunk_on_load():
 
 
 def meta_blocks(jpeg):
-    """An EXIF block (IFD0: Orientation 6, a Make stored past the entries) and a 300-byte
-    ICC profile, as JPEG segments (APP1, two APP2) or PNG chunks (eXIf, iCCP)."""
-    exif = (b"II*\0\x08\0\0\0\x02\0" + struct.pack("<HHII", 0x010F, 2, 6, 38) +
-            struct.pack("<HHIHH", 0x0112, 3, 1, 6, 0) + b"\0\0\0\0" + b"gpuimg")
+    """An EXIF block (IFD0: Orientation 6, a Make stored past the entries, the Exif IFD with
+    the pixel dimensions) and a 300-byte ICC profile, as JPEG segments (APP1, two APP2) or PNG
+    chunks (eXIf, iCCP)."""
+    exif = (b"II*\0\x08\0\0\0\x03\0" + struct.pack("<HHII", 0x010F, 2, 6, 50) +
+            struct.pack("<HHIHH", 0x0112, 3, 1, 6, 0) + struct.pack("<HHII", 0x8769, 4, 1, 56) +
+            b"\0\0\0\0" + b"gpuimg" + b"\x02\0" + struct.pack("<HHIHH", 0xA002, 3, 1, 640, 0) +
+            struct.pack("<HHII", 0xA003, 4, 1, 480) + b"\0\0\0\0")
     icc = (struct.pack(">I", 300) + bytes(12) + b"RGB " + bytes(16) + b"acsp" +
            bytes(range(256))[:260])
     if not jpeg:

@@ -29,7 +29,7 @@ typedef struct {
   int quality;
   int png_level;               /* PNG compression level, 0..9 */
   gpuimg_codec_choice_t codec; /* the library per format */
-  int quiet;                   /* no notices on stderr */
+  int quiet;                   /* no notices or warnings on stderr */
   int measure; /* one-image runs: measure the copy bandwidth and divergence (for a report) */
   int block_w, block_h; /* 0: kernel defaults */
   uint64_t max_pixels;

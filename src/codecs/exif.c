@@ -1,11 +1,28 @@
-/* exif.c: checks an EXIF block (its TIFF structure and Orientation) and applies the Orientation to
- * pixels. */
+/* exif.c: checks an EXIF block (its TIFF structure), finds and rewrites its Orientation and pixel
+ * dimensions, and applies the Orientation to pixels. */
 #include "exif.h"
 
 #include <string.h>
 
 #define TAG_ORIENTATION 0x0112
+#define TAG_EXIF_IFD 0x8769
+#define TAG_PIXEL_X 0xA002 /* PixelXDimension; PixelYDimension follows it */
 #define TYPE_SHORT 3
+#define TYPE_LONG 4
+#define TYPE_IFD 13 /* an IFD's offset, as TIFF-EP and Exif 2.3 allow for IFD pointers */
+#define ENTRY 12    /* the bytes of one directory entry */
+
+/* The block being checked, and what its directories told so far. */
+typedef struct {
+  const uint8_t *p;
+  size_t n;
+  int little;               /* byte order "II" */
+  uint32_t exif_ifd;        /* the Exif IFD's offset, from IFD0 (0: none) */
+  gpuimg_exif_tags_t *tags; /* where the rewritten values lie */
+} walk_t;
+
+/* What a directory's entry e is to the walk: NULL, or why the block is malformed. */
+typedef const char *visit_fn(walk_t *w, const uint8_t *e);
 
 /* A 16- or 32-bit value in the TIFF block's byte order (little: "II"). */
 static uint32_t tiff_u(const uint8_t *p, int little, int bytes)
@@ -16,6 +33,13 @@ static uint32_t tiff_u(const uint8_t *p, int little, int bytes)
   return v;
 }
 
+/* Writes a 16- or 32-bit value in the block's byte order. */
+static void tiff_put(uint8_t *p, int little, int bytes, uint32_t v)
+{
+  for (int k = 0; k < bytes; k++)
+    p[k] = (uint8_t)(v >> (little ? 8 * k : 8 * (bytes - 1 - k)));
+}
+
 /* The bytes of one value of TIFF type t (1..12); 0 for a type TIFF does not define. */
 static unsigned type_size(uint32_t t)
 {
@@ -23,59 +47,113 @@ static unsigned type_size(uint32_t t)
   return t < 13 ? sizes[t] : 0;
 }
 
-/* Why IFD0's entry e of the block p[0..n-1] is malformed, or NULL; an Orientation sets
- * *orientation and *at. */
-static const char *check_entry(const uint8_t *p, size_t n, int little, const uint8_t *e,
-                               int *orientation, size_t *at)
+/* Whether entry e holds one value of type a or b. */
+static int one_of(const walk_t *w, const uint8_t *e, uint32_t a, uint32_t b)
 {
-  uint32_t tag = tiff_u(e, little, 2), type = tiff_u(e + 2, little, 2);
-  uint64_t count = tiff_u(e + 4, little, 4), bytes = count * type_size(type);
-  if (bytes > 4 && (uint64_t)tiff_u(e + 8, little, 4) + bytes > n)
-    return "a value past the end of the block";
+  uint32_t type = tiff_u(e + 2, w->little, 2);
+  return (type == a || type == b) && tiff_u(e + 4, w->little, 4) == 1;
+}
+
+/* IFD0's entries: the Orientation, the Exif IFD pointer. */
+static const char *visit_ifd0(walk_t *w, const uint8_t *e)
+{
+  uint32_t tag = tiff_u(e, w->little, 2);
+  if (tag == TAG_EXIF_IFD && !w->exif_ifd && one_of(w, e, TYPE_LONG, TYPE_IFD))
+    w->exif_ifd = tiff_u(e + 8, w->little, 4);
   if (tag != TAG_ORIENTATION)
     return NULL;
-  uint32_t v = tiff_u(e + 8, little, 2);
-  if (type != TYPE_SHORT || count != 1 || v < 1 || v > 8)
+  uint32_t v = tiff_u(e + 8, w->little, 2);
+  if (!one_of(w, e, TYPE_SHORT, TYPE_SHORT) || v < 1 || v > 8)
     return "an Orientation that is not one value 1..8";
-  *orientation = (int)v;
-  *at = (size_t)(e + 8 - p);
+  w->tags->orientation = (int)v;
+  w->tags->orientation_at = (size_t)(e + 8 - w->p);
   return NULL;
 }
 
-const char *gpuimg_exif_check(const uint8_t *p, size_t n, int *orientation, size_t *at)
+/* The Exif IFD's entries: the first PixelXDimension and PixelYDimension of one SHORT or LONG. */
+static const char *visit_exif_ifd(walk_t *w, const uint8_t *e)
 {
-  *orientation = 1;
-  *at = 0;
-  if (n < 8 || !((p[0] == 'I' && p[1] == 'I') || (p[0] == 'M' && p[1] == 'M')))
-    return "no TIFF header";
-  int little = p[0] == 'I';
-  if (tiff_u(p + 2, little, 2) != 42)
-    return "no TIFF header";
-  uint32_t ifd = tiff_u(p + 4, little, 4);
+  uint32_t k = tiff_u(e, w->little, 2) - TAG_PIXEL_X;
+  if (k > 1 || w->tags->size_at[k] || !one_of(w, e, TYPE_SHORT, TYPE_LONG))
+    return NULL;
+  w->tags->size_at[k] = (size_t)(e + 8 - w->p);
+  w->tags->size_long[k] = tiff_u(e + 2, w->little, 2) == TYPE_LONG;
+  return NULL;
+}
+
+/* Checks the directory at offset ifd (its place, its entries, their values stored outside,
+ * its next-IFD pointer) and hands each entry to visit; *end gets the offset past it. */
+static const char *check_dir(walk_t *w, uint32_t ifd, visit_fn *visit, size_t *end)
+{
+  size_t n = w->n;
   if (ifd < 8 || ifd > n || n - ifd < 2)
     return "its first directory lies past the end of the block";
-  uint32_t count = tiff_u(p + ifd, little, 2);
-  if ((n - ifd - 2) / 12 < count || n - ifd - 2 - 12 * (size_t)count < 4)
+  uint32_t count = tiff_u(w->p + ifd, w->little, 2);
+  if ((n - ifd - 2) / ENTRY < count || n - ifd - 2 - ENTRY * (size_t)count < 4)
     return "its first directory runs past the end of the block";
-  uint32_t next = tiff_u(p + ifd + 2 + 12 * (size_t)count, little, 4);
+  *end = ifd + 2 + ENTRY * (size_t)count + 4;
+  uint32_t next = tiff_u(w->p + *end - 4, w->little, 4);
   if (next && (next < 8 || next >= n))
     return "a directory pointer past the end of the block";
   for (uint32_t i = 0; i < count; i++) {
-    const char *why = check_entry(p, n, little, p + ifd + 2 + 12 * (size_t)i, orientation, at);
-    if (why) {
-      *orientation = 1;
-      *at = 0;
+    const uint8_t *e = w->p + ifd + 2 + ENTRY * (size_t)i;
+    uint64_t bytes = (uint64_t)tiff_u(e + 4, w->little, 4) * type_size(tiff_u(e + 2, w->little, 2));
+    const char *why = bytes > 4 && (uint64_t)tiff_u(e + 8, w->little, 4) + bytes > n
+                          ? "a value past the end of the block"
+                          : visit(w, e);
+    if (why)
       return why;
-    }
   }
   return NULL;
 }
 
-void gpuimg_exif_set_orientation(uint8_t *p, size_t at, int o)
+/* The pixel dimensions in the Exif IFD, when it is well formed and is IFD0 [ifd0, end0) or
+ * lies apart from it: rewriting them then touches no other entry. */
+static void find_size(walk_t *w, uint32_t ifd0, size_t end0)
 {
-  int little = p[0] == 'I';
-  p[at + (little ? 0 : 1)] = (uint8_t)o;
-  p[at + (little ? 1 : 0)] = 0;
+  size_t end;
+  uint32_t at = w->exif_ifd;
+  if (!at)
+    return;
+  const char *bad = check_dir(w, at, visit_exif_ifd, &end);
+  if (bad || (at != ifd0 && at < end0 && end > ifd0))
+    memset(w->tags->size_at, 0, sizeof w->tags->size_at);
+}
+
+const char *gpuimg_exif_check(const uint8_t *p, size_t n, gpuimg_exif_tags_t *tags)
+{
+  memset(tags, 0, sizeof *tags);
+  tags->orientation = 1;
+  if (n < 8 || !((p[0] == 'I' && p[1] == 'I') || (p[0] == 'M' && p[1] == 'M')))
+    return "no TIFF header";
+  walk_t w = {p, n, p[0] == 'I', 0, tags};
+  if (tiff_u(p + 2, w.little, 2) != 42)
+    return "no TIFF header";
+  uint32_t ifd0 = tiff_u(p + 4, w.little, 4);
+  size_t end0;
+  const char *why = check_dir(&w, ifd0, visit_ifd0, &end0);
+  if (why) {
+    memset(tags, 0, sizeof *tags);
+    tags->orientation = 1;
+    return why;
+  }
+  find_size(&w, ifd0, end0);
+  return NULL;
+}
+
+void gpuimg_exif_set_orientation(uint8_t *p, const gpuimg_exif_tags_t *tags, int o)
+{
+  if (tags->orientation_at)
+    tiff_put(p + tags->orientation_at, p[0] == 'I', 2, (uint32_t)o);
+}
+
+void gpuimg_exif_set_size(uint8_t *p, const gpuimg_exif_tags_t *tags, int width, int height)
+{
+  for (int k = 0; k < 2; k++) {
+    uint32_t v = (uint32_t)(k ? height : width);
+    if (tags->size_at[k] && (tags->size_long[k] || v <= 0xffff))
+      tiff_put(p + tags->size_at[k], p[0] == 'I', tags->size_long[k] ? 4 : 2, v);
+  }
 }
 
 int gpuimg_image_orient(gpuimg_image_t *img, int o, const char *what)

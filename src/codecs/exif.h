@@ -1,4 +1,4 @@
-/* exif.h: an EXIF block's structure and Orientation tag, and the 8 exact pixel moves it names. */
+/* exif.h: an EXIF block's structure, the tags gpuimg rewrites, and the 8 exact pixel moves. */
 #ifndef GPUIMG_EXIF_H
 #define GPUIMG_EXIF_H
 
@@ -7,16 +7,33 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Where the values gpuimg rewrites lie in an EXIF block: offsets of their value fields in it
+ * (0: none), inside the entries of IFD0 and of the Exif IFD. */
+typedef struct {
+  int orientation;       /* the Orientation, 1..8 (1: none) */
+  size_t orientation_at; /* its value (one SHORT) */
+  size_t size_at[2];     /* PixelXDimension (0xA002), PixelYDimension (0xA003) */
+  int size_long[2];      /* 1: that one is a LONG, 0: a SHORT */
+} gpuimg_exif_tags_t;
+
 /* Checks the TIFF block p[0..n-1] of an EXIF segment or chunk (without "Exif\0\0"): NULL when
  * it is well formed, else why not (static text). Well formed: a TIFF header ("II" or "MM", 42);
  * IFD0 inside the block with all its entries and its next-IFD pointer; every value stored
  * outside an entry, and that pointer, inside the block; an Orientation (tag 0x0112), if any,
- * one SHORT 1..8. Only IFD0 is read: IFD pointers are never followed. *orientation gets the
- * Orientation (1 when none or malformed), *at the offset of its value in p (0 when none). */
-const char *gpuimg_exif_check(const uint8_t *p, size_t n, int *orientation, size_t *at);
+ * one SHORT 1..8. tags gets where the Orientation lies (1 and 0 when none or malformed) and,
+ * from the Exif IFD that IFD0's tag 0x8769 (one LONG or IFD) points to, where the pixel dimensions
+ * lie (each one SHORT or LONG). The Exif IFD is the one pointer followed, once: it is read
+ * when it passes IFD0's checks and is IFD0 itself or overlaps no byte of it; else (and for a
+ * dimension of another type or count) the dimensions are not found, which is no fault of
+ * the block. */
+const char *gpuimg_exif_check(const uint8_t *p, size_t n, gpuimg_exif_tags_t *tags);
 
-/* Writes Orientation o at offset at (from gpuimg_exif_check()) in the block's byte order. */
-void gpuimg_exif_set_orientation(uint8_t *p, size_t at, int o);
+/* Writes Orientation o where tags found it (nothing when none), in the block's byte order. */
+void gpuimg_exif_set_orientation(uint8_t *p, const gpuimg_exif_tags_t *tags, int o);
+
+/* Writes width and height into the pixel dimensions tags found, in the block's byte order;
+ * a SHORT keeps its value when the new one is over 65535. */
+void gpuimg_exif_set_size(uint8_t *p, const gpuimg_exif_tags_t *tags, int width, int height);
 
 /* Turns img in place so that it shows as EXIF orientation o (1..8) asks: 2 mirror, 3 rotate
  * 180, 4 flip, 5 transpose, 6 rotate 90 clockwise, 7 transverse, 8 rotate 270 clockwise

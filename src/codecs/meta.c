@@ -2,8 +2,6 @@
  * and puts them into an encoded JPEG or PNG, the same for every decoder and encoder. */
 #include "meta.h"
 
-#include "exif.h"
-
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -137,8 +135,9 @@ static void png_find(const uint8_t *b, size_t size, found_t *f)
   }
 }
 
-/* Inflates z[0..n-1] into out, at most GPUIMG_META_MAX_ICC bytes: NULL, or why it could not
- * (*oom set when memory ran out). */
+/* Inflates z[0..n-1] into out, at most GPUIMG_META_MAX_ICC bytes (exactly that many is
+ * allowed: at the cap, one spare byte of room tells whether more would come): NULL, or why it
+ * could not (*oom set when memory ran out). */
 static const char *inflate_capped(const uint8_t *z, size_t n, gpuimg_buf_t *out, int *oom)
 {
   z_stream s;
@@ -154,16 +153,18 @@ static const char *inflate_capped(const uint8_t *z, size_t n, gpuimg_buf_t *out,
   while (rc == Z_OK && !why) {
     size_t room = GPUIMG_META_MAX_ICC - out->size;
     room = room < 65536 ? room : 65536;
-    if (!room)
-      why = "it inflates to more than 16 MiB";
-    else if (gpuimg_buf_reserve(out, room) < 0)
+    uint8_t spare;
+    if (room && gpuimg_buf_reserve(out, room) < 0) {
       *oom = 1, why = "out of memory";
-    if (why)
       break;
-    s.next_out = out->data + out->size;
-    s.avail_out = (uInt)room;
+    }
+    s.next_out = room ? out->data + out->size : &spare;
+    s.avail_out = room ? (uInt)room : 1;
     rc = inflate(&s, Z_NO_FLUSH);
-    out->size += room - s.avail_out;
+    if (!room && !s.avail_out)
+      why = "it inflates to more than 16 MiB";
+    else if (room)
+      out->size += room - s.avail_out;
   }
   inflateEnd(&s);
   return why ? why : rc == Z_STREAM_END ? NULL : "its deflate stream is broken";
@@ -197,6 +198,8 @@ static const char *icc_join(const found_t *f, gpuimg_buf_t *icc, int *oom)
 /* A profile's header: its size as stated, the "acsp" signature. */
 static const char *icc_check(const gpuimg_buf_t *icc)
 {
+  if (!icc->size)
+    return "it is empty";
   if (icc->size < 128 || be32(icc->data) != icc->size || memcmp(icc->data + 36, "acsp", 4))
     return "it has no valid profile header";
   return NULL;
@@ -212,7 +215,7 @@ static int take_icc(const found_t *f, gpuimg_meta_t *meta, const char *what)
     why = icc_join(f, &meta->icc, &oom);
   if (oom)
     return out_of_memory(what);
-  if (!why && meta->icc.size)
+  if (!why && (f->iccp || f->parts))
     why = icc_check(&meta->icc);
   if (why) {
     warn(meta->warning, sizeof meta->warning, "ICC profile ignored: %s", why);
@@ -226,7 +229,7 @@ static int take_exif(const found_t *f, gpuimg_meta_t *meta, const char *what)
 {
   const char *why = f->exif_bad;
   if (!why && f->exif)
-    why = gpuimg_exif_check(f->exif, f->exif_size, &meta->orientation, &meta->orientation_at);
+    why = gpuimg_exif_check(f->exif, f->exif_size, &meta->tags);
   if (why) {
     warn(meta->warning, sizeof meta->warning, "EXIF block ignored: %s", why);
     return 0;
@@ -241,7 +244,7 @@ int gpuimg_meta_read(const uint8_t *bytes, size_t size, int want_icc, const char
 {
   found_t f;
   memset(&f, 0, sizeof f);
-  meta->orientation = 1;
+  meta->tags.orientation = 1;
   if (gpuimg_codec_is_jpeg(bytes, size))
     jpeg_find(bytes, size, &f);
   else if (gpuimg_codec_is_png(bytes, size))
@@ -251,9 +254,15 @@ int gpuimg_meta_read(const uint8_t *bytes, size_t size, int want_icc, const char
 
 void gpuimg_meta_upright(gpuimg_meta_t *meta)
 {
-  if (meta->exif.size && meta->orientation_at)
-    gpuimg_exif_set_orientation(meta->exif.data, meta->orientation_at, 1);
-  meta->orientation = 1;
+  if (meta->exif.size)
+    gpuimg_exif_set_orientation(meta->exif.data, &meta->tags, 1);
+  meta->tags.orientation = 1;
+}
+
+void gpuimg_meta_set_size(gpuimg_meta_t *meta, int width, int height)
+{
+  if (meta->exif.size)
+    gpuimg_exif_set_size(meta->exif.data, &meta->tags, width, height);
 }
 
 void gpuimg_meta_free(gpuimg_meta_t *meta)

@@ -5,6 +5,7 @@
 #define GPUIMG_META_H
 
 #include "codec.h"
+#include "exif.h"
 
 /* The largest ICC profile read (a PNG's iCCP is inflated no further): 16 MiB. */
 #define GPUIMG_META_MAX_ICC ((size_t)16 << 20)
@@ -14,12 +15,12 @@ enum { GPUIMG_META_ICC = 1, GPUIMG_META_EXIF = 2 };
 
 /* An input's metadata. Zeroed before gpuimg_meta_read(); freed with gpuimg_meta_free(). */
 typedef struct {
-  gpuimg_buf_t icc;      /* the ICC profile, whole (size 0: none) */
-  char icc_name[80];     /* its name in a PNG's iCCP ("" from a JPEG) */
-  gpuimg_buf_t exif;     /* the EXIF TIFF block, without "Exif\0\0" (size 0: none) */
-  int orientation;       /* the EXIF Orientation, 1..8 (1: none) */
-  size_t orientation_at; /* where its value lies in exif (0: none) */
-  char warning[256];     /* why blocks were ignored, "; "-separated ("" when none) */
+  gpuimg_buf_t icc;        /* the ICC profile, whole (size 0: none) */
+  char icc_name[80];       /* its name in a PNG's iCCP ("" from a JPEG) */
+  gpuimg_buf_t exif;       /* the EXIF TIFF block, without "Exif\0\0" (size 0: none) */
+  gpuimg_exif_tags_t tags; /* exif's Orientation (tags.orientation: 1..8, 1 when none) and
+                              pixel dimensions, where they lie */
+  char warning[256];       /* why blocks were ignored, "; "-separated ("" when none) */
 } gpuimg_meta_t;
 
 /* Reads the first EXIF block (JPEG APP1 "Exif\0\0", PNG eXIf) and, when want_icc, the ICC
@@ -34,6 +35,10 @@ int gpuimg_meta_read(const uint8_t *bytes, size_t size, int want_icc, const char
 
 /* Sets the carried EXIF's Orientation to 1: the pixels were turned upright. */
 void gpuimg_meta_upright(gpuimg_meta_t *meta);
+
+/* Sets the carried EXIF's PixelXDimension and PixelYDimension (where gpuimg_exif_check() found
+ * them) to the output's size; a SHORT keeps its value when the size is over 65535. */
+void gpuimg_meta_set_size(gpuimg_meta_t *meta, int width, int height);
 
 /* Puts meta into enc, a whole JPEG or PNG as an encoder wrote it: after SOI and a JFIF APP0,
  * an APP1 Exif and the profile over as many APP2 markers as it needs; after IHDR, an iCCP and

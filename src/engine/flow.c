@@ -53,7 +53,7 @@ static int read_meta(const gpuimg_plan_t *plan, const uint8_t *bytes, size_t siz
 {
   if (gpuimg_meta_read(bytes, size, carry && !plan->strip, what, meta) < 0)
     return -1;
-  return plan->no_autorotate ? 1 : meta->orientation;
+  return plan->no_autorotate ? 1 : meta->tags.orientation;
 }
 
 /* The host decoder of bytes to turn as EXIF orientation o asks, under the plan's --codec: a
@@ -430,14 +430,15 @@ static int steps(image_t *im)
   return rc;
 }
 
-/* Puts the input's metadata into the encoded output (not with --strip), and records what it
- * carried. */
+/* Puts the input's metadata into the encoded output (not with --strip), its EXIF pixel
+ * dimensions set to the output's size (run->out_w, out_h), and records what it carried. */
 static int carry_meta(image_t *im)
 {
   char warning[256] = "";
   im->run->metadata = 0;
   if (im->flow->plan->strip)
     return 0;
+  gpuimg_meta_set_size(&im->meta, im->run->out_w, im->run->out_h);
   int carried = gpuimg_meta_insert(&im->encoded, im->job->format, &im->meta, im->job->output_what,
                                    warning, sizeof warning);
   if (carried < 0)
@@ -459,6 +460,9 @@ static int store(image_t *im)
     const gpuimg_image_t *d = &im->dst;
     const gpuimg_codec_t *codec = gpuimg_codec_encoder(plan->codec, job->format, plan->png_level);
     gpuimg_encode_opts_t eo = {.quality = plan->quality, .png_level = plan->png_level};
+    run->out_w = d->width;
+    run->out_h = d->height;
+    run->out_c = d->channels;
     if (codec->encode(d, job->format, &eo, job->output_what, &im->encoded) < 0 ||
         carry_meta(im) < 0)
       return -1;
@@ -467,9 +471,6 @@ static int store(image_t *im)
                   gpuimg_image_bytes(d->width, d->height, d->channels) + im->encoded.size,
                   codec->name) < 0)
       return -1;
-    run->out_w = d->width;
-    run->out_h = d->height;
-    run->out_c = d->channels;
     t0 = t1;
   } else if (carry_meta(im) < 0) {
     return -1;

@@ -106,14 +106,15 @@ const gpuimg_option_t gpuimg_plan_options[] = {
     {.long_name = "strip", .kind = GPUIMG_OPTION_FLAG, .offset = PLAN(strip), .value = 1,
      .help = "write no metadata: without it the input's ICC profile and\n"
              "EXIF go to JPEG and PNG outputs (EXIF Orientation 1 once\n"
-             "the pixels are turned; no RGB profile on a gray output)"},
+             "the pixels are turned, pixel dimensions the output's; no\n"
+             "RGB profile on a gray output; XMP is never carried)"},
     {.long_name = "exact-decode", .kind = GPUIMG_OPTION_FLAG, .offset = PLAN(exact_decode),
      .value = 1,
      .help = "no shrink-on-load: decode every JPEG at its full size even\n"
              "when a first step that shrinks on load (e.g. resize) would\n"
              "decode it at 1/2, 1/4 or 1/8"},
     {.long_name = "quiet", .short_name = 'q', .kind = GPUIMG_OPTION_FLAG, .offset = PLAN(quiet),
-     .value = 1, .help = "no notices on stderr"},
+     .value = 1, .help = "no notices or warnings on stderr"},
     {0},
 };
 

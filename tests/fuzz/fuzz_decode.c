@@ -275,17 +275,33 @@ static void check_libjpeg(const uint8_t *data, size_t size, uint32_t h)
 }
 #endif
 
+/* The values the flow rewrites lie inside the EXIF block, apart from each other. */
+static void check_tags(const gpuimg_meta_t *meta)
+{
+  const gpuimg_exif_tags_t *t = &meta->tags;
+  size_t at[3] = {t->orientation_at, t->size_at[0], t->size_at[1]};
+  size_t len[3] = {2, t->size_long[0] ? 4u : 2u, t->size_long[1] ? 4u : 2u};
+  must(t->orientation >= 1 && t->orientation <= 8, "an EXIF orientation outside 1..8");
+  for (int k = 0; k < 3; k++) {
+    must(!at[k] || (at[k] >= 8 && at[k] + len[k] <= meta->exif.size), "a tag outside the block");
+    for (int j = 0; j < k; j++)
+      must(!at[k] || !at[j] || at[k] >= at[j] + len[j] || at[j] >= at[k] + len[k],
+           "two rewritten tags overlap");
+  }
+}
+
 /* The metadata reader on untrusted bytes: an orientation 1..8, blocks within their limits,
- * and what it read put into a PNG and a JPEG reads back the same. Returns the orientation. */
-static int check_meta(const uint8_t *data, size_t size)
+ * and what it read put into a PNG and a JPEG (turned upright, resized to a size from the hash
+ * h) reads back the same. Returns the orientation. */
+static int check_meta(const uint8_t *data, size_t size, uint32_t h)
 {
   gpuimg_meta_t meta = {0}, back;
   must(gpuimg_meta_read(data, size, 1, "fuzz", &meta) == 0, "metadata read failed");
-  must(meta.orientation >= 1 && meta.orientation <= 8, "an EXIF orientation outside 1..8");
   must(meta.icc.size <= GPUIMG_META_MAX_ICC, "an ICC profile over the limit");
-  must(!meta.orientation_at || meta.orientation_at + 2 <= meta.exif.size, "orientation outside");
-  int o = meta.orientation;
+  check_tags(&meta);
+  int o = meta.tags.orientation;
   gpuimg_meta_upright(&meta);
+  gpuimg_meta_set_size(&meta, 1 + (int)(h % 70000), 1 + (int)((h >> 8) % (1 << 24)));
   static const uint8_t tiny_rgb[3] = {1, 2, 3};
   gpuimg_image_t px = {.width = 1, .height = 1, .channels = 3, .data = (uint8_t *)tiny_rgb};
   for (int k = 0; k < 2 && meta.icc.size + meta.exif.size; k++) {
@@ -300,6 +316,11 @@ static int check_meta(const uint8_t *data, size_t size)
     memset(&back, 0, sizeof back);
     must(gpuimg_meta_read(enc.data, enc.size, 1, "fuzz.out", &back) == 0 && !back.warning[0],
          "metadata written does not read back");
+    const gpuimg_exif_tags_t *t = &meta.tags, *bt = &back.tags;
+    must(!(carried & GPUIMG_META_EXIF) ||
+             (bt->orientation == 1 && bt->orientation_at == t->orientation_at &&
+              bt->size_at[0] == t->size_at[0] && bt->size_at[1] == t->size_at[1]),
+         "the EXIF tags read back elsewhere");
     const gpuimg_buf_t *want_exif = carried & GPUIMG_META_EXIF ? &meta.exif : NULL;
     const gpuimg_buf_t *want_icc = carried & GPUIMG_META_ICC ? &meta.icc : NULL;
     must(back.exif.size == (want_exif ? want_exif->size : 0) &&
@@ -326,7 +347,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   /* The header read the backend's choice makes before any decode: never a crash, and a size
    * only when it states one. */
   int iw, ih, ic;
-  int orient = check_meta(data, size); /* the EXIF and ICC blocks, hostile or not */
+  int orient = check_meta(data, size, fnv1a(data, size)); /* the EXIF and ICC blocks */
   if (orient == 1)
     orient = 0; /* none: pick a move from the hash below */
   if (gpuimg_codec_info(data, size, &iw, &ih, &ic) == 0)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# make_seeds.py: JPEGs gpuimg cannot write itself (progressive, restarts, 4 components), for the fuzzer and tests.
+# make_seeds.py: JPEGs gpuimg cannot write itself (progressive, restarts, 4 components, EXIF), for the fuzzer and tests.
 """A small JPEG writer for test inputs, standard library only.
 
 gpuimg's encoder (stb_image_write) writes baseline JPEGs only, so the decoder's progressive
@@ -233,11 +233,33 @@ SEEDS = {
 }
 
 
+def exif_block(order):
+    """A TIFF block as cameras write it: IFD0 (Orientation 6, the Exif IFD pointer), then the
+    Exif IFD (PixelXDimension a SHORT, PixelYDimension a LONG)."""
+    e = "<" if order == "II" else ">"
+
+    def entry(tag, kind, value):
+        field = struct.pack(e + "HH", value, 0) if kind == 3 else struct.pack(e + "I", value)
+        return struct.pack(e + "HHI", tag, kind, 1) + field
+
+    return (order.encode() + struct.pack(e + "HIH", 42, 8, 2) + entry(0x0112, 3, 6) +
+            entry(0x8769, 4, 38) + bytes(4) + struct.pack(e + "H", 2) + entry(0xA002, 3, 17) +
+            entry(0xA003, 4, 9) + bytes(4))
+
+
+# name -> the EXIF block's byte order, in an APP1 of a 17x9 baseline JPEG (the metadata reader)
+META_SEEDS = {"exif-ii-17x9.jpg": "II", "exif-mm-17x9.jpg": "MM"}
+
+
 def write_seeds(outdir):
     os.makedirs(outdir, exist_ok=True)
     for name, (w, h, sampling, prog, rst) in SEEDS.items():
         with open(os.path.join(outdir, name), "wb") as f:
             f.write(jpeg_encode(w, h, sampling, prog, rst))
+    for name, order in META_SEEDS.items():
+        jpeg = jpeg_encode(17, 9, ((1, 1),) * 3)
+        with open(os.path.join(outdir, name), "wb") as f:
+            f.write(jpeg[:2] + _segment(0xE1, b"Exif\0\0" + exif_block(order)) + jpeg[2:])
 
 
 if __name__ == "__main__":
