@@ -312,7 +312,9 @@ static int store(image_t *im)
   if (!im->encoded_on_device) {
     const gpuimg_image_t *d = &im->dst;
     const gpuimg_codec_t *codec = gpuimg_codec_encoder(plan->codec, job->format, plan->png_level);
-    gpuimg_encode_opts_t eo = {.quality = plan->quality, .png_level = plan->png_level};
+    gpuimg_encode_opts_t eo = {.quality = plan->quality,
+                               .png_level = plan->png_level,
+                               .threads = plan->threads > 0 ? plan->threads : gpuimg_cpu_cores()};
     if (codec->encode(d, job->format, &eo, job->output_what, &im->encoded) < 0)
       return -1;
     double t1 = gpuimg_now_ms();
