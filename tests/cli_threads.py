@@ -145,8 +145,8 @@ def sliced_png(name, w, h, c, seed):
 
 @test("threads")
 def png_slices_same_bytes_at_every_thread_count():
-    # Large enough for several slices of about 1 MiB of filtered rows: 1500x1100 RGB (5
-    # slices), and rows longer than a 256 KiB block (each row several blocks; 2 slices).
+    # Slices of 256 KiB of filtered rows: 1500x1100 RGB has 19 of 58 rows; rows longer than a
+    # block are a slice each, of several blocks (8 here).
     for w, h, c in ((1500, 1100, 3), (300000, 8, 1)):
         px = sliced_png("big.png", w, h, c, w + h)
         for level in ("0", "1"):

@@ -13,11 +13,11 @@
  *     256 KiB of filtered data, which adapts to the image's statistics;
  *   - a block that would not shrink is stored instead, so noise costs ~0.01% extra.
  * Level 0 stores every block (no filter, no compression), as zlib's level 0.
- * A large image is cut into slices of rows (about 1 MiB of filtered data, a size that
- * depends on the image only) that are filtered and compressed on their own, on several
- * threads (gpuimg_encode_opts_t.threads): blocks never refer back across a slice's start,
- * each slice ends on a byte, and their Adler-32s are combined; the bytes are the same
- * whatever the thread count.
+ * An image is cut into slices of rows (one block each, a cut that depends on the image
+ * only) that are filtered and compressed on their own, a large image's on several threads
+ * (gpuimg_encode_opts_t.threads): blocks never refer back across a slice's start, each slice
+ * ends on a byte, and their Adler-32s are combined; the bytes are the same whatever the
+ * thread count.
  * The output is an ordinary PNG (IHDR, IDAT chunks, IEND; zlib stream with Adler-32; CRC-32
  * on every chunk) that any decoder reads back to the same pixels (tests/test_cli.py checks
  * it with stb, libpng and Python's zlib). Deflate format: RFC 1951; zlib: RFC 1950; PNG
@@ -535,21 +535,19 @@ static void chunk_end(bit_writer_t *w, size_t at)
   put_be32(w, crc_update(0, p + 4, len + 4));
 }
 
-/* Where a group of rows ends: more of its slice follows, its slice ends, or the image does. */
-enum { GROUP_MORE, GROUP_SLICE_END, GROUP_IMAGE_END };
-
-/* One group of filtered rows (n bytes) in pieces of at most BLOCK_BYTES: one IDAT chunk and
- * one deflate block each (stored at level 0). The zlib header goes before the image's first
- * piece (first: the group starts the image). Within a slice the bits of a chunk's last byte
- * may wait for the next chunk; a slice ends on a byte, padded as zlib's sync flush does with
- * an empty stored block when its last block does not, so that each slice's bytes can be
- * made on their own; the image's last block has BFINAL. 0, or -1 when out of memory. */
-static int put_group(bit_writer_t *w, const uint8_t *filtered, size_t n, token_t *tok, int level,
-                     int first, int end)
+/* A slice's filtered rows (n bytes) in pieces of at most BLOCK_BYTES (several only when one
+ * row is longer): one IDAT chunk and one deflate block each (stored at level 0). The zlib
+ * header goes before the image's first piece (first). Within a slice the bits of a chunk's
+ * last byte may wait for the next chunk; the slice then ends on a byte, padded as zlib's sync
+ * flush does with an empty stored block when its last block does not, so that each slice's
+ * bytes can be made on their own; the image's last block (last) has BFINAL. 0, or -1 when out
+ * of memory. */
+static int put_slice(bit_writer_t *w, const uint8_t *filtered, size_t n, token_t *tok, int level,
+                     int first, int last)
 {
   for (size_t off = 0; off < n;) {
     size_t k = n - off < BLOCK_BYTES ? n - off : BLOCK_BYTES;
-    int at_end = end != GROUP_MORE && off + k == n, last = at_end && end == GROUP_IMAGE_END;
+    int at_end = off + k == n;
     /* Worst case: stored blocks, plus the chunk's 12 bytes, the zlib header and padding. */
     if (reserve(w->out, stored_bytes(k) + 64))
       return -1;
@@ -557,9 +555,9 @@ static int put_group(bit_writer_t *w, const uint8_t *filtered, size_t n, token_t
     if (first && off == 0)
       put_bytes(w, (const uint8_t[]){0x78, 0x01}, 2); /* deflate, 32K window, fastest */
     if (level)
-      put_block(w, filtered + off, k, tok, last);
+      put_block(w, filtered + off, k, tok, last && at_end);
     else
-      put_stored(w, filtered + off, k, last);
+      put_stored(w, filtered + off, k, last && at_end);
     if (at_end && !last && w->nbits > 0)
       put_stored(w, filtered, 0, 0); /* empty: its header pads to a byte (a sync flush) */
     if (at_end)
@@ -570,12 +568,9 @@ static int put_group(bit_writer_t *w, const uint8_t *filtered, size_t n, token_t
   return 0;
 }
 
-/* How an image is cut: rows are filtered a group at a time (BLOCK_BYTES of filtered data, at
- * least one row), and a slice of SLICE_GROUPS groups is the unit compressed on its own, on
- * any thread. Both sizes follow from the image alone, so the bytes do not depend on the
- * thread count; an image of up to SLICE_GROUPS groups (1 MiB) is one slice. */
-#define SLICE_GROUPS 4
-
+/* How an image is cut: into slices of rows of BLOCK_BYTES of filtered data (at least one
+ * row), each filtered and compressed on its own, on any thread. The cut follows from the
+ * image alone, so the bytes do not depend on the thread count. */
 typedef struct {
   gpuimg_buf_t out; /* its bytes, when slices run on several threads */
   uint32_t adler;   /* the Adler-32 of its filtered rows alone */
@@ -587,7 +582,7 @@ typedef struct {
   const gpuimg_image_t *img;
   int level;
   const char *what;
-  size_t stride, row_bytes, group_rows, slice_rows;
+  size_t stride, row_bytes, slice_rows;
   int nslices;
   slice_t *slices;
   gpuimg_buf_t *out;
@@ -598,28 +593,24 @@ typedef struct {
 static int encode_slice(encoding_t *e, int i, gpuimg_buf_t *dst)
 {
   const size_t h = (size_t)e->img->height, y0 = (size_t)i * e->slice_rows;
-  const size_t y1 = h - y0 < e->slice_rows ? h : y0 + e->slice_rows;
-  const size_t group_bytes = e->group_rows * e->row_bytes;
-  uint8_t *filtered = malloc(group_bytes);
-  token_t *tok = e->level
-                     ? malloc((group_bytes < BLOCK_BYTES ? group_bytes : BLOCK_BYTES) * sizeof *tok)
-                     : NULL;
+  const size_t rows = h - y0 < e->slice_rows ? h - y0 : e->slice_rows, n = rows * e->row_bytes;
+  uint8_t *filtered = malloc(n);
+  token_t *tok = e->level ? malloc((n < BLOCK_BYTES ? n : BLOCK_BYTES) * sizeof *tok) : NULL;
   bit_writer_t w = {.out = dst};
   uint32_t adler = 1;
   int rc = filtered && (tok || !e->level) ? 0 : -1;
-  for (size_t y = y0; rc == 0 && y < y1; y += e->group_rows) {
-    size_t rows = y1 - y < e->group_rows ? y1 - y : e->group_rows, n = rows * e->row_bytes;
+  if (rc == 0) {
+    /* Each row's Adler-32 while it is in the cache. */
     for (size_t r = 0; r < rows; r++) {
-      const uint8_t *row = e->img->data + (y + r) * e->stride;
-      filter_row(row, y + r ? row - e->stride : NULL, e->stride, e->img->channels, e->level,
-                 filtered + r * e->row_bytes);
+      const uint8_t *row = e->img->data + (y0 + r) * e->stride;
+      uint8_t *dst = filtered + r * e->row_bytes;
+      filter_row(row, y0 + r ? row - e->stride : NULL, e->stride, e->img->channels, e->level, dst);
+      adler = adler_update(adler, dst, e->row_bytes);
     }
-    adler = adler_update(adler, filtered, n);
-    int end = y + rows < y1 ? GROUP_MORE : y1 < h ? GROUP_SLICE_END : GROUP_IMAGE_END;
-    rc = put_group(&w, filtered, n, tok, e->level, y == 0, end);
+    e->slices[i].adler = adler;
+    e->slices[i].filtered = n;
+    rc = put_slice(&w, filtered, n, tok, e->level, i == 0, i == e->nslices - 1);
   }
-  e->slices[i].adler = adler;
-  e->slices[i].filtered = (y1 - y0) * e->row_bytes;
   free(filtered);
   free(tok);
   if (rc < 0)
@@ -719,9 +710,8 @@ static int fastpng_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
   e.row_bytes = e.stride + 1;
   /* A chunk holds at most 2^31 - 1 bytes and a block's counts stay 32-bit, whatever the
    * row's length: a row longer than a block goes out in several. */
-  e.group_rows = BLOCK_BYTES / e.row_bytes;
-  e.group_rows = e.group_rows < 1 ? 1 : e.group_rows > h ? h : e.group_rows;
-  e.slice_rows = e.group_rows * SLICE_GROUPS;
+  e.slice_rows = BLOCK_BYTES / e.row_bytes;
+  e.slice_rows = e.slice_rows < 1 ? 1 : e.slice_rows > h ? h : e.slice_rows;
   e.nslices = (int)((h + e.slice_rows - 1) / e.slice_rows);
   e.slices = calloc((size_t)e.nslices, sizeof *e.slices);
   bit_writer_t w = {.out = out};
