@@ -631,12 +631,11 @@ static int copy_part(void *arg, int i)
   return 0;
 }
 
-/* The slices on a pool of threads, each into its own buffer, then copied into place (also
- * on the pool). 0, or -1 with the error set. */
-static int encode_threads(encoding_t *e, int threads)
+/* The slices on the pool's threads, each into its own buffer, then copied into place (also
+ * on the pool), and the pool freed. 0, or -1 with the error set. */
+static int encode_threads(encoding_t *e, gpuimg_pool_t *pool)
 {
-  gpuimg_pool_t *pool = gpuimg_pool_create(threads);
-  if (!pool || gpuimg_pool_run(pool, e->nslices, slice_part, e) < 0) {
+  if (gpuimg_pool_run(pool, e->nslices, slice_part, e) < 0) {
     gpuimg_pool_free(pool);
     return -1;
   }
@@ -656,13 +655,15 @@ static int encode_threads(encoding_t *e, int threads)
   return rc;
 }
 
-/* The image's slices, on threads threads when there are several (0 or 1: the caller's). */
+/* The image's slices, on threads threads when there are several (0 or 1, or no thread could
+ * start: the caller's alone, which writes the same bytes). */
 static int encode_slices(encoding_t *e, int threads)
 {
   if (threads > e->nslices)
     threads = e->nslices;
-  if (threads > 1)
-    return encode_threads(e, threads);
+  gpuimg_pool_t *pool = threads > 1 ? gpuimg_pool_create(threads) : NULL;
+  if (pool)
+    return encode_threads(e, pool);
   for (int i = 0; i < e->nslices; i++)
     if (encode_slice(e, i, e->out) < 0)
       return -1;
