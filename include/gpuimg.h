@@ -85,7 +85,8 @@ GPUIMG_API int gpuimg_context_add(gpuimg_context_t *ctx, const char *op);
  * codec, max-pixels, repeat, warmup, block, threads), or "device", the CUDA device number the
  * context runs on (default: CUDA's default device). value is NULL for a flag. A context
  * runs one image at a time (on the CPU, each step over "threads" threads, default: the usable
- * cores): several contexts run images in parallel. */
+ * cores; a large PNG output's slices too, on either backend): several contexts run images in
+ * parallel. */
 GPUIMG_API int gpuimg_context_set(gpuimg_context_t *ctx, const char *option, const char *value);
 
 /* Runs the steps on src; dst receives a new image (free it with gpuimg_image_free()). */

@@ -3,10 +3,11 @@
 import json
 import os
 import random
+import struct
 import zlib
 
 from gpuimg_testlib import (
-    COLOUR_TYPE_OF_CHANNELS, check, cpu, expect_ok, png_file, read, run, test, write)
+    COLOUR_TYPE_OF_CHANNELS, SAMPLES, check, cpu, expect_ok, png_file, read, run, test, write)
 from cli_common import load_report, range_msg, usage_error
 
 THREADS = ("1", "2", "7")
@@ -111,3 +112,63 @@ def batch_threads():
         outputs = [read(os.path.join(out, n)) for n in names]
         check(first is None or outputs == first, "%r: batch outputs differ" % args)
         first = outputs
+
+
+def png_stream(data):
+    """(width, height, channels, the zlib stream's bytes, its IDAT payloads) of a PNG, every
+    chunk's CRC checked (pixels are checked through another decoder: unfiltering megabytes in
+    Python is slow)."""
+    pos, idat, ihdr = 8, [], None
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        payload = data[pos + 8:pos + 8 + n]
+        crc = struct.unpack(">I", data[pos + 8 + n:pos + 12 + n])[0]
+        check(zlib.crc32(kind + payload) == crc, "bad CRC in a %r chunk" % kind)
+        if kind == b"IHDR":
+            ihdr = struct.unpack(">II", payload[:8]) + (SAMPLES[payload[9]],)
+        elif kind == b"IDAT":
+            idat.append(payload)
+        pos += 12 + n
+    return ihdr + (b"".join(idat), idat)
+
+
+def sliced_png(name, w, h, c, seed):
+    """A PNG whose left half is a smooth gradient (long runs after fastpng's filter) and the
+    right half noise (stored blocks); returns its pixels."""
+    rnd = random.Random(seed)
+    half = w * c // 2
+    px = b"".join(bytes((x // 7 + y) & 255 for x in range(half)) + rnd.randbytes(w * c - half)
+                  for y in range(h))
+    row = w * c
+    raw = b"".join(b"\0" + px[y * row:(y + 1) * row] for y in range(h))
+    write(name, png_file(w, h, COLOUR_TYPE_OF_CHANNELS[c], 8, zlib.compress(raw, 1)))
+    return px
+
+
+@test("threads")
+def png_slices_same_bytes_at_every_thread_count():
+    # Slices of 256 KiB of filtered rows: 1500x1100 RGB has 19 of 58 rows; rows longer than a
+    # block are a slice each, of several blocks (8 here).
+    for w, h, c in ((1500, 1100, 3), (300000, 8, 1)):
+        px = sliced_png("big.png", w, h, c, w + h)
+        for level in ("0", "1"):
+            outs = []
+            for t in THREADS:
+                expect_ok(cpu("blur", "-r", "0", "--threads", t, "--png-level", level, "big.png",
+                              "out%s.png" % t), stdout_expected=False)
+                outs.append(read("out%s.png" % t))
+            what = "%dx%dx%d at --png-level %s" % (w, h, c, level)
+            check(outs[0] == outs[1] == outs[2], "%s: the PNG differs between --threads 1, 2 "
+                  "and 7" % what)
+            # Python's zlib checks the stream and its Adler-32, which has a chunk of its own.
+            width, height, channels, stream, idat = png_stream(outs[0])
+            raw = zlib.decompress(stream)
+            check((width, height, channels) == (w, h, c) and len(raw) == (w * c + 1) * h and
+                  idat[-1] == struct.pack(">I", zlib.adler32(raw)), "%s: the stream" % what)
+            # stb (gpuimg's PNG decoder) reads it; level 0 stores those pixels unfiltered.
+            expect_ok(cpu("blur", "-r", "0", "--png-level", "0", "out1.png", "back.png"),
+                      stdout_expected=False)
+            raw = zlib.decompress(png_stream(read("back.png"))[3])
+            row = w * c
+            back = b"".join(raw[y * (row + 1) + 1:(y + 1) * (row + 1)] for y in range(h))
+            check(back == px, "%s: stb decodes other pixels" % what)

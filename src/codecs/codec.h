@@ -21,6 +21,8 @@ typedef struct {
   int quality;   /* JPEG quality 1..100 */
   int png_level; /* PNG compression level 0..9 (libpng's zlib level; fastpng: 0 stores,
                     1..9 its one setting; stb's level is fixed at 8) */
+  int threads;   /* PNG (fastpng): the most threads for a large image's slices; 0 or 1: the
+                    calling thread only. The bytes do not depend on it. */
 } gpuimg_encode_opts_t;
 
 #define GPUIMG_DEFAULT_PNG_LEVEL 1

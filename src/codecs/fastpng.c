@@ -1,5 +1,6 @@
 /* fastpng.c: gpuimg's own PNG writer (--codec fastpng, and --codec auto at
- * --png-level 0 and 1). Lossless, 8-bit, 1 to 4 channels, no dependency.
+ * --png-level 0 and 1). Lossless, 8-bit, 1 to 4 channels; the checksums are zlib's (or
+ * libdeflate's), the rest is its own.
  *
  * Why it exists: on a 1024x768 photograph libpng at its fastest (zlib level 1, run-length
  * strategy, Sub filter) spends about 12 ms per image, most of it in zlib's general match
@@ -12,15 +13,26 @@
  *     256 KiB of filtered data, which adapts to the image's statistics;
  *   - a block that would not shrink is stored instead, so noise costs ~0.01% extra.
  * Level 0 stores every block (no filter, no compression), as zlib's level 0.
+ * An image is cut into slices of rows (one block each, a cut that depends on the image
+ * only) that are filtered and compressed on their own, a large image's on several threads
+ * (gpuimg_encode_opts_t.threads): blocks never refer back across a slice's start, each slice
+ * ends on a byte, and their Adler-32s are combined; the bytes are the same whatever the
+ * thread count.
  * The output is an ordinary PNG (IHDR, IDAT chunks, IEND; zlib stream with Adler-32; CRC-32
  * on every chunk) that any decoder reads back to the same pixels (tests/test_cli.py checks
  * it with stb, libpng and Python's zlib). Deflate format: RFC 1951; zlib: RFC 1950; PNG
  * filters and chunks: the PNG specification. */
 #include "codec.h"
 
+#include "pool.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
+#ifdef GPUIMG_HAVE_LIBDEFLATE
+#include <libdeflate.h>
+#endif
 
 /* Bytes of filtered rows per deflate block and per IDAT chunk, at most. */
 #define BLOCK_BYTES (256u * 1024u)
@@ -31,69 +43,49 @@
 #define MAX_MATCH 258
 #define MAX_STORED 65535u
 
-/* ---- CRC-32 (PNG chunks) and Adler-32 (the zlib stream) ---------------------------- */
+/* ---- CRC-32 (PNG chunks) and Adler-32 (the zlib stream) ----------------------------- */
 
-/* crc_table[k][b]: the CRC of byte b followed by k zero bytes (slicing by 8). */
-static uint32_t crc_table[8][256];
-static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
-
-static void crc_init(void)
+#ifdef GPUIMG_HAVE_LIBDEFLATE
+/* libdeflate's: about four times as fast as zlib's (docs/performance.md). */
+static uint32_t crc_update(uint32_t crc, const uint8_t *p, size_t n)
 {
-  for (uint32_t n = 0; n < 256; n++) {
-    uint32_t c = n;
-    for (int k = 0; k < 8; k++)
-      c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
-    crc_table[0][n] = c;
-  }
-  for (int k = 1; k < 8; k++)
-    for (int n = 0; n < 256; n++)
-      crc_table[k][n] = (crc_table[k - 1][n] >> 8) ^ crc_table[0][crc_table[k - 1][n] & 0xff];
+  return libdeflate_crc32(crc, p, n);
 }
+
+static uint32_t adler_update(uint32_t adler, const uint8_t *p, size_t n)
+{
+  return libdeflate_adler32(adler, p, n);
+}
+#else
+/* zlib's: its Adler-32 as fast as the unrolled one this file had, its CRC-32 faster than the
+ * slicing-by-8 one (docs/performance.md). sum (fn: crc32 or adler32) continued over
+ * p[0..n), in calls of at most 1 GiB (zlib's lengths are 32-bit). */
+static uint32_t checksum(uLong (*fn)(uLong, const Bytef *, uInt), uint32_t sum, const uint8_t *p,
+                         size_t n)
+{
+  while (n > 0) {
+    uInt k = n < (1u << 30) ? (uInt)n : 1u << 30;
+    sum = (uint32_t)fn(sum, p, k);
+    p += k;
+    n -= k;
+  }
+  return sum;
+}
+
+static uint32_t crc_update(uint32_t crc, const uint8_t *p, size_t n)
+{
+  return checksum(crc32, crc, p, n);
+}
+
+static uint32_t adler_update(uint32_t adler, const uint8_t *p, size_t n)
+{
+  return checksum(adler32, adler, p, n);
+}
+#endif
 
 static uint32_t load32le(const uint8_t *p)
 {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t n)
-{
-  crc = ~crc;
-  for (; n >= 8; p += 8, n -= 8) {
-    uint32_t a = crc ^ load32le(p), b = load32le(p + 4);
-    crc = crc_table[7][a & 0xff] ^ crc_table[6][(a >> 8) & 0xff] ^ crc_table[5][(a >> 16) & 0xff] ^
-          crc_table[4][a >> 24] ^ crc_table[3][b & 0xff] ^ crc_table[2][(b >> 8) & 0xff] ^
-          crc_table[1][(b >> 16) & 0xff] ^ crc_table[0][b >> 24];
-  }
-  while (n--)
-    crc = crc_table[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
-  return ~crc;
-}
-
-/* Adler-32, with the sums reduced every 5552 bytes (the most that cannot overflow 32 bits). */
-static uint32_t adler32_update(uint32_t adler, const uint8_t *p, size_t n)
-{
-  uint32_t a = adler & 0xffff, b = adler >> 16;
-  while (n) {
-    size_t k = n < 5552 ? n : 5552;
-    n -= k;
-    for (; k >= 4; k -= 4, p += 4) {
-      a += p[0];
-      b += a;
-      a += p[1];
-      b += a;
-      a += p[2];
-      b += a;
-      a += p[3];
-      b += a;
-    }
-    while (k--) {
-      a += *p++;
-      b += a;
-    }
-    a %= 65521;
-    b %= 65521;
-  }
-  return b << 16 | a;
 }
 
 /* ---- output: a bit writer straight into the buffer ----------------------------------- */
@@ -540,104 +532,209 @@ static void chunk_end(bit_writer_t *w, size_t at)
   p[1] = (uint8_t)(len >> 16);
   p[2] = (uint8_t)(len >> 8);
   p[3] = (uint8_t)len;
-  put_be32(w, crc32_update(0, p + 4, len + 4));
+  put_be32(w, crc_update(0, p + 4, len + 4));
 }
 
-/* One group of filtered rows (n bytes, Adler-32 adler so far) in slices of at most
- * BLOCK_BYTES: one IDAT chunk and one deflate block each (stored at level 0). The zlib header
- * goes before the image's first slice (first: the group starts it), the Adler-32 after its
- * last (final: the group ends it); the bits of a chunk's last byte may wait for the next
- * chunk. 0, or -1 when out of memory. */
-static int put_group(bit_writer_t *w, const uint8_t *filtered, size_t n, token_t *tok, int level,
-                     int first, int final, uint32_t adler)
+/* A slice's filtered rows (n bytes) in pieces of at most BLOCK_BYTES (several only when one
+ * row is longer): one IDAT chunk and one deflate block each (stored at level 0). The zlib
+ * header goes before the image's first piece (first). Within a slice the bits of a chunk's
+ * last byte may wait for the next chunk; the slice then ends on a byte, padded as zlib's sync
+ * flush does with an empty stored block when its last block does not, so that each slice's
+ * bytes can be made on their own; the image's last block (last) has BFINAL. 0, or -1 when out
+ * of memory. */
+static int put_slice(bit_writer_t *w, const uint8_t *filtered, size_t n, token_t *tok, int level,
+                     int first, int last)
 {
   for (size_t off = 0; off < n;) {
     size_t k = n - off < BLOCK_BYTES ? n - off : BLOCK_BYTES;
-    int last = final && off + k == n;
-    /* Worst case: stored blocks, plus the chunk's 12 bytes, the zlib header and trailer. */
+    int at_end = off + k == n;
+    /* Worst case: stored blocks, plus the chunk's 12 bytes, the zlib header and padding. */
     if (reserve(w->out, stored_bytes(k) + 64))
       return -1;
     size_t at = chunk_begin(w, "IDAT");
     if (first && off == 0)
       put_bytes(w, (const uint8_t[]){0x78, 0x01}, 2); /* deflate, 32K window, fastest */
     if (level)
-      put_block(w, filtered + off, k, tok, last);
+      put_block(w, filtered + off, k, tok, last && at_end);
     else
-      put_stored(w, filtered + off, k, last);
-    if (last) {
+      put_stored(w, filtered + off, k, last && at_end);
+    if (at_end && !last && w->nbits > 0)
+      put_stored(w, filtered, 0, 0); /* empty: its header pads to a byte (a sync flush) */
+    if (at_end)
       align_bits(w);
-      put_be32(w, adler);
-    }
     chunk_end(w, at);
     off += k;
   }
   return 0;
 }
 
-static int fastpng_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
-                          const gpuimg_encode_opts_t *opts, const char *what, gpuimg_buf_t *out)
+/* How an image is cut: into slices of rows of BLOCK_BYTES of filtered data (at least one
+ * row), each filtered and compressed on its own, on any thread. The cut follows from the
+ * image alone, so the bytes do not depend on the thread count. */
+typedef struct {
+  gpuimg_buf_t out; /* its bytes, when slices run on several threads */
+  uint32_t adler;   /* the Adler-32 of its filtered rows alone */
+  size_t filtered;  /* the number of those bytes */
+  size_t offset;    /* where its bytes go in the file */
+} slice_t;
+
+typedef struct {
+  const gpuimg_image_t *img;
+  int level;
+  const char *what;
+  size_t stride, row_bytes, slice_rows;
+  int nslices;
+  slice_t *slices;
+  gpuimg_buf_t *out;
+} encoding_t;
+
+/* Filters and compresses slice i, appending its IDAT chunks to dst. 0, or -1 with the error
+ * set (out of memory). */
+static int encode_slice(encoding_t *e, int i, gpuimg_buf_t *dst)
+{
+  const size_t h = (size_t)e->img->height, y0 = (size_t)i * e->slice_rows;
+  const size_t rows = h - y0 < e->slice_rows ? h - y0 : e->slice_rows, n = rows * e->row_bytes;
+  uint8_t *filtered = malloc(n);
+  token_t *tok = e->level ? malloc((n < BLOCK_BYTES ? n : BLOCK_BYTES) * sizeof *tok) : NULL;
+  bit_writer_t w = {.out = dst};
+  uint32_t adler = 1;
+  int rc = filtered && (tok || !e->level) ? 0 : -1;
+  if (rc == 0) {
+    /* Each row's Adler-32 while it is in the cache. */
+    for (size_t r = 0; r < rows; r++) {
+      const uint8_t *row = e->img->data + (y0 + r) * e->stride;
+      uint8_t *dst = filtered + r * e->row_bytes;
+      filter_row(row, y0 + r ? row - e->stride : NULL, e->stride, e->img->channels, e->level, dst);
+      adler = adler_update(adler, dst, e->row_bytes);
+    }
+    e->slices[i].adler = adler;
+    e->slices[i].filtered = n;
+    rc = put_slice(&w, filtered, n, tok, e->level, i == 0, i == e->nslices - 1);
+  }
+  free(filtered);
+  free(tok);
+  if (rc < 0)
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, e->what, "out of memory");
+  return rc;
+}
+
+static int slice_part(void *arg, int i)
+{
+  encoding_t *e = arg;
+  return encode_slice(e, i, &e->slices[i].out);
+}
+
+static int copy_part(void *arg, int i)
+{
+  encoding_t *e = arg;
+  memcpy(e->out->data + e->slices[i].offset, e->slices[i].out.data, e->slices[i].out.size);
+  return 0;
+}
+
+/* The slices on the pool's threads, each into its own buffer, then copied into place (also
+ * on the pool), and the pool freed. 0, or -1 with the error set. */
+static int encode_threads(encoding_t *e, gpuimg_pool_t *pool)
+{
+  if (gpuimg_pool_run(pool, e->nslices, slice_part, e) < 0) {
+    gpuimg_pool_free(pool);
+    return -1;
+  }
+  size_t total = 0;
+  for (int i = 0; i < e->nslices; i++) {
+    e->slices[i].offset = e->out->size + total;
+    total += e->slices[i].out.size;
+  }
+  int rc = reserve(e->out, total + 64);
+  if (rc == 0) {
+    gpuimg_pool_run(pool, e->nslices, copy_part, e);
+    e->out->size += total;
+  } else {
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, e->what, "out of memory");
+  }
+  gpuimg_pool_free(pool);
+  return rc;
+}
+
+/* The image's slices, on threads threads when there are several (0 or 1, or no thread could
+ * start: the caller's alone, which writes the same bytes). */
+static int encode_slices(encoding_t *e, int threads)
+{
+  if (threads > e->nslices)
+    threads = e->nslices;
+  gpuimg_pool_t *pool = threads > 1 ? gpuimg_pool_create(threads) : NULL;
+  if (pool)
+    return encode_threads(e, pool);
+  for (int i = 0; i < e->nslices; i++)
+    if (encode_slice(e, i, e->out) < 0)
+      return -1;
+  return 0;
+}
+
+/* The signature and IHDR. */
+static void put_header(bit_writer_t *w, const gpuimg_image_t *img)
 {
   static const uint8_t color_types[5] = {0, 0, 4, 2, 6};
   static const uint8_t signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
-  const int level = opts->png_level == 0 ? 0 : 1;
+  put_bytes(w, signature, 8);
+  size_t at = chunk_begin(w, "IHDR");
+  put_be32(w, (uint32_t)img->width);
+  put_be32(w, (uint32_t)img->height);
+  uint8_t ihdr[5] = {8, color_types[img->channels], 0, 0, 0};
+  put_bytes(w, ihdr, 5);
+  chunk_end(w, at);
+}
 
+/* The zlib stream's Adler-32 (combined from the slices') in an IDAT chunk of its own (the
+ * slices are compressed before it is known), then IEND. */
+static void put_trailer(bit_writer_t *w, const encoding_t *e)
+{
+  uint32_t adler = e->slices[0].adler;
+  for (int i = 1; i < e->nslices; i++)
+    adler = (uint32_t)adler32_combine(adler, e->slices[i].adler, (z_off_t)e->slices[i].filtered);
+  size_t at = chunk_begin(w, "IDAT");
+  put_be32(w, adler);
+  chunk_end(w, at);
+  at = chunk_begin(w, "IEND");
+  chunk_end(w, at);
+}
+
+static int fastpng_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
+                          const gpuimg_encode_opts_t *opts, const char *what, gpuimg_buf_t *out)
+{
   if (gpuimg_encode_check(img, fmt, GPUIMG_FORMAT_PNG, "fastpng", what) < 0)
     return -1;
-  pthread_once(&crc_once, crc_init);
   pthread_once(&length_once, length_init);
 
-  const size_t stride = (size_t)img->width * (size_t)img->channels;
-  const size_t row_bytes = stride + 1;
-  /* Rows are filtered a group at a time (at least one row), and the group goes out in
-   * slices of at most BLOCK_BYTES: one deflate block and one IDAT chunk each, whatever the
-   * row's length (a chunk may hold at most 2^31 - 1 bytes; a block's counts stay 32-bit). */
-  size_t rows_per_group = BLOCK_BYTES / row_bytes;
-  if (rows_per_group < 1)
-    rows_per_group = 1;
-  if (rows_per_group > (size_t)img->height)
-    rows_per_group = (size_t)img->height;
-  const size_t group_cap = rows_per_group * row_bytes;
-  uint8_t *filtered = malloc(group_cap);
-  token_t *tok =
-      level ? malloc((group_cap < BLOCK_BYTES ? group_cap : BLOCK_BYTES) * sizeof *tok) : NULL;
+  encoding_t e = {.img = img, .level = opts->png_level == 0 ? 0 : 1, .what = what, .out = out};
+  const size_t h = (size_t)img->height;
+  e.stride = (size_t)img->width * (size_t)img->channels;
+  e.row_bytes = e.stride + 1;
+  /* A chunk holds at most 2^31 - 1 bytes and a block's counts stay 32-bit, whatever the
+   * row's length: a row longer than a block goes out in several. */
+  e.slice_rows = BLOCK_BYTES / e.row_bytes;
+  e.slice_rows = e.slice_rows < 1 ? 1 : e.slice_rows > h ? h : e.slice_rows;
+  e.nslices = (int)((h + e.slice_rows - 1) / e.slice_rows);
+  e.slices = calloc((size_t)e.nslices, sizeof *e.slices);
   bit_writer_t w = {.out = out};
   /* Room for a typical photograph's file at once; a larger one grows as it is written. */
-  const size_t total = (size_t)img->height * row_bytes;
-  if (!filtered || (level && !tok) || reserve(out, (level ? total / 2 : total) + 4096))
-    goto oom;
-
-  put_bytes(&w, signature, 8);
-  size_t at = chunk_begin(&w, "IHDR");
-  put_be32(&w, (uint32_t)img->width);
-  put_be32(&w, (uint32_t)img->height);
-  uint8_t ihdr[5] = {8, color_types[img->channels], 0, 0, 0};
-  put_bytes(&w, ihdr, 5);
-  chunk_end(&w, at);
-
-  uint32_t adler = 1;
-  for (size_t y = 0; y < (size_t)img->height; y += rows_per_group) {
-    size_t rows =
-        (size_t)img->height - y < rows_per_group ? (size_t)img->height - y : rows_per_group;
-    size_t n = rows * row_bytes;
-    for (size_t r = 0; r < rows; r++) {
-      const uint8_t *row = img->data + (y + r) * stride;
-      filter_row(row, y + r ? row - stride : NULL, stride, img->channels, level,
-                 filtered + r * row_bytes);
-    }
-    adler = adler32_update(adler, filtered, n);
-    if (put_group(&w, filtered, n, tok, level, y == 0, y + rows == (size_t)img->height, adler))
-      goto oom;
+  const size_t total = h * e.row_bytes;
+  if (!e.slices || reserve(out, (e.level ? total / 2 : total) + 4096)) {
+    free(e.slices);
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "out of memory");
+    return -1;
   }
-  at = chunk_begin(&w, "IEND");
-  chunk_end(&w, at);
-  free(filtered);
-  free(tok);
-  return 0;
-oom:
-  free(filtered);
-  free(tok);
-  gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "out of memory");
-  return -1;
+  put_header(&w, img);
+  int rc = encode_slices(&e, opts->threads);
+  if (rc == 0 && reserve(out, 64) < 0) {
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "out of memory");
+    rc = -1;
+  }
+  if (rc == 0)
+    put_trailer(&w, &e);
+  for (int i = 0; i < e.nslices; i++)
+    gpuimg_buf_free(&e.slices[i].out);
+  free(e.slices);
+  return rc;
 }
 
 /* Under auto: PNG output at levels 0 and 1, ahead of libpng and stb. */

@@ -459,7 +459,9 @@ static int store(image_t *im)
   if (!im->encoded_on_device) {
     const gpuimg_image_t *d = &im->dst;
     const gpuimg_codec_t *codec = gpuimg_codec_encoder(plan->codec, job->format, plan->png_level);
-    gpuimg_encode_opts_t eo = {.quality = plan->quality, .png_level = plan->png_level};
+    gpuimg_encode_opts_t eo = {.quality = plan->quality,
+                               .png_level = plan->png_level,
+                               .threads = plan->threads > 0 ? plan->threads : gpuimg_cpu_cores()};
     run->out_w = d->width;
     run->out_h = d->height;
     run->out_c = d->channels;

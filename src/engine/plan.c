@@ -73,9 +73,9 @@ const gpuimg_option_t gpuimg_plan_options[] = {
      .help = "CUDA block shape for 2-D kernels (W*H <= 1024)"},
     {.long_name = "threads", .kind = GPUIMG_OPTION_INT, .offset = PLAN(threads), .min = 1,
      .max = 1024, .metavar = "N",
-     .help = "CPU backend: threads, each operation split into row bands\n"
-             "(default: the cores this process may use; in a batch,\n"
-             "those cores divided by --jobs)"},
+     .help = "CPU backend: threads, each operation split into row bands;\n"
+             "also a large PNG's slices (default: the cores this process\n"
+             "may use; in a batch, those cores divided by --jobs)"},
     {.long_name = "repeat", .kind = GPUIMG_OPTION_INT, .offset = PLAN(repeat), .min = 1,
      .max = 100000, .metavar = "N",
      .help = "run the processing N times; report median/min/max/noise (default 1)"},

@@ -258,7 +258,7 @@ static void check_libjpeg(const uint8_t *data, size_t size, uint32_t h)
   must((uint64_t)img.width * (uint64_t)img.height <= FUZZ_MAX_PIXELS,
        "libjpeg returned an image over the pixel limit");
   if ((uint64_t)img.width * (uint64_t)img.height * (uint64_t)img.channels <= FUZZ_REF_WORK) {
-    gpuimg_encode_opts_t opts = {1 + (int)((h >> 7) % 100), 1};
+    gpuimg_encode_opts_t opts = {.quality = 1 + (int)((h >> 7) % 100), .png_level = 1};
     must(gpuimg_codec_libjpeg.encode(&img, GPUIMG_FORMAT_JPEG, &opts, "fuzz.jpg", &enc) == 0,
          "libjpeg encode failed");
     for (int k = 0; k < 2; k++) {

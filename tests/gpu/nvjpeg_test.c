@@ -109,7 +109,7 @@ static int gray_of(const gpuimg_image_t *src, gpuimg_image_t *dst)
 
 static int stb_encode(const gpuimg_image_t *img, int quality, gpuimg_buf_t *out)
 {
-  gpuimg_encode_opts_t opts = {quality, GPUIMG_DEFAULT_PNG_LEVEL};
+  gpuimg_encode_opts_t opts = {.quality = quality, .png_level = GPUIMG_DEFAULT_PNG_LEVEL};
   memset(out, 0, sizeof *out);
   return gpuimg_codec_stb.encode(img, GPUIMG_FORMAT_JPEG, &opts, "stb.jpg", out);
 }
