@@ -77,7 +77,7 @@ GPUIMG_RESIZE_FN uint32_t gpuimg_resize_weight(const gpuimg_resize_axis_t *a, in
   return (uint32_t)((i == t / (2 * a->m) ? 2 * a->m - f : f) / a->g);
 }
 
-/* One output pixel's taps in a table gpuimg_resize_taps_make() builds: it reads count input
+/* One output pixel's taps in a table gpuimg_resize_taps_fill() builds: it reads count input
  * pixels from first, with the weights at off in the table's weight array. */
 typedef struct {
   int64_t off;

@@ -575,7 +575,6 @@ typedef struct {
   gpuimg_buf_t out; /* its bytes, when slices run on several threads */
   uint32_t adler;   /* the Adler-32 of its filtered rows alone */
   size_t filtered;  /* the number of those bytes */
-  size_t offset;    /* where its bytes go in the file */
 } slice_t;
 
 typedef struct {
@@ -618,38 +617,37 @@ static int encode_slice(encoding_t *e, int i, gpuimg_buf_t *dst)
   return rc;
 }
 
+/* Slices first .. first + n - 1 of an encoding: a window of them on the pool. */
+typedef struct {
+  encoding_t *e;
+  int first;
+} window_t;
+
 static int slice_part(void *arg, int i)
 {
-  encoding_t *e = arg;
-  return encode_slice(e, i, &e->slices[i].out);
+  const window_t *win = arg;
+  return encode_slice(win->e, win->first + i, &win->e->slices[win->first + i].out);
 }
 
-static int copy_part(void *arg, int i)
-{
-  encoding_t *e = arg;
-  memcpy(e->out->data + e->slices[i].offset, e->slices[i].out.data, e->slices[i].out.size);
-  return 0;
-}
+/* Slices per thread in a window: enough to even out the threads' finishing times, few enough
+ * that a window's compressed bytes, held until appended, stay small. */
+#define WINDOW_PER_THREAD 4
 
-/* The slices on the pool's threads, each into its own buffer, then copied into place (also
- * on the pool), and the pool freed. 0, or -1 with the error set. */
-static int encode_threads(encoding_t *e, gpuimg_pool_t *pool)
+/* The slices on the pool's threads, a window at a time, each into its own buffer, then
+ * appended to the file in order and freed; then the pool freed. 0, or -1 with the error set. */
+static int encode_threads(encoding_t *e, gpuimg_pool_t *pool, int threads)
 {
-  if (gpuimg_pool_run(pool, e->nslices, slice_part, e) < 0) {
-    gpuimg_pool_free(pool);
-    return -1;
-  }
-  size_t total = 0;
-  for (int i = 0; i < e->nslices; i++) {
-    e->slices[i].offset = e->out->size + total;
-    total += e->slices[i].out.size;
-  }
-  int rc = reserve(e->out, total + 64);
-  if (rc == 0) {
-    gpuimg_pool_run(pool, e->nslices, copy_part, e);
-    e->out->size += total;
-  } else {
-    gpuimg_error_set(GPUIMG_EXIT_FAILURE, e->what, "out of memory");
+  int rc = 0;
+  for (int first = 0; rc == 0 && first < e->nslices; first += WINDOW_PER_THREAD * threads) {
+    window_t win = {e, first};
+    int n = e->nslices - first < WINDOW_PER_THREAD * threads ? e->nslices - first
+                                                             : WINDOW_PER_THREAD * threads;
+    rc = gpuimg_pool_run(pool, n, slice_part, &win);
+    for (int i = first; rc == 0 && i < first + n; i++) {
+      if ((rc = gpuimg_buf_append(e->out, e->slices[i].out.data, e->slices[i].out.size)) < 0)
+        gpuimg_error_set(GPUIMG_EXIT_FAILURE, e->what, "out of memory");
+      gpuimg_buf_free(&e->slices[i].out);
+    }
   }
   gpuimg_pool_free(pool);
   return rc;
@@ -663,7 +661,7 @@ static int encode_slices(encoding_t *e, int threads)
     threads = e->nslices;
   gpuimg_pool_t *pool = threads > 1 ? gpuimg_pool_create(threads) : NULL;
   if (pool)
-    return encode_threads(e, pool);
+    return encode_threads(e, pool, threads);
   for (int i = 0; i < e->nslices; i++)
     if (encode_slice(e, i, e->out) < 0)
       return -1;

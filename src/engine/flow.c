@@ -370,10 +370,13 @@ static int load(image_t *im)
     gpuimg_meta_upright(&im->meta);
   /* A JPEG whose pixels must be turned is decoded here: the device decode keeps them. */
   im->on_device = job->input && im->device_jpeg && gpuimg_codec_is_jpeg(bytes, size) && o == 1;
+  int was_on_device = im->on_device;
   int r = im->on_device ? 1 : shrink_on_load(im, bytes, size, o);
   choose_backend(im, bytes, size, r);
   if (im->on_device)
     return 0;
+  if (was_on_device) /* the model left nvJPEG for the host codecs, which may decode reduced */
+    r = shrink_on_load(im, bytes, size, o);
   int rc = decode_timed(im->plan, bytes, size, job->what, "", o, r, &im->src, im->run);
   gpuimg_buf_free(&im->file);
   return rc;

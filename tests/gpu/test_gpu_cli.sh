@@ -522,6 +522,24 @@ PY
       echo "FAIL nvjpeg-auto-one"
       fail=1
     fi
+    # Left to the host codecs by the model, a JPEG shrunk 8x is still decoded reduced (1/4).
+    if "$GPUIMG" resize --width 1600 --height 1200 --backend cpu -q sample: "$n-big.jpg" &&
+      "$GPUIMG" resize --width 200 --codec nvjpeg "$n-big.jpg" "$n-small.png" \
+        --report "$n-small.json" &&
+      "$GPUIMG" resize --width 200 --backend cpu -q "$n-big.jpg" "$n-small-cpu.png" &&
+      cmp -s "$n-small.png" "$n-small-cpu.png" &&
+      python3 - "$n-small.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+decode = next(s for s in r["stages"] if s["name"] == "decode")
+assert decode["codec"] == "libjpeg" and r["input"]["decoded_at_1_in"] == 4, (decode, r["input"])
+PY
+    then
+      echo "ok   nvjpeg-auto-shrink"
+    else
+      echo "FAIL nvjpeg-auto-shrink"
+      fail=1
+    fi
   fi
 fi
 exit $fail
