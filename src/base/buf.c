@@ -24,6 +24,8 @@ int gpuimg_buf_reserve(gpuimg_buf_t *buf, size_t n)
 
 int gpuimg_buf_append(gpuimg_buf_t *buf, const void *bytes, size_t n)
 {
+  if (n == 0) /* bytes may then be NULL, and the buffer too */
+    return 0;
   if (gpuimg_buf_reserve(buf, n) < 0)
     return -1;
   memcpy(buf->data + buf->size, bytes, n);
