@@ -151,8 +151,12 @@ void gpuimg_exif_set_size(uint8_t *p, const gpuimg_exif_tags_t *tags, int width,
 {
   for (int k = 0; k < 2; k++) {
     uint32_t v = (uint32_t)(k ? height : width);
-    if (tags->size_at[k] && (tags->size_long[k] || v <= 0xffff))
-      tiff_put(p + tags->size_at[k], p[0] == 'I', tags->size_long[k] ? 4 : 2, v);
+    int as_long = tags->size_long[k] || v > 0xffff;
+    if (!tags->size_at[k])
+      continue;
+    if (as_long && !tags->size_long[k]) /* the entry's type (6 bytes before its value) */
+      tiff_put(p + tags->size_at[k] - 6, p[0] == 'I', 2, TYPE_LONG);
+    tiff_put(p + tags->size_at[k], p[0] == 'I', as_long ? 4 : 2, v);
   }
 }
 

@@ -32,7 +32,8 @@ const char *gpuimg_exif_check(const uint8_t *p, size_t n, gpuimg_exif_tags_t *ta
 void gpuimg_exif_set_orientation(uint8_t *p, const gpuimg_exif_tags_t *tags, int o);
 
 /* Writes width and height into the pixel dimensions tags found, in the block's byte order;
- * a SHORT keeps its value when the new one is over 65535. */
+ * a SHORT too small for its new value becomes a LONG (Exif allows either; the entry's 4
+ * value bytes hold it). */
 void gpuimg_exif_set_size(uint8_t *p, const gpuimg_exif_tags_t *tags, int width, int height);
 
 /* Turns img in place so that it shows as EXIF orientation o (1..8) asks: 2 mirror, 3 rotate

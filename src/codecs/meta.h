@@ -37,7 +37,7 @@ int gpuimg_meta_read(const uint8_t *bytes, size_t size, int want_icc, const char
 void gpuimg_meta_upright(gpuimg_meta_t *meta);
 
 /* Sets the carried EXIF's PixelXDimension and PixelYDimension (where gpuimg_exif_check() found
- * them) to the output's size; a SHORT keeps its value when the size is over 65535. */
+ * them) to the output's size (a SHORT too small for it becomes a LONG). */
 void gpuimg_meta_set_size(gpuimg_meta_t *meta, int width, int height);
 
 /* Puts meta into enc, a whole JPEG or PNG as an encoder wrote it: after SOI and a JFIF APP0,

@@ -146,7 +146,7 @@ static void round_trip(const gpuimg_image_t *img, uint32_t h)
 {
   gpuimg_buf_t enc = {0};
   gpuimg_image_t back;
-  must(gpuimg_codec_stb.encode(img, GPUIMG_FORMAT_PNG, &(gpuimg_encode_opts_t){90, 1}, "fuzz.png",
+  must(gpuimg_codec_stb.encode(img, GPUIMG_FORMAT_PNG, &(gpuimg_encode_opts_t){.quality = 90, .png_level = 1}, "fuzz.png",
                                &enc) == 0,
        "PNG encode failed");
   must(gpuimg_codec_stb.decode(enc.data, enc.size, "fuzz.png", FUZZ_MAX_PIXELS, &back) == 0,
@@ -275,12 +275,13 @@ static void check_libjpeg(const uint8_t *data, size_t size, uint32_t h)
 }
 #endif
 
-/* The values the flow rewrites lie inside the EXIF block, apart from each other. */
+/* The values the flow rewrites lie inside the EXIF block, apart from each other (a
+ * dimension's whole 4-byte value field: a SHORT may become a LONG). */
 static void check_tags(const gpuimg_meta_t *meta)
 {
   const gpuimg_exif_tags_t *t = &meta->tags;
   size_t at[3] = {t->orientation_at, t->size_at[0], t->size_at[1]};
-  size_t len[3] = {2, t->size_long[0] ? 4u : 2u, t->size_long[1] ? 4u : 2u};
+  size_t len[3] = {2, 4, 4};
   must(t->orientation >= 1 && t->orientation <= 8, "an EXIF orientation outside 1..8");
   for (int k = 0; k < 3; k++) {
     must(!at[k] || (at[k] >= 8 && at[k] + len[k] <= meta->exif.size), "a tag outside the block");
@@ -309,7 +310,7 @@ static int check_meta(const uint8_t *data, size_t size, uint32_t h)
     gpuimg_buf_t enc = {0};
     char warning[256] = "";
     int carried = -1;
-    must(gpuimg_codec_stb.encode(&px, fmt, &(gpuimg_encode_opts_t){90, 1}, "fuzz.out", &enc) == 0 &&
+    must(gpuimg_codec_stb.encode(&px, fmt, &(gpuimg_encode_opts_t){.quality = 90, .png_level = 1}, "fuzz.out", &enc) == 0 &&
              (carried =
                   gpuimg_meta_insert(&enc, fmt, &meta, "fuzz.out", warning, sizeof warning)) >= 0,
          "metadata insert failed");
