@@ -10,6 +10,19 @@ namespace gpuimg_blur
 namespace
 {
 
+// The sum of v over lanes 0 .. lane of the warp (an inclusive scan by shuffles); every lane
+// of the warp must call it.
+__device__ __forceinline__ uint32_t warp_inclusive_sum(uint32_t v, int lane)
+{
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    uint32_t t = __shfl_up_sync(0xffffffffu, v, d);
+    if (lane >= d)
+      v += t;
+  }
+  return v;
+}
+
 // Output pixels per warp in the strip kernel.
 constexpr int kStripWidth = 128;
 
@@ -120,13 +133,7 @@ __global__ void __launch_bounds__(256)
     uint32_t base[C], all[C];
 #pragma unroll
     for (int c = 0; c < C; c++) {
-      uint32_t incl = tot[c];
-#pragma unroll
-      for (int d = 1; d < 32; d <<= 1) {
-        uint32_t t = __shfl_up_sync(0xffffffffu, incl, d);
-        if (lane >= d)
-          incl += t;
-      }
+      uint32_t incl = warp_inclusive_sum(tot[c], lane);
       base[c] = incl - tot[c];
       all[c] = __shfl_sync(0xffffffffu, incl, 31);
     }
@@ -288,13 +295,7 @@ __global__ void __launch_bounds__(kFusedThreads, 4)
     uint32_t base[C];
 #pragma unroll
     for (int c = 0; c < C; c++) {
-      uint32_t incl = tot[c];
-#pragma unroll
-      for (int d = 1; d < 32; d <<= 1) {
-        uint32_t t = __shfl_up_sync(0xffffffffu, incl, d);
-        if (lane >= d)
-          incl += t;
-      }
+      uint32_t incl = warp_inclusive_sum(tot[c], lane);
       base[c] = incl - tot[c];
       if (lane == 31)
         warp_tot[warp][c] = incl;
