@@ -112,26 +112,45 @@ static void filter_image(const gpuimg_image_t *img, uint8_t *filtered)
   }
 }
 
-static void run_crc_own(void *arg) { job_t *j = arg; j->sum = old_crc32(0, j->filtered, j->n); }
+/* zlib's checksum fn (crc32 or adler32) over n bytes, in calls of at most 1 GiB. */
+static uint32_t zlib_sum(uLong (*fn)(uLong, const Bytef *, uInt), const uint8_t *p, size_t n)
+{
+  uLong sum = fn(0, Z_NULL, 0);
+  for (size_t off = 0; off < n; off += 1u << 30)
+    sum = fn(sum, p + off, (uInt)(n - off < (1u << 30) ? n - off : 1u << 30));
+  return (uint32_t)sum;
+}
+
+static void run_crc_own(void *arg)
+{
+  job_t *j = arg;
+  j->sum = old_crc32(0, j->filtered, j->n);
+}
 static void run_crc_zlib(void *arg)
 {
   job_t *j = arg;
-  uLong c = crc32(0, Z_NULL, 0);
-  for (size_t off = 0; off < j->n; off += 1u << 30)
-    c = crc32(c, j->filtered + off, (uInt)(j->n - off < (1u << 30) ? j->n - off : 1u << 30));
-  j->sum = (uint32_t)c;
+  j->sum = zlib_sum(crc32, j->filtered, j->n);
 }
-static void run_crc_deflate(void *arg) { job_t *j = arg; j->sum = libdeflate_crc32(0, j->filtered, j->n); }
-static void run_adler_own(void *arg) { job_t *j = arg; j->sum = old_adler32(1, j->filtered, j->n); }
+static void run_crc_deflate(void *arg)
+{
+  job_t *j = arg;
+  j->sum = libdeflate_crc32(0, j->filtered, j->n);
+}
+static void run_adler_own(void *arg)
+{
+  job_t *j = arg;
+  j->sum = old_adler32(1, j->filtered, j->n);
+}
 static void run_adler_zlib(void *arg)
 {
   job_t *j = arg;
-  uLong a = adler32(0, Z_NULL, 0);
-  for (size_t off = 0; off < j->n; off += 1u << 30)
-    a = adler32(a, j->filtered + off, (uInt)(j->n - off < (1u << 30) ? j->n - off : 1u << 30));
-  j->sum = (uint32_t)a;
+  j->sum = zlib_sum(adler32, j->filtered, j->n);
 }
-static void run_adler_deflate(void *arg) { job_t *j = arg; j->sum = libdeflate_adler32(1, j->filtered, j->n); }
+static void run_adler_deflate(void *arg)
+{
+  job_t *j = arg;
+  j->sum = libdeflate_adler32(1, j->filtered, j->n);
+}
 
 /* fastpng's deflate (blocks of BLOCK_BYTES, as the encoder cuts them). */
 static void run_deflate_own(void *arg)

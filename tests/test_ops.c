@@ -1,4 +1,6 @@
 /* test_ops.c: the CPU reference operations checked byte for byte against SEMANTICS.md. */
+#define TEST_NAME "test_ops"
+#include "test_fail.h"
 #include "blur_cpu.h"
 #include "checkerboard_cpu.h"
 #include "gray_cpu.h"
@@ -11,24 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The first mismatch ends the test: it prints what, where and both values. */
-static void fail(const char *fmt, ...)
-#ifdef __GNUC__
-    __attribute__((format(printf, 1, 2), noreturn))
-#endif
-    ;
-
-static void fail(const char *fmt, ...)
-{
-  va_list ap;
-  fprintf(stderr, "test_ops: FAIL: ");
-  va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fprintf(stderr, "\n");
-  exit(1);
-}
 
 /* splitmix64 with a fixed seed: the same images on every run and platform. */
 static uint64_t rng_state;

@@ -1,5 +1,7 @@
 /* test_resize.c: the resize operation's CPU reference against a brute-force floating-point
  * definition (exact box means for whole factors, within 1 otherwise), and its output sizes. */
+#define TEST_NAME "test_resize"
+#include "test_fail.h"
 #include "ops.h"
 #include "resize_cpu.h"
 
@@ -8,23 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void fail(const char *fmt, ...)
-#ifdef __GNUC__
-    __attribute__((format(printf, 1, 2), noreturn))
-#endif
-    ;
-
-static void fail(const char *fmt, ...)
-{
-  va_list ap;
-  fprintf(stderr, "test_resize: FAIL: ");
-  va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fprintf(stderr, "\n");
-  exit(1);
-}
 
 static uint32_t seed = 12345;
 

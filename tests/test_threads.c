@@ -1,5 +1,7 @@
 /* test_threads.c: the CPU backend's --threads: every operation and a pipeline give the same
  * bytes at 1, 2 and 7 threads and on bands of any shape; the thread pool; the defaults. */
+#define TEST_NAME "test_threads"
+#include "test_fail.h"
 #include "pipeline.h"
 #include "plan.h"
 #include "pool.h"
@@ -10,29 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void die(const char *fmt, ...)
-#ifdef __GNUC__
-    __attribute__((format(printf, 1, 2), noreturn))
-#endif
-    ;
-
-static void die(const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  fputs("test_threads: FAIL: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-  exit(1);
-}
-
 /* xorshift32 noise, the same on every run; seed != 0. */
 static gpuimg_image_t noise(int w, int h, int c, uint32_t seed)
 {
   gpuimg_image_t img;
   if (gpuimg_image_alloc(&img, w, h, c) < 0)
-    die("%dx%dx%d: %s", w, h, c, gpuimg_error_message());
+    fail("%dx%dx%d: %s", w, h, c, gpuimg_error_message());
   for (size_t i = 0, n = gpuimg_image_bytes(w, h, c); i < n; i++) {
     seed ^= seed << 13;
     seed ^= seed >> 17;
@@ -45,7 +30,7 @@ static gpuimg_image_t noise(int w, int h, int c, uint32_t seed)
 static void same(const char *what, const gpuimg_image_t *got, const gpuimg_image_t *want)
 {
   if (got->width != want->width || got->height != want->height || got->channels != want->channels)
-    die("%s: %dx%dx%d, expected %dx%dx%d", what, got->width, got->height, got->channels,
+    fail("%s: %dx%dx%d, expected %dx%dx%d", what, got->width, got->height, got->channels,
         want->width, want->height, want->channels);
   size_t n = gpuimg_image_bytes(want->width, want->height, want->channels);
   if (memcmp(got->data, want->data, n) == 0)
@@ -54,7 +39,7 @@ static void same(const char *what, const gpuimg_image_t *got, const gpuimg_image
   while (got->data[i] == want->data[i])
     i++;
   size_t row = (size_t)want->width * (size_t)want->channels;
-  die("%s (%dx%dx%d): first difference at row %zu, byte %zu of the row: %u, expected %u", what,
+  fail("%s (%dx%dx%d): first difference at row %zu, byte %zu of the row: %u, expected %u", what,
       want->width, want->height, want->channels, i / row, i % row, got->data[i], want->data[i]);
 }
 
@@ -73,10 +58,10 @@ static gpuimg_image_t run_threads(gpuimg_plan_t *plan, const gpuimg_image_t *src
   plan->backend = GPUIMG_BACKEND_CPU;
   plan->threads = n;
   if (gpuimg_pipeline_run(plan, src, masks, &dst, &run) < 0)
-    die("%s at %d threads: %s", what, n, gpuimg_error_message());
+    fail("%s at %d threads: %s", what, n, gpuimg_error_message());
   int want = n ? n : gpuimg_cpu_cores();
   if (run.threads != want)
-    die("%s: the run records %d threads, expected %d", what, run.threads, want);
+    fail("%s: the run records %d threads, expected %d", what, run.threads, want);
   gpuimg_run_free(&run);
   return dst;
 }
@@ -86,11 +71,11 @@ static gpuimg_image_t run_threads(gpuimg_plan_t *plan, const gpuimg_image_t *src
 static void plan_step(gpuimg_plan_t *plan, const char *const *spec)
 {
   if (gpuimg_plan_add_step(plan, spec[0]) < 0)
-    die("%s: %s", spec[0], gpuimg_error_message());
+    fail("%s: %s", spec[0], gpuimg_error_message());
   for (int k = 1; spec[k]; k += 2) {
     gpuimg_step_t *s = &plan->steps[plan->nsteps - 1];
     if (gpuimg_step_set(s, spec[k], spec[k], spec[k + 1]) != 0)
-      die("%s --%s: %s", spec[0], spec[k], gpuimg_error_message());
+      fail("%s --%s: %s", spec[0], spec[k], gpuimg_error_message());
   }
 }
 
@@ -101,12 +86,12 @@ static void check_cuts(const gpuimg_step_t *s, const gpuimg_image_t *src,
 {
   gpuimg_image_t dst;
   if (gpuimg_image_alloc(&dst, whole->width, whole->height, whole->channels) < 0)
-    die("%s", gpuimg_error_message());
+    fail("%s", gpuimg_error_message());
   memset(dst.data, 0xa5, gpuimg_image_bytes(dst.width, dst.height, dst.channels));
   for (int b = 0, y0 = 0; b <= ncuts; b++) {
     int y1 = b < ncuts ? cuts[b] : whole->height;
     if (s->op->run_cpu_rows(s->params, src, mask, &dst, y0, y1) < 0)
-      die("%s: rows %d..%d: %s", what, y0, y1, gpuimg_error_message());
+      fail("%s: rows %d..%d: %s", what, y0, y1, gpuimg_error_message());
     y0 = y1;
   }
   same(what, &dst, whole);
@@ -120,7 +105,7 @@ static void check_bands(const gpuimg_step_t *s, const gpuimg_image_t *src,
   char label[300];
   int h = whole->height, cuts[64];
   if (!s->op->run_cpu_rows)
-    die("%s has no run_cpu_rows", s->op->name);
+    fail("%s has no run_cpu_rows", s->op->name);
   if (h <= 64) {
     for (int y = 1; y < h; y++)
       cuts[y - 1] = y;
@@ -153,7 +138,7 @@ static void check_op(const char *const *spec, int w, int h, int c, uint32_t seed
   if (gpuimg_op_out_size(s->op, s->params, w, h, &ow, &oh) < 0 ||
       gpuimg_image_alloc(&whole, ow, oh, gpuimg_op_out_channels(s->op, c)) < 0 ||
       gpuimg_op_run_cpu(s->op, s->params, &src, &mask, &whole) < 0)
-    die("%s: %s", what, gpuimg_error_message());
+    fail("%s: %s", what, gpuimg_error_message());
   static const int threads[] = {1, 2, 7};
   for (int t = 0; t < 3; t++) {
     gpuimg_image_t got = run_threads(&plan, &src, &mask, threads[t], what);
@@ -255,20 +240,20 @@ static void test_pool(void)
   for (int n = 1; n <= 8; n += 3) {
     gpuimg_pool_t *pool = gpuimg_pool_create(n);
     if (!pool)
-      die("gpuimg_pool_create(%d): %s", n, gpuimg_error_message());
+      fail("gpuimg_pool_create(%d): %s", n, gpuimg_error_message());
     for (int task = 0; task < 200; task++) {
       int parts = 1 + task * 37 % 1000;
       memset(hits, 0, sizeof hits);
       if (gpuimg_pool_run(pool, parts, count_part, hits) < 0)
-        die("pool of %d: %s", n, gpuimg_error_message());
+        fail("pool of %d: %s", n, gpuimg_error_message());
       for (int i = 0; i < 1000; i++)
         if (hits[i] != (i < parts))
-          die("pool of %d, task %d of %d parts: part %d ran %d times", n, task, parts, i, hits[i]);
+          fail("pool of %d, task %d of %d parts: part %d ran %d times", n, task, parts, i, hits[i]);
     }
     gpuimg_error_clear();
     if (gpuimg_pool_run(pool, 9, fail_part, NULL) != -1 ||
         strcmp(gpuimg_error_message(), "part 5: failed on purpose") != 0)
-      die("pool of %d: a failing part gives '%s'", n, gpuimg_error_message());
+      fail("pool of %d: a failing part gives '%s'", n, gpuimg_error_message());
     gpuimg_pool_free(pool);
   }
   printf("threads: the pool runs every part once and returns a part's error\n");
@@ -280,23 +265,23 @@ static void test_defaults(void)
 {
   int cores = gpuimg_cpu_cores();
   if (cores < 1 || cores > 1024)
-    die("gpuimg_cpu_cores() = %d", cores);
+    fail("gpuimg_cpu_cores() = %d", cores);
   if (gpuimg_sched_threads(0, 1) != cores || gpuimg_sched_threads(0, 2 * cores) != 1 ||
       gpuimg_sched_threads(3, 8) != 3 || gpuimg_sched_threads(0, cores) != 1)
-    die("gpuimg_sched_threads: the batch rule is not max(1, cores / jobs) or --threads");
+    fail("gpuimg_sched_threads: the batch rule is not max(1, cores / jobs) or --threads");
   gpuimg_context_t *ctx = gpuimg_context_create(GPUIMG_BACKEND_CPU);
   gpuimg_image_t src = noise(500, 700, 3, 9), dst;
   if (!ctx || gpuimg_context_add(ctx, "blur") < 0 || gpuimg_context_set(ctx, "threads", "3") < 0 ||
       gpuimg_context_process(ctx, &src, &dst) < 0)
-    die("context with threads 3: %s", gpuimg_error_message());
+    fail("context with threads 3: %s", gpuimg_error_message());
   char *report = gpuimg_context_report(ctx);
   if (!report || !strstr(report, "\"threads\":\t3,"))
-    die("the context's report does not say \"threads\": 3:\n%s", report ? report : "(none)");
+    fail("the context's report does not say \"threads\": 3:\n%s", report ? report : "(none)");
   free(report);
   if (gpuimg_context_set(ctx, "threads", "0") != -1 ||
       strcmp(gpuimg_error_message(),
              "--threads: invalid value '0' (expected an integer from 1 to 1024)") != 0)
-    die("threads 0: '%s'", gpuimg_error_message());
+    fail("threads 0: '%s'", gpuimg_error_message());
   gpuimg_image_free(&src);
   gpuimg_image_free(&dst);
   gpuimg_context_destroy(ctx);
