@@ -77,7 +77,6 @@ static const char *visit_exif_ifd(walk_t *w, const uint8_t *e)
   if (k > 1 || w->tags->size_at[k] || !one_of(w, e, TYPE_SHORT, TYPE_LONG))
     return NULL;
   w->tags->size_at[k] = (size_t)(e + 8 - w->p);
-  w->tags->size_long[k] = tiff_u(e + 2, w->little, 2) == TYPE_LONG;
   return NULL;
 }
 
@@ -151,12 +150,13 @@ void gpuimg_exif_set_size(uint8_t *p, const gpuimg_exif_tags_t *tags, int width,
 {
   for (int k = 0; k < 2; k++) {
     uint32_t v = (uint32_t)(k ? height : width);
-    int as_long = tags->size_long[k] || v > 0xffff;
     if (!tags->size_at[k])
       continue;
-    if (as_long && !tags->size_long[k]) /* the entry's type (6 bytes before its value) */
-      tiff_put(p + tags->size_at[k] - 6, p[0] == 'I', 2, TYPE_LONG);
-    tiff_put(p + tags->size_at[k], p[0] == 'I', as_long ? 4 : 2, v);
+    uint8_t *type = p + tags->size_at[k] - 6; /* the entry's type, 6 bytes before its value */
+    int little = p[0] == 'I', as_long = tiff_u(type, little, 2) == TYPE_LONG || v > 0xffff;
+    if (as_long)
+      tiff_put(type, little, 2, TYPE_LONG);
+    tiff_put(p + tags->size_at[k], little, as_long ? 4 : 2, v);
   }
 }
 

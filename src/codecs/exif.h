@@ -13,7 +13,6 @@ typedef struct {
   int orientation;       /* the Orientation, 1..8 (1: none) */
   size_t orientation_at; /* its value (one SHORT) */
   size_t size_at[2];     /* PixelXDimension (0xA002), PixelYDimension (0xA003) */
-  int size_long[2];      /* 1: that one is a LONG, 0: a SHORT */
 } gpuimg_exif_tags_t;
 
 /* Checks the TIFF block p[0..n-1] of an EXIF segment or chunk (without "Exif\0\0"): NULL when
