@@ -387,9 +387,11 @@ int launch_fused(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurS
   long long tiles = (s.w + tile - 1) / tile;
   // Runs of rows long enough to amortise each block's window set-up (2r + 1 row loads,
   // much cheaper than a row of output), short enough to give every SM several blocks: halved
-  // from 64 down to r + 1 rows (at least 2), where the set-up costs about half the rows' work.
-  int rows = 64, min_rows = s.r + 1 < 2 ? 2 : s.r + 1;
-  const char *env_rows = getenv("GPUIMG_FUSED_MIN_ROWS"); // measurements: 16 = before
+  // from 64 down to r + 1 rows (at least 2, at most 16). Measured on the H200 (1024x768 and
+  // 640x480, docs/performance.md): r + 1 halves the time at r = 1 against a floor of 16, and
+  // below 16 rows for r >= 16 the GPU's fill outweighs the longer window set-up.
+  int rows = 64, min_rows = s.r + 1 < 2 ? 2 : s.r + 1 > 16 ? 16 : s.r + 1;
+  const char *env_rows = getenv("GPUIMG_FUSED_MIN_ROWS"); // a fixed floor, for measurements
   if (env_rows && atoi(env_rows) >= 1)
     min_rows = atoi(env_rows);
   while (rows > min_rows && tiles * ((s.h + rows - 1) / rows) < 8LL * ctx->prop.multiProcessorCount)

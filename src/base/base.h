@@ -33,6 +33,9 @@ double gpuimg_median(double *v, int n);
 /* Monotonic clock in milliseconds. */
 double gpuimg_now_ms(void);
 
+/* The CPU time of the whole process (every thread, user and system) in milliseconds. */
+double gpuimg_cpu_time_ms(void);
+
 #ifdef __cplusplus
 }
 #endif

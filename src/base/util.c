@@ -110,9 +110,20 @@ double gpuimg_median(double *v, int n)
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
 }
 
-double gpuimg_now_ms(void)
+static double clock_ms(clockid_t clock)
 {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  if (clock_gettime(clock, &ts) < 0)
+    return 0;
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+double gpuimg_now_ms(void)
+{
+  return clock_ms(CLOCK_MONOTONIC);
+}
+
+double gpuimg_cpu_time_ms(void)
+{
+  return clock_ms(CLOCK_PROCESS_CPUTIME_ID);
 }

@@ -376,6 +376,7 @@ int gpuimg_batch_main(const gpuimg_cli_t *cli)
     return setup_error();
   keep_heap();
   b->t_start = gpuimg_now_ms();
+  b->cpu_start_ms = gpuimg_cpu_time_ms();
   b->cli = *cli;
   b->cli.plan.measure = 0; /* per-image runs measure no bandwidth or divergence */
   b->outdir = cli->outdir;

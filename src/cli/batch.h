@@ -76,7 +76,7 @@ typedef struct {
   int locks;
   pthread_mutex_t err_mu;
   int progress, progress_len;
-  double t_start;
+  double t_start, cpu_start_ms; /* the monotonic clock and the process's CPU time at the start */
   /* Inputs and masks by device and inode, built on the first existing output. */
   pthread_mutex_t ids_mu;
   int ids_built;

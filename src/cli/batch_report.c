@@ -2,6 +2,7 @@
  * and the report (--report): one JSON line per input in input order, then the summary. */
 #define _XOPEN_SOURCE 700
 #include "batch.h"
+#include "pool.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -286,7 +287,9 @@ static int cmp_edge(const void *a, const void *b)
 
 /* What bounds the run: the percent of the wall time that each resource was busy (the
  * hardware JPEG decoder's thread, an nvJPEG encoder thread, the device, a worker; the decoder
- * and encoder threads' times are averages over the devices and threads), and the busiest. */
+ * and encoder threads' times are averages over the devices and threads; the host's cores: the
+ * process's CPU time since the batch began over the wall time of every online core), and the
+ * busiest. */
 static void add_busy_shares(cJSON *root, const batch_t *b, double wall_ms, double device_ms)
 {
   double worker_ms = 0;
@@ -297,12 +300,14 @@ static void add_busy_shares(cJSON *root, const batch_t *b, double wall_ms, doubl
         worker_ms += iv[1] - iv[0];
     }
   int nd = b->sched.use_cuda && b->sched.ndevices > 0 ? b->sched.ndevices : 1;
-  const char *names[] = {"hw_decoder", "jpeg_encoder", "device", "worker"};
+  double cpu_ms = gpuimg_cpu_time_ms() - b->cpu_start_ms;
+  cJSON_AddNumberToObject(root, "cpu_ms", rnd4(cpu_ms));
+  const char *names[] = {"hw_decoder", "jpeg_encoder", "device", "worker", "host_cpu"};
   double ms[] = {b->sched.jpeg_batch_ms / nd, b->sched.jpeg_encode_ms / nd, device_ms / nd,
-                 b->nworkers > 0 ? worker_ms / b->nworkers : 0};
+                 b->nworkers > 0 ? worker_ms / b->nworkers : 0, cpu_ms / gpuimg_cpu_cores()};
   cJSON *o = cJSON_AddObjectToObject(root, "busy_pct");
   int top = 3;
-  for (int i = 0; o && i < 4; i++) {
+  for (int i = 0; o && i < 5; i++) {
     cJSON_AddNumberToObject(o, names[i], rnd4(wall_ms > 0 ? 100.0 * ms[i] / wall_ms : 0));
     if (ms[i] > ms[top])
       top = i;

@@ -191,9 +191,11 @@ def corrupt_file_among_61():
     check(s["device_busy_ms"] == 0 and s["device_hidden_pct"] == 0,
           "no device time on the CPU: %r" % s)
     busy = s["busy_pct"]
-    check(set(busy) == {"hw_decoder", "jpeg_encoder", "device", "worker"} and
+    check(set(busy) == {"hw_decoder", "jpeg_encoder", "device", "worker", "host_cpu"} and
+          0 < busy["host_cpu"] <= 100 and s["cpu_ms"] > 0 and
           busy["hw_decoder"] == busy["jpeg_encoder"] == busy["device"] == 0 and
-          0 < busy["worker"] <= 100 and s["bound"] == "worker" and s["jpeg_encode_ms"] == 0,
+          0 < busy["worker"] <= 100 and s["bound"] in ("worker", "host_cpu") and
+          s["jpeg_encode_ms"] == 0,
           "busy shares on the CPU: %r" % s)
     check(not temporaries(path("out61")), "temporary files left behind")
 

@@ -362,7 +362,7 @@ PY
 import struct, sys
 d = open(sys.argv[1], "rb").read()
 exif = b"II*\0\x08\0\0\0\x01\0" + struct.pack("<HHIHH", 0x0112, 3, 1, 1, 0) + b"\0" * 4
-icc = struct.pack(">I", 300) + bytes(12) + b"RGB " + bytes(16) + b"acsp" + bytes(range(256))[:260]
+icc = struct.pack(">I", 300) + bytes(12) + b"RGB " + bytes(16) + b"acsp" + bytes(range(256)) + bytes(4)  # 300 bytes, as its header says
 def seg(m, p):
     return b"\xff" + bytes([m]) + struct.pack(">H", len(p) + 2) + p
 at = 4 + struct.unpack(">H", d[4:6])[0] if d[2:4] == b"\xff\xe0" else 2
