@@ -115,6 +115,19 @@ static void check_nvjpeg_idle(void)
     fail("nvJPEG with nothing to do: %g ms, CUDA with the host codecs %g ms", nv, cuda);
 }
 
+/* A batch's device share (issue 19): n 1024x768 JPEGs of 190 KB on 16 cores, a share of lo to
+ * hi percent; never one for too few images, PNG inputs, or a set-up the host outruns. */
+static void check_share(const char *steps, gpuimg_format_t in_fmt, gpuimg_format_t out, long n,
+                        double lo, double hi)
+{
+  gpuimg_plan_t plan;
+  make_plan(&plan, steps);
+  gpuimg_cost_input_t in = {1024, 768, 3, 190000, in_fmt, out};
+  double share = gpuimg_cost_device_share(&plan, &in, 16, n);
+  if (share < lo / 100 || share > hi / 100)
+    fail("device share of %s, %ld images: %g, expected %g%% to %g%%", steps, n, share, lo, hi);
+}
+
 int main(void)
 {
   const gpuimg_format_t png = GPUIMG_FORMAT_PNG, jpg = GPUIMG_FORMAT_JPEG;
@@ -152,6 +165,20 @@ int main(void)
   for (size_t i = 0; i < sizeof nvjpeg_cases / sizeof nvjpeg_cases[0]; i++)
     check_nvjpeg(&nvjpeg_cases[i]);
   check_nvjpeg_idle();
+  const gpuimg_format_t none = GPUIMG_FORMAT_NONE;
+  check_share("blur radius 8", jpg, jpg, 10000, 30, 55);
+  check_share("gray", jpg, png, 10000, 40, 80);
+  check_share("resize width 256", jpg, jpg, 10000, 15, 40);
+  check_share("resize width 256", jpg, jpg, 1000000, 30, 55); /* set-up amortised */
+  check_share("blur radius 8", jpg, jpg, 100, 0, 0);         /* the set-up outruns */
+  check_share("blur radius 8", png, jpg, 10000, 0, 0);
+  check_share("blur radius 8", jpg, none, 10000, 25, 55);
+  /* Tiny images: a device image costs the host more than a host one, at any count. */
+  gpuimg_plan_t tiny;
+  make_plan(&tiny, "gray");
+  gpuimg_cost_input_t small = {31, 17, 3, 900, jpg, png};
+  if (gpuimg_cost_device_share(&tiny, &small, 16, 100000000) != 0)
+    fail("a device share for 31x17 JPEGs");
   /* More threads never predict a slower CPU run. */
   gpuimg_plan_t plan;
   make_plan(&plan, pipeline);

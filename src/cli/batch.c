@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -85,7 +86,8 @@ static int convert(batch_t *b, gpuimg_worker_t *wk, item_t *it, gpuimg_run_t *ru
     return -1;
   gpuimg_flow_t flow = {.plan = &b->cli.plan,
                         .runner = wk->pipe,
-                        .device_jpeg = b->sched.device_jpeg && wk->device >= 0,
+                        .device_jpeg = (b->sched.device_jpeg || wk->device_path) &&
+                                       wk->device >= 0,
                         .jpeg = wk->jpeg,
                         .masks = b->masks};
   gpuimg_job_t job = {.input = it->input,
@@ -256,6 +258,35 @@ static void progress_cb(void *ctx)
   batch_progress_show(ctx);
 }
 
+/* Whether a name ends in .jpg or .jpeg, any case. */
+static int jpeg_name(const char *name)
+{
+  const char *dot = strrchr(name, '.');
+  return dot && (strcasecmp(dot, ".jpg") == 0 || strcasecmp(dot, ".jpeg") == 0);
+}
+
+/* Splits the work between the host codecs and the device's JPEG path when the engine finds it
+ * pays (gpuimg_sched_split, priced on the first JPEG-named input), each item by its name; 0, or
+ * -1 with the error set (out of memory). */
+static int split(batch_t *b)
+{
+  if (b->ntodo <= 0)
+    return 0;
+  int first = 0;
+  for (int k = 0; k < b->ntodo && k < 64 && !first; k++)
+    if (jpeg_name(b->items[b->todo[k]].input))
+      first = k;
+  const item_t *f = &b->items[b->todo[first]];
+  if (!(gpuimg_sched_split(&b->sched, f->input, f->format, b->ntodo) > 0))
+    return 0;
+  if (!(b->to_device = batch_calloc((size_t)b->ntodo, 1)))
+    return -1;
+  for (int k = 0; k < b->ntodo; k++)
+    b->to_device[k] = (unsigned char)gpuimg_sched_to_device(&b->sched, b->items[b->todo[k]].name);
+  b->sched.to_device = b->to_device;
+  return 0;
+}
+
 /* Runs the workers: 0 to go on to the summary (status set when nothing could start), or -1
  * when a worker could not start (status its exit code). */
 static int run_workers(batch_t *b, int *status)
@@ -268,11 +299,17 @@ static int run_workers(batch_t *b, int *status)
   int rc = -1;
   b->nworkers = gpuimg_sched_workers(b->cli.jobs, b->ntodo);
   b->cli.plan.threads = gpuimg_sched_threads(b->cli.plan.threads, b->nworkers);
-  if (b->nworkers <= 0 || (b->totals = batch_calloc((size_t)b->nworkers, sizeof *b->totals)))
+  if (split(b) < 0) {
+    *status = setup_error();
+    b->nworkers = 0;
+    return 0;
+  }
+  b->nall = gpuimg_sched_total_workers(&b->sched, b->nworkers);
+  if (b->nall <= 0 || (b->totals = batch_calloc((size_t)b->nall, sizeof *b->totals)))
     rc = gpuimg_sched_run(&b->sched, b->nworkers, b->ntodo, &calls);
   if (rc == -1) {
     *status = setup_error();
-    b->nworkers = 0;
+    b->nworkers = b->nall = 0;
     return 0;
   }
   batch_progress_end(b);
@@ -342,6 +379,7 @@ static void batch_free(batch_t *b)
   free(b->todo);
   free(b->ids);
   free(b->totals);
+  free(b->to_device);
   if (b->locks) {
     pthread_mutex_destroy(&b->err_mu);
     pthread_mutex_destroy(&b->ids_mu);

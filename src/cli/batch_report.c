@@ -304,7 +304,7 @@ static void add_busy_shares(cJSON *root, const batch_t *b, double wall_ms, doubl
   cJSON_AddNumberToObject(root, "cpu_ms", rnd4(cpu_ms));
   const char *names[] = {"hw_decoder", "jpeg_encoder", "device", "worker", "host_cpu"};
   double ms[] = {b->sched.jpeg_batch_ms / nd, b->sched.jpeg_encode_ms / nd, device_ms / nd,
-                 b->nworkers > 0 ? worker_ms / b->nworkers : 0, cpu_ms / gpuimg_cpu_cores()};
+                 b->nall > 0 ? worker_ms / b->nall : 0, cpu_ms / gpuimg_cpu_cores()};
   cJSON *o = cJSON_AddObjectToObject(root, "busy_pct");
   int top = 3;
   for (int i = 0; o && i < 5; i++) {
@@ -387,7 +387,7 @@ static char *summary_json(const batch_t *b, const batch_counts_t *n, double wall
            !strcmp(b->keys[k], "download")))
         continue;
       double sum = 0;
-      for (int w = 0; w < b->nworkers; w++)
+      for (int w = 0; w < b->nall; w++)
         sum += b->totals[w][k];
       cJSON_AddNumberToObject(t, b->keys[k], rnd4(sum));
     }
@@ -397,6 +397,9 @@ static char *summary_json(const batch_t *b, const batch_counts_t *n, double wall
   cJSON_AddNumberToObject(root, "device_hidden_ms", rnd4(hidden));
   cJSON_AddNumberToObject(root, "device_hidden_pct", rnd4(busy > 0 ? 100.0 * hidden / busy : 0));
   /* --codec nvjpeg: calls to the shared hardware JPEG decoder and the images they took */
+  /* A split batch: the share of the inputs sent down the device's JPEG path, its workers */
+  cJSON_AddNumberToObject(root, "device_share", rnd4(b->to_device ? b->sched.device_share : 0));
+  cJSON_AddNumberToObject(root, "device_workers", b->to_device ? b->sched.device_workers : 0);
   cJSON_AddNumberToObject(root, "jpeg_batches", (double)b->sched.jpeg_batches);
   cJSON_AddNumberToObject(root, "jpeg_batched_images", (double)b->sched.jpeg_batch_images);
   cJSON_AddNumberToObject(root, "jpeg_batch_ms", rnd4(b->sched.jpeg_batch_ms));

@@ -34,6 +34,22 @@
 #define NVJPEG_DECODE_NS 0.22
 #define NVJPEG_ENCODE_NS 0.064
 
+/* A batch split between the host codecs and the device's JPEG path (gpuimg_cost_device_share,
+ * H200, 16 cores, 1024x768 JPEGs, scripts/bench-batch-bound 2026-12-01): the JPEG lane's set-up
+ * (a CUDA context, nvJPEG's handles and hardware decoder) 1.1 s, the hardware decoder 0.45 ms
+ * per image in batches (in ns per byte of pixels), what a device image costs the host besides
+ * a host encode (its read, header, write and waits: 1.36 ms of process CPU time per image with
+ * --codec nvjpeg, set-up included), and a host image's own read, header and write. */
+#define SPLIT_SETUP_MS 1100.0
+#define SPLIT_HW_DECODE_NS 0.19
+#define SPLIT_DEVICE_HOST_MS 1.0
+#define SPLIT_HOST_IMAGE_MS 0.4
+/* Every core busy, a host image takes longer than the model's one-thread figures: 1.15x
+ * (thumbnails, gray -> PNG) to 1.4x (blur -> JPEG, waits for the device included). */
+#define SPLIT_HOST_LOADED 1.2
+/* A share that would give the device fewer images than this is not worth its set-up. */
+#define SPLIT_MIN_IMAGES 64
+
 static double codec_ms(gpuimg_format_t fmt, double bytes, int decode)
 {
   if (fmt == GPUIMG_FORMAT_NONE)
@@ -103,4 +119,28 @@ double gpuimg_cost_predict_nvjpeg(const gpuimg_plan_t *plan, const gpuimg_cost_i
   double store = device_encode ? p.out_bytes * NVJPEG_ENCODE_NS * 1e-6 : p.down + p.encode;
   double handle = device_decode || device_encode ? NVJPEG_HANDLE_MS : 0;
   return load + CUDA_RUNNER_MS + handle + p.gpu + store;
+}
+
+double gpuimg_cost_device_share(const gpuimg_plan_t *plan, const gpuimg_cost_input_t *in,
+                                int cores, long n)
+{
+  parts_t p;
+  if (in->in_format != GPUIMG_FORMAT_JPEG || n <= 0 || cores <= 0 ||
+      predict_parts(plan, 1, in, &p) < 0)
+    return 0;
+  int device_encode = in->out_format == GPUIMG_FORMAT_JPEG;
+  /* ms of one core per image */
+  double host = (p.decode + p.encode + SPLIT_HOST_IMAGE_MS) * SPLIT_HOST_LOADED;
+  double dev_host = SPLIT_DEVICE_HOST_MS + (device_encode ? 0 : p.encode * SPLIT_HOST_LOADED);
+  double dev = p.in_bytes * SPLIT_HW_DECODE_NS * 1e-6;
+  /* Both done together: n (host - share (host - dev_host)) / cores = setup + n share dev;
+   * none when a device image costs the host as much as a host image, or the set-up outruns
+   * the host's whole batch. */
+  if (host <= dev_host || (double)n * host / cores <= SPLIT_SETUP_MS)
+    return 0;
+  double share = ((double)n * host / cores - SPLIT_SETUP_MS) /
+                 ((double)n * dev + (double)n * (host - dev_host) / cores);
+  if (!(share > 0) || share * (double)n < SPLIT_MIN_IMAGES)
+    return 0;
+  return share < 1 ? share : 1;
 }

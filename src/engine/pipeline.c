@@ -116,6 +116,12 @@ void gpuimg_pipeline_destroy(gpuimg_pipeline_t *p)
   free(p);
 }
 
+int gpuimg_pipeline_has_device_jpeg(void)
+{
+  const gpuimg_backend_ops_t *b = device_backend();
+  return b && b->device_jpeg;
+}
+
 int gpuimg_pipeline_device_jpeg(const gpuimg_plan_t *plan)
 {
   const gpuimg_backend_ops_t *b = device_backend();

@@ -63,6 +63,9 @@ int gpuimg_pipeline_process_jpeg(gpuimg_pipeline_t *p, const gpuimg_plan_t *step
  * --backend cpu, a usable CUDA device and nvJPEG in the build. */
 int gpuimg_pipeline_device_jpeg(const gpuimg_plan_t *plan);
 
+/* Whether the build's device backend can decode and encode JPEG on the device (nvJPEG). */
+int gpuimg_pipeline_has_device_jpeg(void);
+
 /* 1 when this build has the CUDA backend. */
 int gpuimg_pipeline_have_cuda(void);
 

@@ -2,6 +2,8 @@
  * their start handshake, the hybrid start of a device, and the devices' nvJPEG threads. */
 #define _XOPEN_SOURCE 700
 #include "scheduler.h"
+#include "cost.h"
+#include "files.h"
 #include "pool.h"
 
 #include <errno.h>
@@ -174,6 +176,8 @@ int gpuimg_sched_threads(int threads, int nworkers)
 static int work_left(void *arg)
 {
   gpuimg_sched_t *s = arg;
+  if (s->to_device)
+    return atomic_load(&s->qnext[0]) < s->nqueue[0] || s->nqueue[1] > 0;
   return atomic_load(&s->next) < s->ntodo;
 }
 
@@ -227,6 +231,143 @@ void gpuimg_sched_stop_starter(gpuimg_sched_t *s)
   s->use_cuda = atomic_load(&s->cuda_ok);
 }
 
+/* ---- the split between the host codecs and the device's JPEG path ---- */
+
+/* Whether a batch splits by the cost model without GPUIMG_JPEG_SPLIT=auto. */
+#define SPLIT_BY_DEFAULT 0
+/* How many device-path workers per device: enough images in flight to fill the hardware
+ * decoder's batches while the others wait on the device. */
+#define DEVICE_PATH_WORKERS 48
+/* A split batch's host workers run at this nice value (Linux: per thread), so that the JPEG
+ * threads and the device-path workers, which work briefly between waits, run when they wake. */
+#define HOST_WORKER_NICE 5
+
+/* Whether every step runs its fast kernel and no --block is given (no teaching run). */
+static int fast_kernels(const gpuimg_plan_t *plan)
+{
+  int fast = !plan->block_w && !plan->block_h;
+  for (int i = 0; i < plan->nsteps; i++)
+    fast &= gpuimg_ops_common(plan->steps[i].params)->variant == GPUIMG_VARIANT_FAST;
+  return fast;
+}
+
+/* The cost model's share for n inputs like the file first (0 when it is no JPEG). */
+static double model_share(const gpuimg_sched_t *s, const char *first, gpuimg_format_t out,
+                          long n)
+{
+  gpuimg_buf_t buf = {0};
+  gpuimg_cost_input_t in = {.in_format = GPUIMG_FORMAT_JPEG, .out_format = out};
+  double share = 0;
+  if (gpuimg_file_read(first, &buf) == 0 && gpuimg_codec_is_jpeg(buf.data, buf.size) &&
+      gpuimg_codec_info(buf.data, buf.size, &in.width, &in.height, &in.channels) == 0) {
+    in.file_bytes = buf.size;
+    share = gpuimg_cost_device_share(s->plan, &in, gpuimg_cpu_cores(), n);
+  }
+  gpuimg_error_clear(); /* the run itself reports a bad first input */
+  gpuimg_buf_free(&buf);
+  return share;
+}
+
+double gpuimg_sched_split(gpuimg_sched_t *s, const char *first, gpuimg_format_t out, long n)
+{
+  const char *env = getenv("GPUIMG_JPEG_SPLIT");
+  s->device_share = 0;
+  if (!s->use_cuda || s->device_jpeg || s->plan->codec != GPUIMG_CODEC_AUTO || !first ||
+      n <= 0 || !gpuimg_pipeline_has_device_jpeg() || !fast_kernels(s->plan) ||
+      (env && strcmp(env, "0") == 0))
+    return 0;
+  int model = !env || !*env || strcmp(env, "auto") == 0;
+  if (model && !SPLIT_BY_DEFAULT && !env)
+    return 0;
+  double share = model ? model_share(s, first, out, n) : atof(env);
+  if (!(share > 0))
+    return 0;
+  for (int d = 0; d < s->ndevices; d++)
+    if (!(s->jpeg[d] = gpuimg_jpeg_batch_create(s->devices[d], 1))) {
+      gpuimg_error_clear(); /* no split: the host codecs take every image */
+      stop_device_jpeg(s);
+      return 0;
+    }
+  s->device_share = share < 1 ? share : 1;
+  s->device_workers = DEVICE_PATH_WORKERS * s->ndevices;
+  return s->device_share;
+}
+
+int gpuimg_sched_to_device(const gpuimg_sched_t *s, const char *name)
+{
+  uint64_t h = 14695981039346656037ULL; /* FNV-1a */
+  for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+    h = (h ^ *p) * 1099511628211ULL;
+  return (double)(h % 1000000) < s->device_share * 1e6;
+}
+
+int gpuimg_sched_total_workers(const gpuimg_sched_t *s, int nworkers)
+{
+  return nworkers + (s->to_device ? s->device_workers : 0);
+}
+
+/* The next work item for wk (-1: none left): in input order, from the worker's own queue in a
+ * split batch. */
+static int take(gpuimg_sched_t *s, gpuimg_worker_t *wk)
+{
+  if (!s->to_device) {
+    int k = atomic_fetch_add(&s->next, 1);
+    return k < s->ntodo ? k : -1;
+  }
+  int q = wk->device_path, i = atomic_fetch_add(&s->qnext[q], 1);
+  return i < s->nqueue[q] ? s->queue[q][i] : -1;
+}
+
+/* The split's two queues from the client's flags; 0, or -1 with the error set. */
+static int make_queues(gpuimg_sched_t *s)
+{
+  for (int q = 0; q < 2; q++) {
+    s->nqueue[q] = 0;
+    atomic_store(&s->qnext[q], 0);
+    if (!(s->queue[q] = malloc(((size_t)s->ntodo + 1) * sizeof *s->queue[q]))) {
+      gpuimg_error_set(GPUIMG_EXIT_FAILURE, "", "out of memory");
+      return -1;
+    }
+  }
+  for (int k = 0; k < s->ntodo; k++) {
+    int q = s->to_device[k] != 0;
+    s->queue[q][s->nqueue[q]++] = k;
+  }
+  return 0;
+}
+
+/* A device-path worker's runner, at its first item: on its device once that is up (after the
+ * hybrid start, when there is one); else, like a worker whose device failed, the CPU backend
+ * and the host codecs. */
+static void open_device_path(gpuimg_sched_t *s, gpuimg_worker_t *wk)
+{
+  while (s->hybrid && atomic_load(&s->dev_state) == 0) {
+    struct timespec ts = {0, 2000000};
+    nanosleep(&ts, NULL);
+  }
+  if (!s->hybrid || atomic_load(&s->dev_state) == 1)
+    wk->pipe = gpuimg_pipeline_create(s->plan, wk->device);
+  if (wk->pipe) {
+    gpuimg_codec_set_pixel_source(gpuimg_pipeline_pixel_source, wk->pipe);
+    return;
+  }
+  gpuimg_error_clear();
+  wk->device = -1;
+  wk->jpeg = NULL;
+  wk->pipe = gpuimg_pipeline_create(s->plan, GPUIMG_DEVICE_CPU);
+}
+
+/* The last device-path worker stops the JPEG threads (their teardown overlaps the host's
+ * work). */
+static void device_path_done(gpuimg_sched_t *s)
+{
+  pthread_mutex_lock(&s->mu);
+  int last = --s->device_running == 0;
+  pthread_mutex_unlock(&s->mu);
+  if (last)
+    stop_device_jpeg(s);
+}
+
 /* ---- the workers ---- */
 
 static void *worker_main(void *arg)
@@ -234,15 +375,18 @@ static void *worker_main(void *arg)
   gpuimg_worker_t *wk = arg;
   gpuimg_sched_t *s = wk->s;
 
+  int ok = 1;
   if (!(wk->run = calloc(1, sizeof *wk->run))) {
     gpuimg_error_set(GPUIMG_EXIT_FAILURE, "", "out of memory");
-  } else {
+    ok = 0;
+  } else if (!wk->device_path) { /* the device path's runner is made at its first item */
     wk->pipe = gpuimg_pipeline_create(s->plan, wk->device);
+    ok = wk->pipe != NULL;
   }
   /* On CUDA, JPEGs decode straight into the runner's pinned staging buffer. */
   if (wk->pipe && wk->device >= 0)
     gpuimg_codec_set_pixel_source(gpuimg_pipeline_pixel_source, wk->pipe);
-  if (!wk->pipe) {
+  if (!ok) {
     wk->init_code = gpuimg_error_code();
     snprintf(wk->init_error, sizeof wk->init_error, "%s", gpuimg_error_message());
   }
@@ -253,13 +397,19 @@ static void *worker_main(void *arg)
     pthread_cond_wait(&s->cv, &s->mu);
   int go = s->go && !s->stop;
   pthread_mutex_unlock(&s->mu);
+  if (go && s->to_device && !wk->device_path && nice(HOST_WORKER_NICE) == -1)
+    errno = 0; /* a priority it cannot change is no failure */
 
-  for (int k; go && (k = atomic_fetch_add(&s->next, 1)) < s->ntodo;) {
-    if (s->hybrid && !wk->hybrid_done && atomic_load(&s->dev_state) == 1)
+  for (int k; go && (k = take(s, wk)) >= 0;) {
+    if (s->hybrid && !wk->hybrid_done && !wk->device_path && atomic_load(&s->dev_state) == 1)
       move_to_device(s, wk);
+    if (wk->device_path && !wk->pipe)
+      open_device_path(s, wk);
     if (s->calls.process(s->calls.ctx, wk, k) == 0 && wk->device >= 0)
       atomic_store(&s->cuda_ok, 1);
   }
+  if (wk->device_path)
+    device_path_done(s);
 
   gpuimg_codec_set_pixel_source(NULL, NULL);
   gpuimg_pipeline_destroy(wk->pipe);
@@ -285,8 +435,10 @@ static void start_workers(gpuimg_sched_t *s)
     gpuimg_worker_t *wk = &s->workers[w];
     wk->s = s;
     wk->index = w;
-    wk->device = s->use_cuda && !s->hybrid ? s->devices[w % s->ndevices] : -1;
-    wk->jpeg = s->use_cuda ? s->jpeg[w % s->ndevices] : NULL;
+    wk->device_path = w >= s->nworkers - (s->to_device ? s->device_workers : 0);
+    int d = w % s->ndevices;
+    wk->device = s->use_cuda && (!s->hybrid || wk->device_path) ? s->devices[d] : -1;
+    wk->jpeg = s->use_cuda && (s->device_jpeg || wk->device_path) ? s->jpeg[d] : NULL;
     pthread_mutex_lock(&s->mu);
     s->running++;
     pthread_mutex_unlock(&s->mu);
@@ -348,6 +500,12 @@ int gpuimg_sched_run(gpuimg_sched_t *s, int nworkers, int ntodo, const gpuimg_sc
 {
   s->calls = *calls;
   s->ntodo = ntodo;
+  if (!s->device_share)
+    s->to_device = NULL;
+  if (s->to_device && make_queues(s) < 0)
+    return -1;
+  nworkers = gpuimg_sched_total_workers(s, nworkers);
+  s->device_running = s->to_device ? s->device_workers : 0;
   if (nworkers > 0 && !(s->workers = calloc((size_t)nworkers, sizeof *s->workers))) {
     gpuimg_error_set(GPUIMG_EXIT_FAILURE, "", "out of memory");
     return -1;
@@ -385,6 +543,10 @@ void gpuimg_sched_close(gpuimg_sched_t *s)
   stop_device_jpeg(s); /* when an error came before the workers */
   free(s->workers);
   s->workers = NULL;
+  for (int q = 0; q < 2; q++) {
+    free(s->queue[q]);
+    s->queue[q] = NULL;
+  }
   if (s->locks) {
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);

@@ -26,6 +26,7 @@ typedef struct {
   int init_code;
   char init_error[1100];
   int hybrid_done; /* a hybrid worker that moved to CUDA, or tried */
+  int device_path;  /* a split batch's worker for the items of the device's JPEG path */
 } gpuimg_worker_t;
 
 /* What the scheduler's client does; ctx is passed back to each. */
@@ -66,6 +67,16 @@ struct gpuimg_sched {
   double dev_ready_ms; /* when the device was up, from t_start; -1: never */
   atomic_int cuda_ok;  /* an item succeeded on CUDA */
   char reason[256];    /* why no CUDA device is used (use_cuda 0) */
+  /* A split batch (gpuimg_sched_split): the items the client marks in to_device go down the
+   * device's JPEG path (the hardware decoder, the steps and nvJPEG's encoder there) on
+   * device_workers workers of their own, asleep while the device works, and the others to the
+   * host codecs on the client's workers; the last device worker stops the JPEG threads while
+   * the host works on. queue[0] holds the host's items, queue[1] the device's. */
+  double device_share;
+  const unsigned char *to_device; /* the client's, one flag per work item; NULL: no split */
+  int device_workers, device_running;
+  int *queue[2], nqueue[2];
+  atomic_int qnext[2];
   /* The workers and their work. */
   gpuimg_sched_calls_t calls;
   gpuimg_worker_t *workers;
@@ -98,6 +109,22 @@ int gpuimg_sched_workers(int jobs, int ntodo);
 /* Each worker's CPU threads (--threads) when nworkers share the machine: threads when given
  * (> 0), else the cores this process may use divided by nworkers, at least 1. */
 int gpuimg_sched_threads(int threads, int nworkers);
+
+/* Decides whether the batch of n work items splits between the host codecs and the device's
+ * JPEG path, and starts the devices' JPEG threads when it does: under --codec auto on CUDA
+ * with nvJPEG built in and the fast kernels, by the cost model (gpuimg_cost_device_share) for
+ * inputs like the file first written as out, at online-core count (not --jobs, so that the same files come
+ * out at every -j); GPUIMG_JPEG_SPLIT=0 turns it off, =auto asks for the model's share,
+ * =<0..1> sets the share (measurements). Returns the share (0: no split). */
+double gpuimg_sched_split(gpuimg_sched_t *s, const char *first, gpuimg_format_t out, long n);
+
+/* Whether a split batch sends the item named name down the device's path: a hash of the name
+ * under the share, so that an image goes the same way in every run, shard and -j. */
+int gpuimg_sched_to_device(const gpuimg_sched_t *s, const char *name);
+
+/* How many workers gpuimg_sched_run() starts for nworkers host workers: with a split
+ * (to_device set), the device path's too. */
+int gpuimg_sched_total_workers(const gpuimg_sched_t *s, int nworkers);
 
 /* Runs ntodo work items on nworkers workers, and returns when they are done: 0; -1 with the
  * error set when nothing could start (nothing ran); -2 when a worker could not start (nothing

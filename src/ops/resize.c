@@ -16,13 +16,36 @@
 /* Sums of weight * 255 must stay below 2^64: the product of the axes' totals below this. */
 #define RESIZE_MAX_TOTAL ((uint64_t)1 << 55)
 
+/* Division by total rounded to nearest, floor((sum + total / 2) / total): for sums below 2^32
+ * by a multiplication with M = floor((2^64 - 1) / total) + 1, whose product's high 64 bits are
+ * the exact quotient of any 32-bit numerator (Lemire, Kaser and Kurz, "Faster remainder by
+ * direct computation", 2019), taken in two 32-bit halves; else (or for total 1, where M
+ * would be 2^64) a 64-bit division. */
+typedef struct {
+  uint64_t total, half, m;
+} divider_t;
+
+static divider_t divider(uint64_t total)
+{
+  divider_t d = {total, total / 2, UINT64_MAX / total + 1};
+  return d;
+}
+
+static inline uint8_t divide(const divider_t *d, uint64_t sum)
+{
+  uint64_t n = sum + d->half;
+  if ((n >> 32) || !d->m) /* m wraps to 0 for total 1 */
+    return (uint8_t)(n / d->total);
+  uint64_t lo = n * (d->m & 0xffffffffu), hi = n * (d->m >> 32) + (lo >> 32);
+  return (uint8_t)(hi >> 32);
+}
+
 /* One output row: col holds, per input pixel and channel, the column's weighted sum; taps is
  * the x axis's table (kernels/resize.h). */
 static void resize_row(const uint64_t *col, const gpuimg_resize_tap_t *taps, int out_w, int c,
-                       uint64_t total, uint8_t *d)
+                       const divider_t *div, uint8_t *d)
 {
   const uint32_t *weights = gpuimg_resize_taps_weights(taps, out_w);
-  uint64_t half = total / 2;
   for (int x = 0; x < out_w; x++) {
     const uint32_t *w = weights + taps[x].off;
     const uint64_t *s = col + (size_t)taps[x].first * (size_t)c;
@@ -30,7 +53,7 @@ static void resize_row(const uint64_t *col, const gpuimg_resize_tap_t *taps, int
       uint64_t sum = 0;
       for (int k = 0; k < taps[x].count; k++)
         sum += (uint64_t)w[k] * s[(size_t)k * (size_t)c + ch];
-      *d++ = (uint8_t)((sum + half) / total);
+      *d++ = divide(div, sum);
     }
   }
 }
@@ -54,7 +77,7 @@ int gpuimg_resize_cpu_rows(const gpuimg_image_t *src, gpuimg_image_t *dst, int a
     return -1;
   }
   gpuimg_resize_taps_fill(&ax, tx);
-  uint64_t total = (uint64_t)ax.total * (uint64_t)ay.total;
+  divider_t div = divider((uint64_t)ax.total * (uint64_t)ay.total);
   for (int y = y0; y < y1; y++) {
     int count, first = gpuimg_resize_first(&ay, y, &count);
     memset(col, 0, row_len * sizeof *col);
@@ -64,7 +87,7 @@ int gpuimg_resize_cpu_rows(const gpuimg_image_t *src, gpuimg_image_t *dst, int a
       for (size_t i = 0; i < row_len; i++)
         col[i] += wy * s[i];
     }
-    resize_row(col, tx, dst->width, c, total,
+    resize_row(col, tx, dst->width, c, &div,
                dst->data + (size_t)y * (size_t)dst->width * (size_t)c);
   }
   free(tx);

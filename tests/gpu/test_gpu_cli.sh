@@ -468,6 +468,45 @@ PY
     echo "FAIL nvjpeg-mix: exits $r1 $r2 $r3 $r4: $(cat "$nj/m-b8.err")"
     fail=1
   fi
+  # A split batch (--codec auto, GPUIMG_JPEG_SPLIT sets the share the cost model would
+  # choose): the JPEGs whose names hash under the share go down the device's path (nvJPEG's
+  # decode and encode), the others to the host codecs; the same files at -j 1 and -j 8, and each
+  # host-path file the CPU backend's.
+  sp=$nj/split
+  mkdir -p "$sp/in"
+  cp "$mix"/*.jpg "$sp/in/" && rm -f "$sp/in/cut.jpg"
+  for j in 1 8; do
+    GPUIMG_JPEG_SPLIT=0.5 "$GPUIMG" blur -r 3 --format jpg -q -j $j -o "$sp/j$j" \
+      --report "$sp/j$j.jsonl" "$sp/in"/*.jpg || { echo "FAIL batch-split: -j $j exits $?"; fail=1; }
+  done
+  "$GPUIMG" blur -r 3 --format jpg -q --backend cpu -o "$sp/cpu" "$sp/in"/*.jpg ||
+    { echo "FAIL batch-split: the cpu run exits $?"; fail=1; }
+  if diff -rq "$sp/j1" "$sp/j8" && python3 - "$sp/j8.jsonl" "$sp/j8" "$sp/cpu" <<'PY'
+import json, os, sys
+lines = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
+s, items = lines[-1], lines[:-1]
+assert s["device_share"] == 0.5 and s["device_workers"] > 0 and s["failed"] == 0, s
+paths = {}
+for o in items:
+    codecs = {st["name"]: st.get("codec") for st in o["stages"]}
+    paths.setdefault(codecs["decode"], []).append(o)
+    name = os.path.basename(o["output"]["name"])
+    same = open(os.path.join(sys.argv[2], name), "rb").read() == \
+        open(os.path.join(sys.argv[3], name), "rb").read()
+    if codecs["decode"] == "nvjpeg":
+        assert codecs["encode"] == "nvjpeg", codecs
+    else:
+        assert codecs["decode"] == "libjpeg" and same, (name, codecs)
+assert len(paths.get("nvjpeg", [])) >= 1 and len(paths.get("libjpeg", [])) >= 1, paths.keys()
+assert 1 <= s["jpeg_batched_images"] <= len(paths["nvjpeg"]), s
+print("batch-split: %d of %d on the device's path" % (len(paths["nvjpeg"]), len(items)))
+PY
+  then
+    echo "ok   batch-split"
+  else
+    echo "FAIL batch-split"
+    fail=1
+  fi
   # Orientation with --codec nvjpeg on CUDA: an upright JPEG (orientation 1) is decoded by
   # nvJPEG on the device; a JPEG to turn is decoded on the host by libjpeg, so its PNG output
   # is the host codecs' (--codec auto: libjpeg, fastpng); its JPEG output (nvJPEG's encode on
