@@ -7,7 +7,8 @@ import struct
 import zlib
 
 from gpuimg_testlib import (
-    COLOUR_TYPE_OF_CHANNELS, SAMPLES, check, cpu, expect_ok, png_file, read, run, test, write)
+    COLOUR_TYPE_OF_CHANNELS, SAMPLES, built_with, check, cpu, expect_ok, png_file, read, run, test,
+    write)
 from cli_common import load_report, range_msg, usage_error
 
 THREADS = ("1", "2", "7")
@@ -172,3 +173,35 @@ def png_slices_same_bytes_at_every_thread_count():
             row = w * c
             back = b"".join(raw[y * (row + 1) + 1:(y + 1) * (row + 1)] for y in range(h))
             check(back == px, "%s: stb decodes other pixels" % what)
+
+
+@test("threads")
+def jpeg_bands_same_bytes_at_every_thread_count():
+    # libjpeg's encode of an image of 4 Mpx or more: bands of 256 rows (2050 rows: 9 bands)
+    # joined as restart intervals, the same bytes at every --threads, decoding to the pixels of
+    # the image encoded whole (GPUIMG_JPEG_BANDS=0); a smaller image has no restart markers.
+    if not built_with("libjpeg"):
+        return
+    whole = dict(os.environ, GPUIMG_JPEG_BANDS="0")
+    for w, h, c in ((2100, 2050, 3), (2100, 2050, 1), (2100, 2050, 4), (1024, 768, 3)):
+        sliced_png("big.png", w, h, c, w + h + c)
+        outs = []
+        for t in THREADS:
+            expect_ok(cpu("blur", "-r", "0", "--threads", t, "big.png", "out%s.jpg" % t),
+                      stdout_expected=False)
+            outs.append(read("out%s.jpg" % t))
+        what = "%dx%dx%d" % (w, h, c)
+        check(outs[0] == outs[1] == outs[2], "%s: the JPEG differs between --threads 1, 2 and 7"
+              % what)
+        rst = sum(outs[0].count(bytes((0xff, m))) for m in range(0xd0, 0xd8))
+        banded = w * h >= 1 << 22
+        check((b"\xff\xdd\x00\x04" in outs[0]) == banded and rst == (8 if banded else 0),
+              "%s: %d restart markers" % (what, rst))
+        expect_ok(cpu("blur", "-r", "0", "big.png", "whole.jpg", env=whole),
+                  stdout_expected=False)
+        check(banded or read("whole.jpg") == outs[0], "%s: banded below 4 Mpx" % what)
+        for name in ("out1", "whole"):
+            expect_ok(cpu("blur", "-r", "0", "%s.jpg" % name, "%s.png" % name),
+                      stdout_expected=False)
+        check(read("out1.png") == read("whole.png"), "%s: the bands decode to other pixels"
+              % what)

@@ -119,3 +119,47 @@ void gpuimg_pool_free(gpuimg_pool_t *p)
   free(p->threads);
   free(p);
 }
+
+/* Parts in flight per thread in gpuimg_pool_ordered(): enough to even out the threads'
+ * finishing times, few enough that the finished buffers held until taken stay small. */
+#define ORDERED_WINDOW_PER_THREAD 4
+
+typedef struct {
+  int (*part)(void *arg, int i, gpuimg_buf_t *buf);
+  void *arg;
+  gpuimg_buf_t *bufs; /* the window's */
+  int first;          /* the window's first part */
+} ordered_t;
+
+static int ordered_part(void *arg, int i)
+{
+  const ordered_t *o = arg;
+  return o->part(o->arg, o->first + i, &o->bufs[i]);
+}
+
+int gpuimg_pool_ordered(int threads, int nparts, int (*part)(void *arg, int i, gpuimg_buf_t *buf),
+                        int (*take)(void *arg, int i, gpuimg_buf_t *buf), void *arg)
+{
+  if (threads > nparts)
+    threads = nparts;
+  gpuimg_pool_t *pool = threads > 1 ? gpuimg_pool_create(threads) : NULL;
+  if (threads > 1 && !pool)
+    gpuimg_error_clear(); /* no thread: the caller's alone, with the same result */
+  int window = pool ? ORDERED_WINDOW_PER_THREAD * threads : 1;
+  ordered_t o = {part, arg, calloc((size_t)window, sizeof(gpuimg_buf_t)), 0};
+  int rc = o.bufs ? 0 : -1;
+  if (!o.bufs)
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, "", "out of memory");
+  for (; rc == 0 && o.first < nparts; o.first += window) {
+    int n = nparts - o.first < window ? nparts - o.first : window;
+    rc = pool ? gpuimg_pool_run(pool, n, ordered_part, &o) : ordered_part(&o, 0);
+    for (int i = 0; i < n; i++) {
+      if (rc == 0)
+        rc = take(arg, o.first + i, &o.bufs[i]);
+      gpuimg_buf_free(&o.bufs[i]);
+    }
+  }
+  free(o.bufs);
+  gpuimg_pool_free(pool);
+  return rc;
+}

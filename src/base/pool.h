@@ -4,6 +4,7 @@
 #define GPUIMG_POOL_H
 
 #include "base.h"
+#include "buf.h"
 
 typedef struct gpuimg_pool gpuimg_pool_t;
 
@@ -28,5 +29,15 @@ int gpuimg_pool_run(gpuimg_pool_t *pool, int nparts, int (*part)(void *arg, int 
 
 /* Stops and joins the pool's threads and frees it (NULL: nothing). */
 void gpuimg_pool_free(gpuimg_pool_t *pool);
+
+/* Makes nparts parts of an output, each into a buffer of its own, on up to threads threads,
+ * and hands them over in order: part(arg, i, buf) fills the empty buf with part i (on any
+ * thread), take(arg, i, buf) then uses it on the calling thread, in order of i, and the
+ * buffer is freed. The parts run a window at a time (a few per thread) so that few finished
+ * buffers wait. With threads <= 1, or when no thread can start, each part is made and taken
+ * in turn on the calling thread. 0, or -1 when a part or a take returned -1 (with its error
+ * set on the calling thread). */
+int gpuimg_pool_ordered(int threads, int nparts, int (*part)(void *arg, int i, gpuimg_buf_t *buf),
+                        int (*take)(void *arg, int i, gpuimg_buf_t *buf), void *arg);
 
 #endif

@@ -86,8 +86,7 @@ static int convert(batch_t *b, gpuimg_worker_t *wk, item_t *it, gpuimg_run_t *ru
     return -1;
   gpuimg_flow_t flow = {.plan = &b->cli.plan,
                         .runner = wk->pipe,
-                        .device_jpeg = (b->sched.device_jpeg || wk->device_path) &&
-                                       wk->device >= 0,
+                        .device_jpeg = (b->sched.device_jpeg || wk->device_path) && wk->device >= 0,
                         .jpeg = wk->jpeg,
                         .masks = b->masks};
   gpuimg_job_t job = {.input = it->input,

@@ -572,9 +572,8 @@ static int put_slice(bit_writer_t *w, const uint8_t *filtered, size_t n, token_t
  * row), each filtered and compressed on its own, on any thread. The cut follows from the
  * image alone, so the bytes do not depend on the thread count. */
 typedef struct {
-  gpuimg_buf_t out; /* its bytes, when slices run on several threads */
-  uint32_t adler;   /* the Adler-32 of its filtered rows alone */
-  size_t filtered;  /* the number of those bytes */
+  uint32_t adler;  /* the Adler-32 of its filtered rows alone */
+  size_t filtered; /* the number of those bytes */
 } slice_t;
 
 typedef struct {
@@ -617,55 +616,19 @@ static int encode_slice(encoding_t *e, int i, gpuimg_buf_t *dst)
   return rc;
 }
 
-/* Slices first .. first + n - 1 of an encoding: a window of them on the pool. */
-typedef struct {
-  encoding_t *e;
-  int first;
-} window_t;
-
-static int slice_part(void *arg, int i)
+static int slice_part(void *arg, int i, gpuimg_buf_t *buf)
 {
-  const window_t *win = arg;
-  return encode_slice(win->e, win->first + i, &win->e->slices[win->first + i].out);
+  return encode_slice(arg, i, buf);
 }
 
-/* Slices per thread in a window: enough to even out the threads' finishing times, few enough
- * that a window's compressed bytes, held until appended, stay small. */
-#define WINDOW_PER_THREAD 4
-
-/* The slices on the pool's threads, a window at a time, each into its own buffer, then
- * appended to the file in order and freed; then the pool freed. 0, or -1 with the error set. */
-static int encode_threads(encoding_t *e, gpuimg_pool_t *pool, int threads)
+static int slice_take(void *arg, int i, gpuimg_buf_t *buf)
 {
-  int rc = 0;
-  for (int first = 0; rc == 0 && first < e->nslices; first += WINDOW_PER_THREAD * threads) {
-    window_t win = {e, first};
-    int n = e->nslices - first < WINDOW_PER_THREAD * threads ? e->nslices - first
-                                                             : WINDOW_PER_THREAD * threads;
-    rc = gpuimg_pool_run(pool, n, slice_part, &win);
-    for (int i = first; rc == 0 && i < first + n; i++) {
-      if ((rc = gpuimg_buf_append(e->out, e->slices[i].out.data, e->slices[i].out.size)) < 0)
-        gpuimg_error_set(GPUIMG_EXIT_FAILURE, e->what, "out of memory");
-      gpuimg_buf_free(&e->slices[i].out);
-    }
-  }
-  gpuimg_pool_free(pool);
-  return rc;
-}
-
-/* The image's slices, on threads threads when there are several (0 or 1, or no thread could
- * start: the caller's alone, which writes the same bytes). */
-static int encode_slices(encoding_t *e, int threads)
-{
-  if (threads > e->nslices)
-    threads = e->nslices;
-  gpuimg_pool_t *pool = threads > 1 ? gpuimg_pool_create(threads) : NULL;
-  if (pool)
-    return encode_threads(e, pool, threads);
-  for (int i = 0; i < e->nslices; i++)
-    if (encode_slice(e, i, e->out) < 0)
-      return -1;
-  return 0;
+  encoding_t *e = arg;
+  (void)i;
+  if (gpuimg_buf_append(e->out, buf->data, buf->size) == 0)
+    return 0;
+  gpuimg_error_set(GPUIMG_EXIT_FAILURE, e->what, "out of memory");
+  return -1;
 }
 
 /* The signature and IHDR. */
@@ -722,15 +685,15 @@ static int fastpng_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
     return -1;
   }
   put_header(&w, img);
-  int rc = encode_slices(&e, opts->threads);
+  /* The slices on threads (each into its own buffer, appended in order): the same bytes at
+   * every thread count. */
+  int rc = gpuimg_pool_ordered(opts->threads, e.nslices, slice_part, slice_take, &e);
   if (rc == 0 && reserve(out, 64) < 0) {
     gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "out of memory");
     rc = -1;
   }
   if (rc == 0)
     put_trailer(&w, &e);
-  for (int i = 0; i < e.nslices; i++)
-    gpuimg_buf_free(&e.slices[i].out);
   free(e.slices);
   return rc;
 }

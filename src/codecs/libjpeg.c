@@ -2,6 +2,7 @@
  */
 #include "codec.h"
 #include "files.h"
+#include "pool.h"
 
 #ifdef GPUIMG_HAVE_LIBJPEG
 #include <ctype.h>
@@ -415,17 +416,14 @@ static void jpeg_encode_run(struct jpeg_compress_struct *cinfo, jpeg_dest_t *des
 }
 
 /* Encodes img (1 to 4 channels) as a baseline JPEG with libjpeg's defaults (4:2:0 chroma for
- * colour, standard Huffman tables) at opts->quality, appending it to out. */
-static int jpeg_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
-                       const gpuimg_encode_opts_t *opts, const char *what, gpuimg_buf_t *out)
+ * colour, standard Huffman tables) at quality, appending it to out. */
+static int jpeg_encode_image(const gpuimg_image_t *img, int quality, const char *what,
+                             gpuimg_buf_t *out)
 {
   jpeg_ctx_t ctx;
   jpeg_dest_t dest;
   struct jpeg_compress_struct cinfo;
-  const int quality = opts->quality < 1 ? 1 : opts->quality > 100 ? 100 : opts->quality;
 
-  if (gpuimg_encode_check(img, fmt, GPUIMG_FORMAT_JPEG, "libjpeg", what) < 0)
-    return -1;
   jpeg_ctx_init(&ctx, GPUIMG_EXIT_OUTPUT);
   memset(&cinfo, 0, sizeof cinfo);
   memset(&dest, 0, sizeof dest);
@@ -443,6 +441,109 @@ static int jpeg_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
   jpeg_encode_run(&cinfo, &dest, img, quality);
   jpeg_destroy_compress(&cinfo);
   return 0;
+}
+
+/* A large image is encoded in bands of JPEG_BAND_ROWS rows, each on its own (on several
+ * threads when there are), joined as the restart intervals of one scan: a DRI marker, then
+ * the bands' entropy-coded data with RST markers between them. A band starts with its DC
+ * predictions reset, as a restart does, and no block crosses a band's edge (256 rows are a
+ * whole number of MCUs), so the coefficients are those of one encode of the whole image and
+ * a decoder gives the same pixels. The cut follows from the image alone: the same bytes at
+ * every thread count. GPUIMG_JPEG_BANDS=0 encodes every image whole (for comparison). */
+#define JPEG_BAND_ROWS 256
+#define JPEG_BAND_MIN_PIXELS ((int64_t)1 << 22)
+
+typedef struct {
+  const gpuimg_image_t *img;
+  int quality;
+  const char *what;
+  int nbands;
+  unsigned restart; /* MCUs in a band: DRI's interval */
+  gpuimg_buf_t *out;
+} bands_t;
+
+/* The bands of img (1: encoded whole) and the MCUs in one: a large image only, and not one
+ * whose band holds more MCUs than DRI's 16 bits count. */
+static int jpeg_bands(const gpuimg_image_t *img, unsigned *restart)
+{
+  const char *env = getenv("GPUIMG_JPEG_BANDS");
+  int mcu = img->channels <= 2 ? 8 : 16; /* gray: 8x8 blocks; colour 4:2:0: 16x16 MCUs */
+  int64_t mcus = (int64_t)((img->width + mcu - 1) / mcu) * (JPEG_BAND_ROWS / mcu);
+  if ((env && strcmp(env, "0") == 0) || img->height <= JPEG_BAND_ROWS || mcus > 65535 ||
+      (int64_t)img->width * img->height < JPEG_BAND_MIN_PIXELS)
+    return 1;
+  *restart = (unsigned)mcus;
+  return (img->height + JPEG_BAND_ROWS - 1) / JPEG_BAND_ROWS;
+}
+
+static int band_part(void *arg, int i, gpuimg_buf_t *buf)
+{
+  const bands_t *b = arg;
+  gpuimg_image_t band = *b->img;
+  int y0 = i * JPEG_BAND_ROWS;
+  band.height = b->img->height - y0 < JPEG_BAND_ROWS ? b->img->height - y0 : JPEG_BAND_ROWS;
+  band.data += (size_t)y0 * (size_t)band.width * (size_t)band.channels;
+  return jpeg_encode_image(&band, b->quality, b->what, buf);
+}
+
+/* The offset of the first marker segment of type marker (0xC0: SOF0, 0xDA: SOS) in the header
+ * of a JPEG libjpeg wrote, 0 when there is none before the scan. */
+static size_t segment_at(const gpuimg_buf_t *buf, int marker)
+{
+  const uint8_t *d = buf->data;
+  for (size_t p = 2; p + 4 <= buf->size && d[p] == 0xff;
+       p += 2 + ((size_t)d[p + 2] << 8 | d[p + 3])) {
+    if (d[p + 1] == marker)
+      return p;
+    if (d[p + 1] == 0xda)
+      break;
+  }
+  return 0;
+}
+
+/* Appends band i to the output: the first with its header (SOF0's height made the image's,
+ * DRI added before SOS), the others' entropy-coded data after an RST marker; EOI after the last. */
+static int band_take(void *arg, int i, gpuimg_buf_t *buf)
+{
+  bands_t *b = arg;
+  uint8_t *d = buf->data;
+  size_t sos = segment_at(buf, 0xda), sof = segment_at(buf, 0xc0), end = buf->size - 2;
+  if (!sos || !sof || sos + 4 > end || d[end] != 0xff || d[end + 1] != 0xd9) {
+    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, b->what, "cannot encode JPEG: a band is not as expected");
+    return -1;
+  }
+  int rc;
+  if (i == 0) {
+    const uint8_t dri[6] = {0xff, 0xdd, 0, 4, (uint8_t)(b->restart >> 8), (uint8_t)b->restart};
+    d[sof + 5] = (uint8_t)(b->img->height >> 8);
+    d[sof + 6] = (uint8_t)b->img->height;
+    rc = gpuimg_buf_append(b->out, d, sos) | gpuimg_buf_append(b->out, dri, sizeof dri) |
+         gpuimg_buf_append(b->out, d + sos, end - sos);
+  } else {
+    const uint8_t rst[2] = {0xff, (uint8_t)(0xd0 + ((i - 1) & 7))};
+    size_t data = sos + 2 + ((size_t)d[sos + 2] << 8 | d[sos + 3]);
+    rc = gpuimg_buf_append(b->out, rst, sizeof rst) |
+         gpuimg_buf_append(b->out, d + data, end - data);
+  }
+  if (i == b->nbands - 1)
+    rc |= gpuimg_buf_append(b->out, d + end, 2);
+  if (rc)
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, b->what, "out of memory");
+  return rc ? -1 : 0;
+}
+
+/* The codec's encode: whole, or in bands on opts->threads threads. */
+static int jpeg_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
+                       const gpuimg_encode_opts_t *opts, const char *what, gpuimg_buf_t *out)
+{
+  const int quality = opts->quality < 1 ? 1 : opts->quality > 100 ? 100 : opts->quality;
+  if (gpuimg_encode_check(img, fmt, GPUIMG_FORMAT_JPEG, "libjpeg", what) < 0)
+    return -1;
+  bands_t b = {.img = img, .quality = quality, .what = what, .out = out};
+  b.nbands = jpeg_bands(img, &b.restart);
+  if (b.nbands == 1)
+    return jpeg_encode_image(img, quality, what, out);
+  return gpuimg_pool_ordered(opts->threads, b.nbands, band_part, band_take, &b);
 }
 
 /* Under auto: JPEG in and out, ahead of stb. */

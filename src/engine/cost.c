@@ -55,8 +55,10 @@ static double codec_ms(gpuimg_format_t fmt, double bytes, int decode)
   if (fmt == GPUIMG_FORMAT_NONE)
     return 0;
   int png = fmt == GPUIMG_FORMAT_PNG;
-  return bytes * (decode ? (png ? DECODE_PNG_NS : DECODE_JPEG_NS)
-                         : (png ? ENCODE_PNG_NS : ENCODE_JPEG_NS)) * 1e-6;
+  return bytes *
+         (decode ? (png ? DECODE_PNG_NS : DECODE_JPEG_NS)
+                 : (png ? ENCODE_PNG_NS : ENCODE_JPEG_NS)) *
+         1e-6;
 }
 
 /* A run's parts in ms: the host decode and encode, the steps on the CPU and on CUDA, the
@@ -121,8 +123,8 @@ double gpuimg_cost_predict_nvjpeg(const gpuimg_plan_t *plan, const gpuimg_cost_i
   return load + CUDA_RUNNER_MS + handle + p.gpu + store;
 }
 
-double gpuimg_cost_device_share(const gpuimg_plan_t *plan, const gpuimg_cost_input_t *in,
-                                int cores, long n)
+double gpuimg_cost_device_share(const gpuimg_plan_t *plan, const gpuimg_cost_input_t *in, int cores,
+                                long n)
 {
   parts_t p;
   if (in->in_format != GPUIMG_FORMAT_JPEG || n <= 0 || cores <= 0 ||

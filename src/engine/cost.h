@@ -33,7 +33,7 @@ double gpuimg_cost_predict_nvjpeg(const gpuimg_plan_t *plan, const gpuimg_cost_i
  * (a reduced decode priced as a full one: the entropy decoding dominates) and what a device
  * image still costs the host (its read, write and any host encode). 0 to 1; 0 when the
  * device's share would be too small to pay for its set-up. */
-double gpuimg_cost_device_share(const gpuimg_plan_t *plan, const gpuimg_cost_input_t *in,
-                                int cores, long n);
+double gpuimg_cost_device_share(const gpuimg_plan_t *plan, const gpuimg_cost_input_t *in, int cores,
+                                long n);
 
 #endif

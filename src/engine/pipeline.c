@@ -69,9 +69,9 @@ int gpuimg_pipeline_process(gpuimg_pipeline_t *p, const gpuimg_plan_t *steps,
 }
 
 int gpuimg_pipeline_process_jpeg(gpuimg_pipeline_t *p, const gpuimg_plan_t *steps,
-                                 const gpuimg_jpeg_io_t *io,
-                                 const gpuimg_image_t *src, const gpuimg_image_t *masks,
-                                 gpuimg_image_t *dst, gpuimg_run_t *run)
+                                 const gpuimg_jpeg_io_t *io, const gpuimg_image_t *src,
+                                 const gpuimg_image_t *masks, gpuimg_image_t *dst,
+                                 gpuimg_run_t *run)
 {
   memset(dst, 0, sizeof *dst);
   if (!p->backend->device_jpeg) {

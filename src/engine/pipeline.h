@@ -55,9 +55,9 @@ int gpuimg_pipeline_process(gpuimg_pipeline_t *p, const gpuimg_plan_t *steps,
  * usual. With io->out, an encode stage (codec nvjpeg) instead of the download, and dst is
  * left empty. */
 int gpuimg_pipeline_process_jpeg(gpuimg_pipeline_t *p, const gpuimg_plan_t *steps,
-                                 const gpuimg_jpeg_io_t *io,
-                                 const gpuimg_image_t *src, const gpuimg_image_t *masks,
-                                 gpuimg_image_t *dst, gpuimg_run_t *run);
+                                 const gpuimg_jpeg_io_t *io, const gpuimg_image_t *src,
+                                 const gpuimg_image_t *masks, gpuimg_image_t *dst,
+                                 gpuimg_run_t *run);
 
 /* 1 when a one-image run of plan decodes a JPEG input on the device: --codec nvjpeg, not
  * --backend cpu, a usable CUDA device and nvJPEG in the build. */

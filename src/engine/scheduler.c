@@ -75,8 +75,7 @@ static void start_device_jpeg(gpuimg_sched_t *s)
   for (int d = 0; s->use_cuda && !s->hybrid && d < s->ndevices; d++)
     if (gpuimg_pipeline_wait_mode(s->devices[d], blocking) < 0)
       gpuimg_error_clear(); /* the default way of waiting is no failure */
-  s->device_jpeg =
-      s->use_cuda && gpuimg_codec_choice_device(s->plan->codec);
+  s->device_jpeg = s->use_cuda && gpuimg_codec_choice_device(s->plan->codec);
   if (!s->device_jpeg)
     return;
   for (int d = 0; d < s->ndevices; d++)
@@ -252,8 +251,7 @@ static int fast_kernels(const gpuimg_plan_t *plan)
 }
 
 /* The cost model's share for n inputs like the file first (0 when it is no JPEG). */
-static double model_share(const gpuimg_sched_t *s, const char *first, gpuimg_format_t out,
-                          long n)
+static double model_share(const gpuimg_sched_t *s, const char *first, gpuimg_format_t out, long n)
 {
   gpuimg_buf_t buf = {0};
   gpuimg_cost_input_t in = {.in_format = GPUIMG_FORMAT_JPEG, .out_format = out};
@@ -272,8 +270,8 @@ double gpuimg_sched_split(gpuimg_sched_t *s, const char *first, gpuimg_format_t 
 {
   const char *env = getenv("GPUIMG_JPEG_SPLIT");
   s->device_share = 0;
-  if (!s->use_cuda || s->device_jpeg || s->plan->codec != GPUIMG_CODEC_AUTO || !first ||
-      n <= 0 || !gpuimg_pipeline_has_device_jpeg() || !fast_kernels(s->plan) ||
+  if (!s->use_cuda || s->device_jpeg || s->plan->codec != GPUIMG_CODEC_AUTO || !first || n <= 0 ||
+      !gpuimg_pipeline_has_device_jpeg() || !fast_kernels(s->plan) ||
       (env && strcmp(env, "0") == 0))
     return 0;
   int model = !env || !*env || strcmp(env, "auto") == 0;

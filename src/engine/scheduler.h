@@ -26,7 +26,7 @@ typedef struct {
   int init_code;
   char init_error[1100];
   int hybrid_done; /* a hybrid worker that moved to CUDA, or tried */
-  int device_path;  /* a split batch's worker for the items of the device's JPEG path */
+  int device_path; /* a split batch's worker for the items of the device's JPEG path */
 } gpuimg_worker_t;
 
 /* What the scheduler's client does; ctx is passed back to each. */
@@ -113,8 +113,8 @@ int gpuimg_sched_threads(int threads, int nworkers);
 /* Decides whether the batch of n work items splits between the host codecs and the device's
  * JPEG path, and starts the devices' JPEG threads when it does: under --codec auto on CUDA
  * with nvJPEG built in and the fast kernels, by the cost model (gpuimg_cost_device_share) for
- * inputs like the file first written as out, at online-core count (not --jobs, so that the same files come
- * out at every -j); GPUIMG_JPEG_SPLIT=0 turns it off, =auto asks for the model's share,
+ * inputs like the file first written as out, at online-core count (not --jobs, so that the same
+ * files come out at every -j); GPUIMG_JPEG_SPLIT=0 turns it off, =auto asks for the model's share,
  * =<0..1> sets the share (measurements). Returns the share (0: no split). */
 double gpuimg_sched_split(gpuimg_sched_t *s, const char *first, gpuimg_format_t out, long n);
 
