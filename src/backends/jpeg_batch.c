@@ -9,13 +9,13 @@
  * so that encodes do not wait behind decodes. GPUIMG_JPEG_DECODERS and GPUIMG_JPEG_ENCODERS
  * (1..8, default 1 each) add threads of either kind, for measurements: on an H200 one
  * encoder thread takes about 0.29 ms per 1024x768 image and the hardware decoder about
- * 0.43, and more decoder threads only queue behind the same engines. Requests wait in each thread's list; an encode goes to the
- * encoder with the fewest waiting; the thread takes everything waiting, works through it and
- * wakes each requester. The decoder reads
- * every header, decodes what the hardware decoder takes in calls of 32, 16, 8, 4, 2 and 1
- * images per channel count, and the rest one by one with nvJPEG's single-image path (which
- * also finds which image of a failed batch is bad, and why). No timer: a batch is whatever
- * arrived while the previous one was being worked on. */
+ * 0.43, and more decoder threads only queue behind the same engines. Requests wait in each thread's
+ * list; an encode goes to the encoder with the fewest waiting; the thread takes everything waiting,
+ * works through it and wakes each requester. The decoder reads every header, decodes what the
+ * hardware decoder takes in calls of 32, 16, 8, 4, 2 and 1 images per channel count, and the rest
+ * one by one with nvJPEG's single-image path (which also finds which image of a failed batch is
+ * bad, and why). No timer: a batch is whatever arrived while the previous one was being worked on.
+ */
 #include "jpeg_batch.h"
 
 #include "codec.h"
@@ -50,6 +50,7 @@ typedef struct request {
   int done;
   pthread_cond_t cv; /* done */
   struct request *next;
+  double t_submit, t_taken, t_done; /* queued, taken by its thread, finished (gpuimg_now_ms) */
 } request_t;
 
 /* One thread, its list and its nvJPEG handle. */
@@ -69,6 +70,10 @@ typedef struct {
   int error_code;
   char error[1024];
   double busy_ms, setup_ms;
+  /* Over its requests: waiting in its list, being served, and from done until the requester
+   * ran again (its wake-up), in ms; and how many. */
+  double queued_ms, served_ms, woken_ms;
+  long requests;
 } lane_t;
 
 /* Lanes 0 .. ndecoders-1 decode, the others encode. */
@@ -212,9 +217,11 @@ static void *lane_main(void *arg)
     request_t *list = lane->head;
     lane->head = lane->tail = NULL;
     __atomic_store_n(&lane->queued, 0, __ATOMIC_RELAXED);
+    double t0 = gpuimg_now_ms();
+    for (request_t *r = list; r; r = r->next)
+      r->t_taken = t0;
     pthread_mutex_unlock(&lane->mu);
 
-    double t0 = gpuimg_now_ms();
     serve(lane, nj, list);
     double t1 = gpuimg_now_ms();
 
@@ -222,6 +229,7 @@ static void *lane_main(void *arg)
     lane->busy_ms += t1 - t0;
     for (request_t *r = list, *next; r; r = next) {
       next = r->next; /* r is the requester's once it sees done (after mu is released) */
+      r->t_done = t1;
       r->done = 1;
       pthread_cond_signal(&r->cv);
     }
@@ -296,6 +304,7 @@ static int submit(gpuimg_jpeg_batch_t *jb, request_t *r)
   pthread_mutex_lock(&lane->mu);
   while (!lane->started)
     pthread_cond_wait(&lane->work, &lane->mu);
+  r->t_submit = gpuimg_now_ms(); /* the set-up's wait is jpeg_setup_ms's */
   if (!lane->ok) {
     /* Its set-up failed: nvJPEG's or CUDA's message, for every image. */
     int code = lane->error_code ? lane->error_code : GPUIMG_EXIT_DEVICE;
@@ -315,6 +324,10 @@ static int submit(gpuimg_jpeg_batch_t *jb, request_t *r)
   pthread_cond_signal(&lane->work);
   while (!r->done)
     pthread_cond_wait(&r->cv, &lane->mu);
+  lane->queued_ms += r->t_taken - r->t_submit;
+  lane->served_ms += r->t_done - r->t_taken;
+  lane->woken_ms += gpuimg_now_ms() - r->t_done;
+  lane->requests++;
   pthread_mutex_unlock(&lane->mu);
   pthread_cond_destroy(&r->cv);
   if (r->rc < 0) {
@@ -387,6 +400,21 @@ void gpuimg_jpeg_batch_counts(gpuimg_jpeg_batch_t *jb, long *batches, long *imag
   busy_ms[1] /= jb->nlanes - jb->ndecoders;
 }
 
+void gpuimg_jpeg_batch_waits(gpuimg_jpeg_batch_t *jb, int encode, double *ms, long *requests)
+{
+  ms[0] = ms[1] = ms[2] = 0;
+  *requests = 0;
+  for (int i = encode ? jb->ndecoders : 0; i < (encode ? jb->nlanes : jb->ndecoders); i++) {
+    lane_t *lane = &jb->lanes[i];
+    pthread_mutex_lock(&lane->mu);
+    ms[0] += lane->queued_ms;
+    ms[1] += lane->served_ms;
+    ms[2] += lane->woken_ms;
+    *requests += lane->requests;
+    pthread_mutex_unlock(&lane->mu);
+  }
+}
+
 void gpuimg_jpeg_batch_destroy(gpuimg_jpeg_batch_t *jb)
 {
   if (!jb)
@@ -450,6 +478,13 @@ void gpuimg_jpeg_batch_counts(gpuimg_jpeg_batch_t *jb, long *batches, long *imag
   *batches = *images = 0;
   busy_ms[1] = 0;
   *busy_ms = *setup_ms = 0;
+}
+
+void gpuimg_jpeg_batch_waits(gpuimg_jpeg_batch_t *jb, int encode, double *ms, long *requests)
+{
+  (void)jb, (void)encode;
+  ms[0] = ms[1] = ms[2] = 0;
+  *requests = 0;
 }
 
 void gpuimg_jpeg_batch_destroy(gpuimg_jpeg_batch_t *jb)

@@ -38,6 +38,11 @@ int gpuimg_jpeg_batch_encode(gpuimg_jpeg_batch_t *jb, const uint8_t *d_src, int 
 void gpuimg_jpeg_batch_counts(gpuimg_jpeg_batch_t *jb, long *batches, long *images, double *busy_ms,
                               double *setup_ms);
 
+/* Over the decode (encode 0) or encode requests so far: the milliseconds they waited in a
+ * thread's list (ms[0]), were served (ms[1]) and took from done until their requester ran
+ * again (ms[2], the wake-up), summed, and their count. */
+void gpuimg_jpeg_batch_waits(gpuimg_jpeg_batch_t *jb, int encode, double *ms, long *requests);
+
 /* Stops the threads (after the requests in progress) and frees everything. */
 void gpuimg_jpeg_batch_destroy(gpuimg_jpeg_batch_t *jb);
 

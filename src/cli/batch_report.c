@@ -353,6 +353,21 @@ static void device_overlap(const batch_t *b, double *busy, double *hidden)
   free(e);
 }
 
+/* The JPEG threads' requests, per request on average: ms queued, served and until the
+ * requester woke, for decodes and encodes (0 without requests). */
+static void add_request_waits(cJSON *root, const gpuimg_sched_t *s)
+{
+  static const char *const kinds[2] = {"decode", "encode"};
+  static const char *const parts[3] = {"queued", "served", "woken"};
+  cJSON *o = cJSON_AddObjectToObject(root, "jpeg_request_ms");
+  for (int k = 0; o && k < 2; k++) {
+    cJSON *kind = cJSON_AddObjectToObject(o, kinds[k]);
+    long n = s->jpeg_requests[k];
+    for (int j = 0; kind && j < 3; j++)
+      cJSON_AddNumberToObject(kind, parts[j], rnd4(n > 0 ? s->jpeg_wait_ms[k][j] / n : 0));
+  }
+}
+
 static char *summary_json(const batch_t *b, const batch_counts_t *n, double wall_ms, int status)
 {
   int converted = n->converted;
@@ -407,6 +422,7 @@ static char *summary_json(const batch_t *b, const batch_counts_t *n, double wall
   /* where a batch's fixed costs go: nvJPEG's threads set up and torn down, workers ready */
   cJSON_AddNumberToObject(root, "jpeg_setup_ms", rnd4(b->sched.jpeg_setup_ms));
   cJSON_AddNumberToObject(root, "jpeg_teardown_ms", rnd4(b->sched.jpeg_teardown_ms));
+  add_request_waits(root, &b->sched);
   cJSON_AddNumberToObject(root, "workers_ready_ms", rnd4(b->sched.go_ms));
   /* the hybrid start: when the device was up for the workers to move to it */
   if (b->sched.hybrid && b->sched.dev_ready_ms >= 0)

@@ -91,6 +91,14 @@ static void stop_device_jpeg(gpuimg_sched_t *s)
     if (!s->jpeg[d])
       continue;
     gpuimg_jpeg_batch_counts(s->jpeg[d], &batches, &images, ms, &setup);
+    for (int k = 0; k < 2; k++) {
+      double w[3];
+      long n;
+      gpuimg_jpeg_batch_waits(s->jpeg[d], k, w, &n);
+      for (int j = 0; j < 3; j++)
+        s->jpeg_wait_ms[k][j] += w[j];
+      s->jpeg_requests[k] += n;
+    }
     if (setup > s->jpeg_setup_ms)
       s->jpeg_setup_ms = setup;
     s->jpeg_batch_ms += ms[0];

@@ -52,6 +52,10 @@ struct gpuimg_sched {
   gpuimg_jpeg_batch_t *jpeg[GPUIMG_SCHED_MAX_DEVICES];
   long jpeg_batches, jpeg_batch_images;
   double jpeg_batch_ms, jpeg_encode_ms, jpeg_setup_ms, jpeg_teardown_ms;
+  /* The decode [0] and encode [1] requests to the JPEG threads: ms queued, served and until
+   * the requester woke (gpuimg_jpeg_batch_waits), summed, and their count. */
+  double jpeg_wait_ms[2][3];
+  long jpeg_requests[2];
   double go_ms; /* when the workers were told to go, from t_start */
   /* --backend auto on one device with host codecs: the device is brought up by the starter
    * thread while the workers begin on the CPU, each moving to CUDA at its next image once

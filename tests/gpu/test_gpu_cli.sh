@@ -446,6 +446,9 @@ s = lines[-1]
 n = len(lines) - 1
 assert s["converted"] == n - 1 and s["failed"] == 1, s
 assert s["jpeg_batches"] >= 1 and s["jpeg_batched_images"] >= 1, s
+req = s["jpeg_request_ms"]
+assert req["decode"]["served"] > 0 and req["encode"]["served"] > 0, req
+assert min(req["decode"].values()) >= 0 and min(req["encode"].values()) >= 0, req
 for o in lines[:-1]:
     if o["status"] != "ok":
         assert o["exit_code"] == 3 and "cut.jpg" in o["error"], o
