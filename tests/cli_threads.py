@@ -7,8 +7,8 @@ import struct
 import zlib
 
 from gpuimg_testlib import (
-    COLOUR_TYPE_OF_CHANNELS, SAMPLES, built_with, check, cpu, expect_ok, png_file, read, run, test,
-    write)
+    COLOUR_TYPE_OF_CHANNELS, SAMPLES, built_with, check, cpu, expect_ok, path, png_file, read, run,
+    test, write)
 from cli_common import load_report, range_msg, usage_error
 
 THREADS = ("1", "2", "7")
@@ -205,3 +205,10 @@ def jpeg_bands_same_bytes_at_every_thread_count():
                       stdout_expected=False)
         check(read("out1.png") == read("whole.png"), "%s: the bands decode to other pixels"
               % what)
+    # Taller than libjpeg's largest side (65500): refused as a whole encode refuses it, no file.
+    expect_ok(cpu("resize", "--width", "64", "--height", "70000", "--filter", "bilinear",
+                  "sample:", "tall.png"), stdout_expected=False)
+    res = cpu("blur", "-r", "0", "--threads", "2", "tall.png", "tall.jpg")
+    check(res.rc == 4 and res.err.startswith(b"gpuimg: tall.jpg: cannot encode JPEG: ") and
+          b"65500" in res.err and not os.path.exists(path("tall.jpg")),
+          "a 64x70000 JPEG", res)

@@ -265,18 +265,19 @@ static int jpeg_name(const char *name)
 }
 
 /* Splits the work between the host codecs and the device's JPEG path when the engine finds it
- * pays (gpuimg_sched_split, priced on the first JPEG-named input), each item by its name; 0, or
- * -1 with the error set (out of memory). */
+ * pays (gpuimg_sched_split, priced on the first JPEG-named input to do and the list's length),
+ * each item by its name; 0, or -1 with the error set (out of memory). */
 static int split(batch_t *b)
 {
   if (b->ntodo <= 0)
     return 0;
-  int first = 0;
-  for (int k = 0; k < b->ntodo && k < 64 && !first; k++)
+  int first = -1;
+  for (int k = 0; k < b->ntodo && k < 64 && first < 0; k++)
     if (jpeg_name(b->items[b->todo[k]].input))
       first = k;
-  const item_t *f = &b->items[b->todo[first]];
-  if (!(gpuimg_sched_split(&b->sched, f->input, f->format, b->ntodo) > 0))
+  const item_t *f = &b->items[b->todo[first < 0 ? 0 : first]];
+  /* Priced on the whole list, so that a shard or a resumed run gets the same share. */
+  if (!(gpuimg_sched_split(&b->sched, f->input, f->format, b->nitems) > 0))
     return 0;
   if (!(b->to_device = batch_calloc((size_t)b->ntodo, 1)))
     return -1;

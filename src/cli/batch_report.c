@@ -292,9 +292,9 @@ static int cmp_edge(const void *a, const void *b)
  * busiest. */
 static void add_busy_shares(cJSON *root, const batch_t *b, double wall_ms, double device_ms)
 {
-  double worker_ms = 0;
+  double worker_ms = 0; /* the --jobs workers' (not a split's device-path workers') */
   for (int i = 0; i < b->nitems; i++)
-    for (int k = 0; k < IV_COUNT; k++) {
+    for (int k = 0; k < IV_COUNT && b->items[i].worker < b->nworkers; k++) {
       const double *iv = b->items[i].iv[k];
       if (iv[0] >= 0 && iv[1] >= iv[0])
         worker_ms += iv[1] - iv[0];
@@ -304,7 +304,7 @@ static void add_busy_shares(cJSON *root, const batch_t *b, double wall_ms, doubl
   cJSON_AddNumberToObject(root, "cpu_ms", rnd4(cpu_ms));
   const char *names[] = {"hw_decoder", "jpeg_encoder", "device", "worker", "host_cpu"};
   double ms[] = {b->sched.jpeg_batch_ms / nd, b->sched.jpeg_encode_ms / nd, device_ms / nd,
-                 b->nall > 0 ? worker_ms / b->nall : 0, cpu_ms / gpuimg_cpu_cores()};
+                 b->nworkers > 0 ? worker_ms / b->nworkers : 0, cpu_ms / gpuimg_cpu_cores()};
   cJSON *o = cJSON_AddObjectToObject(root, "busy_pct");
   int top = 3;
   for (int i = 0; o && i < 5; i++) {

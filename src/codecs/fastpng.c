@@ -685,9 +685,14 @@ static int fastpng_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
     return -1;
   }
   put_header(&w, img);
-  /* The slices on threads (each into its own buffer, appended in order): the same bytes at
-   * every thread count. */
-  int rc = gpuimg_pool_ordered(opts->threads, e.nslices, slice_part, slice_take, &e);
+  /* The slices on threads (each into its own buffer, appended in order), or one after the
+   * other straight into out: the same bytes at every thread count. */
+  int rc = 0;
+  if (opts->threads > 1 && e.nslices > 1)
+    rc = gpuimg_pool_ordered(opts->threads, e.nslices, slice_part, slice_take, &e);
+  else
+    for (int i = 0; i < e.nslices && rc == 0; i++)
+      rc = encode_slice(&e, i, out);
   if (rc == 0 && reserve(out, 64) < 0) {
     gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "out of memory");
     rc = -1;

@@ -462,14 +462,16 @@ typedef struct {
   gpuimg_buf_t *out;
 } bands_t;
 
-/* The bands of img (1: encoded whole) and the MCUs in one: a large image only, and not one
- * whose band holds more MCUs than DRI's 16 bits count. */
+/* The bands of img (1: encoded whole) and the MCUs in one: a large image only, not one
+ * whose band holds more MCUs than DRI's 16 bits count, nor one libjpeg would refuse. */
 static int jpeg_bands(const gpuimg_image_t *img, unsigned *restart)
 {
   const char *env = getenv("GPUIMG_JPEG_BANDS");
   int mcu = img->channels <= 2 ? 8 : 16; /* gray: 8x8 blocks; colour 4:2:0: 16x16 MCUs */
-  int64_t mcus = (int64_t)((img->width + mcu - 1) / mcu) * (JPEG_BAND_ROWS / mcu);
+  int64_t mcus = ((int64_t)img->width + mcu - 1) / mcu * (JPEG_BAND_ROWS / mcu);
+  /* An image over libjpeg's largest side is encoded whole, for libjpeg to refuse it. */
   if ((env && strcmp(env, "0") == 0) || img->height <= JPEG_BAND_ROWS || mcus > 65535 ||
+      img->width > JPEG_MAX_DIMENSION || img->height > JPEG_MAX_DIMENSION ||
       (int64_t)img->width * img->height < JPEG_BAND_MIN_PIXELS)
     return 1;
   *restart = (unsigned)mcus;

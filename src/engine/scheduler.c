@@ -344,7 +344,7 @@ static int make_queues(gpuimg_sched_t *s)
 
 /* A device-path worker's runner, at its first item: on its device once that is up (after the
  * hybrid start, when there is one); else, like a worker whose device failed, the CPU backend
- * and the host codecs. */
+ * and the host codecs, with a notice (once per batch). */
 static void open_device_path(gpuimg_sched_t *s, gpuimg_worker_t *wk)
 {
   while (s->hybrid && atomic_load(&s->dev_state) == 0) {
@@ -356,6 +356,16 @@ static void open_device_path(gpuimg_sched_t *s, gpuimg_worker_t *wk)
   if (wk->pipe) {
     gpuimg_codec_set_pixel_source(gpuimg_pipeline_pixel_source, wk->pipe);
     return;
+  }
+  /* A device that never came up was said by the starter; a runner that failed is said here. */
+  int said = s->hybrid && atomic_load(&s->dev_state) != 1;
+  if (!said && !atomic_exchange(&s->move_failed, 1) && !s->plan->quiet) {
+    char msg[1200];
+    snprintf(msg, sizeof msg,
+             "a worker of the device's JPEG path cannot use CUDA device %d (%s); its images go "
+             "to the CPU backend and the host codecs",
+             wk->device, gpuimg_error_message());
+    s->calls.say(s->calls.ctx, msg);
   }
   gpuimg_error_clear();
   wk->device = -1;
