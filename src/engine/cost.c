@@ -61,6 +61,20 @@ static double codec_ms(gpuimg_format_t fmt, double bytes, int decode)
          1e-6;
 }
 
+/* How much faster than one thread the host encodes res on threads threads: fastpng's
+ * slices of 256 KiB (--png-level 0 and 1) and libjpeg's bands of 256 rows (4 Mpx and more)
+ * run on the threads (src/codecs/), each past the first adding CPU_PARALLEL of one. */
+static double encode_parallel(const gpuimg_plan_t *plan, gpuimg_format_t fmt,
+                              const gpuimg_shape_t *res, int threads)
+{
+  double px = (double)res->w * res->h, bytes = px * res->c;
+  double parts = fmt == GPUIMG_FORMAT_PNG && plan->png_level <= 1 ? bytes / (256.0 * 1024)
+                 : fmt == GPUIMG_FORMAT_JPEG && px >= 4194304.0   ? res->h / 256.0
+                                                                  : 1;
+  double n = parts < threads ? parts : threads;
+  return n > 1 ? 1 + (n - 1) * CPU_PARALLEL : 1;
+}
+
 /* A run's parts in ms: the host decode and encode, the steps on the CPU and on CUDA, the
  * copies up and down, and the decoded and resulting pixels' bytes. */
 typedef struct {
@@ -91,7 +105,8 @@ static int predict_parts(const gpuimg_plan_t *plan, int threads, const gpuimg_co
   p->in_bytes = (double)in->width * in->height * in->channels;
   p->out_bytes = (double)res->w * res->h * res->c;
   p->decode = codec_ms(in->in_format, (double)in->file_bytes + p->in_bytes, 1);
-  p->encode = codec_ms(in->out_format, p->out_bytes, 0);
+  p->encode = codec_ms(in->out_format, p->out_bytes, 0) /
+              encode_parallel(plan, in->out_format, res, threads);
   p->up = p->in_bytes * (CUDA_STAGE_NS + CUDA_COPY_NS) * 1e-6;
   p->down = p->out_bytes * CUDA_COPY_NS * 1e-6;
   return 0;
@@ -110,11 +125,12 @@ void gpuimg_cost_predict(const gpuimg_plan_t *plan, int threads, const gpuimg_co
              p.down + p.gpu + p.encode;
 }
 
-double gpuimg_cost_predict_nvjpeg(const gpuimg_plan_t *plan, const gpuimg_cost_input_t *in,
-                                  int device_decode, int device_encode)
+double gpuimg_cost_predict_nvjpeg(const gpuimg_plan_t *plan, int threads,
+                                  const gpuimg_cost_input_t *in, int device_decode,
+                                  int device_encode)
 {
   parts_t p;
-  if (predict_parts(plan, 1, in, &p) < 0)
+  if (predict_parts(plan, threads, in, &p) < 0)
     return 0;
   double load = device_decode ? CUDA_START_MS + p.in_bytes * NVJPEG_DECODE_NS * 1e-6
                               : (p.decode > CUDA_START_MS ? p.decode : CUDA_START_MS) + p.up;

@@ -21,10 +21,12 @@ void gpuimg_cost_predict(const gpuimg_plan_t *plan, int threads, const gpuimg_co
 /* Predicted wall time in ms of the same run on CUDA with nvJPEG (--codec nvjpeg): its handle
  * created after the device's start, then the JPEG input decoded on the device when
  * device_decode (else decoded on the host, overlapped with the start, and copied up) and the
- * JPEG output encoded there when device_encode (else copied down and encoded on the host);
+ * JPEG output encoded there when device_encode (else copied down and encoded on the host, on
+ * threads threads);
  * 0 when the steps cannot run on in. */
-double gpuimg_cost_predict_nvjpeg(const gpuimg_plan_t *plan, const gpuimg_cost_input_t *in,
-                                  int device_decode, int device_encode);
+double gpuimg_cost_predict_nvjpeg(const gpuimg_plan_t *plan, int threads,
+                                  const gpuimg_cost_input_t *in, int device_decode,
+                                  int device_encode);
 
 /* The share of a batch's n JPEG inputs (like in, at full size) to send down the device's JPEG
  * path (the hardware decoder, the steps there, nvJPEG's encoder for a JPEG output) while the

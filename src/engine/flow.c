@@ -71,8 +71,7 @@ static const gpuimg_codec_t *host_decoder(const gpuimg_plan_t *plan, const uint8
  * asks, as the stage <prefix>decode. */
 static int decode_timed(const gpuimg_plan_t *plan, const uint8_t *bytes, size_t size,
                         const char *what, const char *prefix, int o, int reduction,
-                        gpuimg_image_t *img,
-                        gpuimg_run_t *run)
+                        gpuimg_image_t *img, gpuimg_run_t *run)
 {
   char name[32];
   double t0 = gpuimg_now_ms();
@@ -263,7 +262,7 @@ static int cheapest(image_t *im, const uint8_t *bytes, size_t size, int r)
   if (!decode && !encode)
     return best; /* nvJPEG would have nothing to do */
   double host = best == RUN_CPU ? run->predicted_cpu_ms : run->predicted_cuda_ms;
-  run->predicted_nvjpeg_ms = gpuimg_cost_predict_nvjpeg(plan, &in, decode, encode);
+  run->predicted_nvjpeg_ms = gpuimg_cost_predict_nvjpeg(plan, threads, &in, decode, encode);
   run->has_nvjpeg_choice = 1;
   if (run->predicted_nvjpeg_ms < host) {
     run->choice_reason = choice_reason[RUN_NVJPEG];
@@ -422,8 +421,8 @@ static int steps(image_t *im)
                          flow->plan->quality,
                          job->output_what};
   int rc = im->on_device || im->encoded_on_device
-               ? gpuimg_pipeline_process_jpeg(runner, im->plan, &io, im->on_device ? NULL : &im->src,
-                                              masks, &im->dst, run)
+               ? gpuimg_pipeline_process_jpeg(runner, im->plan, &io,
+                                              im->on_device ? NULL : &im->src, masks, &im->dst, run)
                : gpuimg_pipeline_process(runner, im->plan, &im->src, masks, &im->dst, run);
   mark(im, GPUIMG_FLOW_STEPS, 1);
   if (rc == 0) /* decoded, here or on the device */
