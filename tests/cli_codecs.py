@@ -8,7 +8,8 @@ import sys
 
 from gpuimg_testlib import (
     EXIT_INPUT, EXIT_OUTPUT, EXIT_USAGE, Failure, Skip, built_with, check, cpu, expect_error,
-    expect_ok, make_pixels, path, png_decode, png_encode_8bit, read, run, test, write)
+    expect_ok, make_pixels, path, png_decode, png_encode, png_encode_8bit, png_file, read, run,
+    test, write)
 from cli_common import (
     range_msg, check_no_leftovers, expected, load_report, make_jpeg, read_png, same_image,
     stage, usage_error)
@@ -39,12 +40,62 @@ def codec_choices():
 def codec_of(choice, job, png_level=1):
     """The codec that --codec CHOICE uses for job: 'decode png', 'decode jpeg', 'encode png',
     'encode jpeg', 'encode bmp' or 'encode tga'; auto encodes PNG with fastpng at
-    --png-level 0 and 1 and with libpng (when built in) at 2..9."""
+    --png-level 0 and 1 and with libpng (when built in) at 2..9, and decodes PNG with
+    fastpng's reader (the 8-bit, non-interlaced, palette-free PNGs these tests give it)."""
     if job == "encode png" and (choice == "fastpng" or (choice == "auto" and png_level <= 1)):
+        return "fastpng"
+    if job == "decode png" and choice in ("fastpng", "auto"):
         return "fastpng"
     lib = {"encode png": "libpng", "decode jpeg": "libjpeg", "encode jpeg": "libjpeg"}.get(job)
     built = {"libpng": has_libpng(), "libjpeg": has_libjpeg()}
     return lib if lib and built[lib] and choice in ("auto", lib) else "stb"
+
+
+@test("codec")
+def png_reader_matches_stb():
+    # fastpng's reader (auto's PNG decoder) takes 8-bit, non-interlaced, palette-free PNGs
+    # without tRNS, every filter type, one IDAT or many; its pixels are stb's. The others go to
+    # stb (the report says which), and so does a file it finds corrupt (then stb's verdict).
+    def both(name):  # TGA output: stb writes it either way, so equal files mean equal pixels
+        res = cpu("blur", "-r", "0", name, "a.tga", "--report", "-")
+        ref = cpu("blur", "-r", "0", name, "b.tga", "--codec", "stb")
+        check(res.rc == ref.rc, "%s: exit %d, stb's %d" % (name, res.rc, ref.rc), res)
+        if res.rc == 0:
+            check(read("a.tga") == read("b.tga"), "%s: other pixels than stb's" % name, res)
+            for f in ("a.tga", "b.tga"):
+                os.remove(path(f))
+            return stage(load_report(res.out), "decode")["codec"]
+        check(res.err == ref.err, "%s: not stb's message" % name, res)
+        return None
+
+    for c in (1, 2, 3, 4):
+        for w, h in ((1, 1), (2, 3), (5, 4), (33, 17)):
+            px = make_pixels(w, h, c, seed=7 * w + h + c)
+            for first in range(5):
+                for split in (0, 7):
+                    write("f.png", png_encode_8bit(w, h, c, px, first_filter=first,
+                                                   idat_split=split))
+                    check(both("f.png") == "fastpng", "%dx%dx%d, filter %d, IDATs of %d: not "
+                          "fastpng's" % (w, h, c, first, split), None)
+    px = make_pixels(9, 5, 3, seed=3)
+    for what, kw in (("interlaced", {"interlace": True}), ("tRNS", {"trns": b"\0\1\0\2\0\3"})):
+        write("s.png", png_encode_8bit(9, 5, 3, px, **kw))
+        check(both("s.png") == "stb", "%s: not stb's" % what, None)
+    write("s.png", png_encode(4, 3, 3, [1, 2, 0] * 4, bit_depth=8, palette=[(9, 8, 7), (1, 2, 3),
+                                                                          (4, 5, 6)]))
+    check(both("s.png") == "stb", "a palette PNG: not stb's", None)
+    write("s.png", png_encode(3, 2, 0, list(range(0, 60000, 10000)), bit_depth=16))
+    check(both("s.png") == "stb", "a 16-bit PNG: not stb's", None)
+    # A wrong Adler-32 (stb does not check it), a filter type of 5, and a stream cut short.
+    good = png_encode_8bit(6, 4, 3, make_pixels(6, 4, 3, seed=9))
+    write("adler.png", good[:-20] + bytes(b ^ 0xFF for b in good[-20:-16]) + good[-16:])
+    check(both("adler.png") == "fastpng", "a wrong Adler-32: stb's pixels", None)
+    raw = b"".join(b"\5" + bytes(12) for _ in range(2))
+    write("filter5.png", png_file(4, 2, 2, 8, __import__("zlib").compress(raw)))
+    check(both("filter5.png") is None, "filter type 5 decoded", None)
+    raw = b"".join(b"\0" + bytes(12) for _ in range(2))
+    write("short.png", png_file(4, 2, 2, 8, __import__("zlib").compress(raw)[:-6]))
+    both("short.png")
 
 
 def codec_images():

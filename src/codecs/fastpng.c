@@ -1,6 +1,6 @@
 /* fastpng.c: gpuimg's own PNG writer (--codec fastpng, and --codec auto at
- * --png-level 0 and 1). Lossless, 8-bit, 1 to 4 channels; the checksums are zlib's (or
- * libdeflate's), the rest is its own.
+ * --png-level 0 and 1), and the codec's declaration (its reader is fastpng_read.c). Lossless,
+ * 8-bit, 1 to 4 channels; the checksums are zlib's (or libdeflate's), the rest is its own.
  *
  * Why it exists: on a 1024x768 photograph libpng at its fastest (zlib level 1, run-length
  * strategy, Sub filter) spends about 12 ms per image, most of it in zlib's general match
@@ -23,6 +23,7 @@
  * it with stb, libpng and Python's zlib). Deflate format: RFC 1951; zlib: RFC 1950; PNG
  * filters and chunks: the PNG specification. */
 #include "codec.h"
+#include "fastpng.h"
 
 #include "pool.h"
 
@@ -751,12 +752,16 @@ static int fastpng_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
   return rc;
 }
 
-/* Under auto: PNG output at levels 0 and 1, ahead of libpng and stb. */
+/* Under auto: PNG output at levels 0 and 1, ahead of libpng and stb; PNG input that its
+ * reader takes (fastpng_read.c), ahead of stb. */
 const gpuimg_codec_t gpuimg_codec_fastpng = {
     .name = "fastpng",
+    .decodes = GPUIMG_FORMAT_BIT(GPUIMG_FORMAT_PNG),
     .encodes = GPUIMG_FORMAT_BIT(GPUIMG_FORMAT_PNG),
+    .recognises = gpuimg_fastpng_reads,
     .priority = 3,
     .png_level_min = 0,
     .png_level_max = 1,
+    .decode = gpuimg_fastpng_read,
     .encode = fastpng_encode,
 };

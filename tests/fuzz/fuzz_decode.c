@@ -1,5 +1,6 @@
 /* fuzz_decode.c: libFuzzer harness: untrusted bytes through the metadata reader and writer (EXIF,
- * ICC), the stb codec (and libjpeg's, where built with it, at full size and reduced, then resized),
+ * ICC), the stb codec (fastpng's PNG reader against it; libjpeg's, where built with it, at full size
+ * and reduced, then resized),
  * the EXIF orientation, then every CPU operation. */
 #include "codec.h"
 #include "exif.h"
@@ -337,6 +338,25 @@ static int check_meta(const uint8_t *data, size_t size, uint32_t h)
   return o;
 }
 
+/* fastpng's reader (auto's PNG decoder) against stb on the same bytes: the same verdict and,
+ * when both decode, the same pixels. */
+static void check_fastpng(const uint8_t *data, size_t size)
+{
+  gpuimg_image_t a, b;
+  int ra = gpuimg_codec_fastpng.decode(data, size, "fuzz", FUZZ_MAX_PIXELS, &a);
+  gpuimg_error_clear();
+  int rb = gpuimg_codec_stb.decode(data, size, "fuzz", FUZZ_MAX_PIXELS, &b);
+  gpuimg_error_clear();
+  must(ra == rb, "fastpng's reader and stb disagree on whether the file decodes");
+  if (ra < 0)
+    return;
+  must(a.width == b.width && a.height == b.height && a.channels == b.channels &&
+           !memcmp(a.data, b.data, gpuimg_image_bytes(a.width, a.height, a.channels)),
+       "fastpng's reader and stb decode other pixels");
+  gpuimg_image_free(&a);
+  gpuimg_image_free(&b);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -354,6 +374,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   if (gpuimg_codec_info(data, size, &iw, &ih, &ic) == 0)
     must(iw >= 1 && ih >= 1 && ic >= 1 && ic <= 4, "info returned an impossible header");
   gpuimg_error_clear();
+  check_fastpng(data, size);
   if (gpuimg_codec_stb.decode(data, size, "fuzz", FUZZ_MAX_PIXELS, &img) < 0) {
     check_refusal();
     return 0;
