@@ -16,6 +16,8 @@
 
 /* stb's largest side (src/codecs/stb.c): a larger image is stb's to refuse. */
 #define READ_MAX_SIDE (1u << 20)
+/* The most a deflate stream expands: a length-258 match in about two bits (RFC 1951). */
+#define DEFLATE_MAX_RATIO 1032u
 
 static uint32_t be32(const uint8_t *p)
 {
@@ -192,7 +194,10 @@ static int unfilter_row(const uint8_t *f, const uint8_t *prev, uint8_t *row, siz
 static int read_pixels(const uint8_t *b, const layout_t *l, gpuimg_image_t *out)
 {
   size_t stride = (size_t)l->w * (size_t)l->c, rows = l->h;
-  if (stride + 1 > SIZE_MAX / rows)
+  /* Nothing is allocated for more than the stream can hold (deflate expands at most 1032
+   * times, plus a block's overhead): a header that lies about the size is stb's to judge. */
+  if (stride + 1 > SIZE_MAX / rows || l->zsize > SIZE_MAX / DEFLATE_MAX_RATIO - 1024 ||
+      (stride + 1) * rows > l->zsize * DEFLATE_MAX_RATIO + 1024)
     return -1;
   uint8_t *own, *filtered = malloc((stride + 1) * rows), *px = malloc(stride * rows);
   const uint8_t *z = stream(b, l, &own);
