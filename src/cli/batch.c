@@ -5,7 +5,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -257,26 +256,15 @@ static void progress_cb(void *ctx)
   batch_progress_show(ctx);
 }
 
-/* Whether a name ends in .jpg or .jpeg, any case. */
-static int jpeg_name(const char *name)
-{
-  const char *dot = strrchr(name, '.');
-  return dot && (strcasecmp(dot, ".jpg") == 0 || strcasecmp(dot, ".jpeg") == 0);
-}
-
 /* Splits the work between the host codecs and the device's JPEG path when the engine finds it
- * pays (gpuimg_sched_split, priced on the first JPEG-named input to do and the list's length),
- * each item by its name; 0, or -1 with the error set (out of memory). */
+ * pays (gpuimg_sched_split, priced on the list's first input and length, so that a shard or a
+ * resumed run gets the same share), each item by its name; 0, or -1 with the error set (out of
+ * memory). */
 static int split(batch_t *b)
 {
   if (b->ntodo <= 0)
     return 0;
-  int first = -1;
-  for (int k = 0; k < b->ntodo && k < 64 && first < 0; k++)
-    if (jpeg_name(b->items[b->todo[k]].input))
-      first = k;
-  const item_t *f = &b->items[b->todo[first < 0 ? 0 : first]];
-  /* Priced on the whole list, so that a shard or a resumed run gets the same share. */
+  const item_t *f = &b->items[0];
   if (!(gpuimg_sched_split(&b->sched, f->input, f->format, b->nitems) > 0))
     return 0;
   if (!(b->to_device = batch_calloc((size_t)b->ntodo, 1)))

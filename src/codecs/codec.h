@@ -44,8 +44,8 @@ int gpuimg_encode_check(const gpuimg_image_t *img, gpuimg_format_t fmt, gpuimg_f
 typedef struct {
   const char *name;    /* its --codec spelling */
   const char *library; /* the library it needs, as messages name it ("nvJPEG"); NULL: none */
-  unsigned decodes; /* the formats it reads (GPUIMG_FORMAT_BIT); 0: an encoder only */
-  unsigned encodes; /* the formats it writes */
+  unsigned decodes;    /* the formats it reads (GPUIMG_FORMAT_BIT); 0: an encoder only */
+  unsigned encodes;    /* the formats it writes */
   /* 1 when bytes begin a file it decodes (its signature test); NULL when it decodes nothing. */
   int (*recognises)(const uint8_t *bytes, size_t size);
   /* Under --codec auto, of the codecs that serve a job the one of highest priority wins; 0:
@@ -65,6 +65,9 @@ typedef struct {
                         int reduction, gpuimg_image_t *out);
   int (*encode)(const gpuimg_image_t *img, gpuimg_format_t fmt, const gpuimg_encode_opts_t *opts,
                 const char *what, gpuimg_buf_t *out);
+  /* The independent parts its encode cuts a width x height x channels image into, which run
+   * on gpuimg_encode_opts_t.threads threads (the cost model's speed-up); NULL: one. */
+  int (*encode_parts)(int width, int height, int channels);
 } gpuimg_codec_t;
 
 /* Every codec is defined whatever the build; one the build lacks declares no formats

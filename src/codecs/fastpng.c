@@ -708,6 +708,22 @@ static void put_trailer(bit_writer_t *w, const encoding_t *e)
   chunk_end(w, at);
 }
 
+/* Rows per slice of an image of stride bytes per row and h rows: as many as fit in a block
+ * (with the filter byte), at least one. A chunk holds at most 2^31 - 1 bytes and a block's
+ * counts stay 32-bit, whatever the row's length: a row longer than a block goes out in
+ * several. */
+static size_t slice_rows_of(size_t stride, size_t h)
+{
+  size_t rows = BLOCK_BYTES / (stride + 1);
+  return rows < 1 ? 1 : rows > h ? h : rows;
+}
+
+static int fastpng_parts(int width, int height, int channels)
+{
+  size_t h = (size_t)height, rows = slice_rows_of((size_t)width * (size_t)channels, h);
+  return (int)((h + rows - 1) / rows);
+}
+
 static int fastpng_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
                           const gpuimg_encode_opts_t *opts, const char *what, gpuimg_buf_t *out)
 {
@@ -719,10 +735,7 @@ static int fastpng_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
   const size_t h = (size_t)img->height;
   e.stride = (size_t)img->width * (size_t)img->channels;
   e.row_bytes = e.stride + 1;
-  /* A chunk holds at most 2^31 - 1 bytes and a block's counts stay 32-bit, whatever the
-   * row's length: a row longer than a block goes out in several. */
-  e.slice_rows = BLOCK_BYTES / e.row_bytes;
-  e.slice_rows = e.slice_rows < 1 ? 1 : e.slice_rows > h ? h : e.slice_rows;
+  e.slice_rows = slice_rows_of(e.stride, h);
   e.nslices = (int)((h + e.slice_rows - 1) / e.slice_rows);
   e.slices = calloc((size_t)e.nslices, sizeof *e.slices);
   bit_writer_t w = {.out = out};
@@ -764,4 +777,5 @@ const gpuimg_codec_t gpuimg_codec_fastpng = {
     .png_level_max = 1,
     .decode = gpuimg_fastpng_read,
     .encode = fastpng_encode,
+    .encode_parts = fastpng_parts,
 };

@@ -534,6 +534,13 @@ static int band_take(void *arg, int i, gpuimg_buf_t *buf)
   return rc ? -1 : 0;
 }
 
+static int jpeg_parts(int width, int height, int channels)
+{
+  gpuimg_image_t img = {.width = width, .height = height, .channels = channels};
+  unsigned restart;
+  return jpeg_bands(&img, &restart);
+}
+
 /* The codec's encode: whole, or in bands on opts->threads threads. */
 static int jpeg_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
                        const gpuimg_encode_opts_t *opts, const char *what, gpuimg_buf_t *out)
@@ -559,6 +566,7 @@ const gpuimg_codec_t gpuimg_codec_libjpeg = {
     .decode = jpeg_decode,
     .decode_reduced = jpeg_decode_reduced,
     .encode = jpeg_encode,
+    .encode_parts = jpeg_parts,
 };
 #else
 /* Built without libjpeg: no formats, so not in the registry. */

@@ -61,17 +61,16 @@ static double codec_ms(gpuimg_format_t fmt, double bytes, int decode)
          1e-6;
 }
 
-/* How much faster than one thread the host encodes res on threads threads: fastpng's
- * slices of 256 KiB (--png-level 0 and 1) and libjpeg's bands of 256 rows (4 Mpx and more)
- * run on the threads (src/codecs/), each past the first adding CPU_PARALLEL of one. */
+/* How much faster than one thread the host encodes res on threads threads: the encoder the
+ * plan picks declares the independent parts it cuts the image into (encode_parts), which run
+ * on the threads, each past the first adding CPU_PARALLEL of one. */
 static double encode_parallel(const gpuimg_plan_t *plan, gpuimg_format_t fmt,
                               const gpuimg_shape_t *res, int threads)
 {
-  double px = (double)res->w * res->h, bytes = px * res->c;
-  double parts = fmt == GPUIMG_FORMAT_PNG && plan->png_level <= 1 ? bytes / (256.0 * 1024)
-                 : fmt == GPUIMG_FORMAT_JPEG && px >= 4194304.0   ? res->h / 256.0
-                                                                  : 1;
-  double n = parts < threads ? parts : threads;
+  const gpuimg_codec_t *c =
+      fmt == GPUIMG_FORMAT_NONE ? NULL : gpuimg_codec_encoder(plan->codec, fmt, plan->png_level);
+  int parts = c && c->encode_parts ? c->encode_parts(res->w, res->h, res->c) : 1;
+  int n = parts < threads ? parts : threads;
   return n > 1 ? 1 + (n - 1) * CPU_PARALLEL : 1;
 }
 

@@ -40,8 +40,7 @@ static int parse_block(const gpuimg_option_t *o, const char *spelled, const char
 }
 
 /* --codec X for a library this build lacks. */
-static int codec_built(const gpuimg_option_t *o, const char *spelled, const char *arg,
-                       void *target)
+static int codec_built(const gpuimg_option_t *o, const char *spelled, const char *arg, void *target)
 {
   (void)o, (void)target;
   const char *missing = gpuimg_codec_missing(arg);
@@ -64,57 +63,109 @@ _Static_assert(GPUIMG_DEFAULT_QUALITY == 90 && GPUIMG_DEFAULT_PNG_LEVEL == 1 &&
 
 #define PLAN(field) offsetof(gpuimg_plan_t, field)
 const gpuimg_option_t gpuimg_plan_options[] = {
-    {.long_name = "backend", .kind = GPUIMG_OPTION_CHOICE, .offset = PLAN(backend),
-     .choices = backends, .metavar = "B",
+    {.long_name = "backend",
+     .kind = GPUIMG_OPTION_CHOICE,
+     .offset = PLAN(backend),
+     .choices = backends,
+     .metavar = "B",
      .help = "auto (one image: the one the cost model predicts faster;\n"
              "batches: CUDA when a device is usable, starting on the CPU\n"
              "while it comes up), cpu or cuda"},
-    {.long_name = "block", .kind = GPUIMG_OPTION_CUSTOM, .parse = parse_block, .metavar = "WxH",
+    {.long_name = "block",
+     .kind = GPUIMG_OPTION_CUSTOM,
+     .parse = parse_block,
+     .metavar = "WxH",
      .help = "CUDA block shape for 2-D kernels (W*H <= 1024)"},
-    {.long_name = "threads", .kind = GPUIMG_OPTION_INT, .offset = PLAN(threads), .min = 1,
-     .max = 1024, .metavar = "N",
+    {.long_name = "threads",
+     .kind = GPUIMG_OPTION_INT,
+     .offset = PLAN(threads),
+     .min = 1,
+     .max = 1024,
+     .metavar = "N",
      .help = "CPU backend: threads, each operation split into row bands;\n"
              "also a large PNG's slices (default: the cores this process\n"
              "may use; in a batch, those cores divided by --jobs)"},
-    {.long_name = "repeat", .kind = GPUIMG_OPTION_INT, .offset = PLAN(repeat), .min = 1,
-     .max = 100000, .metavar = "N",
+    {.long_name = "repeat",
+     .kind = GPUIMG_OPTION_INT,
+     .offset = PLAN(repeat),
+     .min = 1,
+     .max = 100000,
+     .metavar = "N",
      .help = "run the processing N times; report median/min/max/noise (default 1)"},
-    {.long_name = "warmup", .kind = GPUIMG_OPTION_INT, .offset = PLAN(warmup), .min = 0,
-     .max = 10000, .metavar = "M", .help = "run it M more times first, unrecorded (default 0)"},
-    {.long_name = "quality", .kind = GPUIMG_OPTION_INT, .offset = PLAN(quality), .min = 1,
-     .max = 100, .metavar = "Q", .help = "JPEG quality 1..100 (default 90)"},
-    {.long_name = "codec", .kind = GPUIMG_OPTION_CHOICE, .offset = PLAN(codec),
-     .choices = gpuimg_codec_choices, .parse = codec_built, .metavar = "C",
+    {.long_name = "warmup",
+     .kind = GPUIMG_OPTION_INT,
+     .offset = PLAN(warmup),
+     .min = 0,
+     .max = 10000,
+     .metavar = "M",
+     .help = "run it M more times first, unrecorded (default 0)"},
+    {.long_name = "quality",
+     .kind = GPUIMG_OPTION_INT,
+     .offset = PLAN(quality),
+     .min = 1,
+     .max = 100,
+     .metavar = "Q",
+     .help = "JPEG quality 1..100 (default 90)"},
+    {.long_name = "codec",
+     .kind = GPUIMG_OPTION_CHOICE,
+     .offset = PLAN(codec),
+     .choices = gpuimg_codec_choices,
+     .parse = codec_built,
+     .metavar = "C",
      .help = "image codecs: auto (the fastest built in: libjpeg decodes and\n"
-             "encodes JPEG; fastpng encodes PNG at --png-level 0..1, libpng\n"
-             "at 2..9; stb the rest), stb (stb for everything), fastpng,\n"
-             "libpng or libjpeg (that one, stb the rest), nvjpeg (JPEG on\n"
-             "the GPU with nvJPEG, auto's choice the rest; one image under\n"
-             "--backend auto: only where the cost model predicts it pays)"},
-    {.long_name = "png-level", .kind = GPUIMG_OPTION_INT, .offset = PLAN(png_level), .min = 0,
-     .max = 9, .metavar = "N",
+             "encodes JPEG; fastpng reads most PNGs and encodes PNG at\n"
+             "--png-level 0..1, libpng at 2..9; stb the rest), stb (stb for\n"
+             "everything), fastpng, libpng or libjpeg (that one, stb the\n"
+             "rest), nvjpeg (JPEG on the GPU with nvJPEG, auto's choice the\n"
+             "rest; one image under --backend auto: only where the cost\n"
+             "model predicts it pays)"},
+    {.long_name = "png-level",
+     .kind = GPUIMG_OPTION_INT,
+     .offset = PLAN(png_level),
+     .min = 0,
+     .max = 9,
+     .metavar = "N",
      .help = "PNG compression 0..9: 0 stores, 1 fast, 9 smallest (default 1)"},
-    {.long_name = "max-pixels", .kind = GPUIMG_OPTION_U64, .offset = PLAN(max_pixels), .min = 1,
-     .max = (long long)1 << 40, .metavar = "N", .help = "refuse larger images (default 268435456)"},
-    {.long_name = "fsync", .kind = GPUIMG_OPTION_FLAG, .offset = PLAN(fsync), .value = 1,
+    {.long_name = "max-pixels",
+     .kind = GPUIMG_OPTION_U64,
+     .offset = PLAN(max_pixels),
+     .min = 1,
+     .max = (long long)1 << 40,
+     .metavar = "N",
+     .help = "refuse larger images (default 268435456)"},
+    {.long_name = "fsync",
+     .kind = GPUIMG_OPTION_FLAG,
+     .offset = PLAN(fsync),
+     .value = 1,
      .help = "flush each output file to disk before it gets its name, and\n"
              "its directory after (survives a crash or power loss; slower)"},
-    {.long_name = "no-autorotate", .kind = GPUIMG_OPTION_FLAG, .offset = PLAN(no_autorotate),
+    {.long_name = "no-autorotate",
+     .kind = GPUIMG_OPTION_FLAG,
+     .offset = PLAN(no_autorotate),
      .value = 1,
      .help = "keep the stored pixels: do not turn images and masks as\n"
              "their EXIF Orientation asks (JPEG APP1, PNG eXIf)"},
-    {.long_name = "strip", .kind = GPUIMG_OPTION_FLAG, .offset = PLAN(strip), .value = 1,
+    {.long_name = "strip",
+     .kind = GPUIMG_OPTION_FLAG,
+     .offset = PLAN(strip),
+     .value = 1,
      .help = "write no metadata: without it the input's ICC profile and\n"
              "EXIF go to JPEG and PNG outputs (EXIF Orientation 1 once\n"
              "the pixels are turned, pixel dimensions the output's; no\n"
              "RGB profile on a gray output; XMP is never carried)"},
-    {.long_name = "exact-decode", .kind = GPUIMG_OPTION_FLAG, .offset = PLAN(exact_decode),
+    {.long_name = "exact-decode",
+     .kind = GPUIMG_OPTION_FLAG,
+     .offset = PLAN(exact_decode),
      .value = 1,
      .help = "no shrink-on-load: decode every JPEG at its full size even\n"
              "when a first step that shrinks on load (e.g. resize) would\n"
              "decode it at 1/2, 1/4 or 1/8"},
-    {.long_name = "quiet", .short_name = 'q', .kind = GPUIMG_OPTION_FLAG, .offset = PLAN(quiet),
-     .value = 1, .help = "no notices or warnings on stderr"},
+    {.long_name = "quiet",
+     .short_name = 'q',
+     .kind = GPUIMG_OPTION_FLAG,
+     .offset = PLAN(quiet),
+     .value = 1,
+     .help = "no notices or warnings on stderr"},
     {0},
 };
 
