@@ -130,6 +130,8 @@ static void check_share(const char *steps, gpuimg_format_t in_fmt, gpuimg_format
 
 int main(void)
 {
+  gpuimg_plan_t plan0;
+  double cpu0, cuda0;
   const gpuimg_format_t png = GPUIMG_FORMAT_PNG, jpg = GPUIMG_FORMAT_JPEG;
   static const char *pipeline = "gray then blur radius 4 then checkerboard";
   const case_t cases[] = {
@@ -181,6 +183,11 @@ int main(void)
   gpuimg_cost_input_t small = {31, 17, 3, 900, jpg, png};
   if (gpuimg_cost_device_share(&tiny, &small, 16, 100000000) != 0)
     fail("a device share for 31x17 JPEGs");
+  /* An image of no size (a header the model could not read) predicts without failing. */
+  gpuimg_cost_input_t none_in = {0, 0, 0, 0, png, png};
+  make_plan(&plan0, "gray");
+  gpuimg_cost_predict(&plan0, 16, &none_in, &cpu0, &cuda0);
+  gpuimg_cost_predict(&plan0, 16, &(gpuimg_cost_input_t){0, 0, 0, 0, png, jpg}, &cpu0, &cuda0);
   /* More threads never predict a slower CPU run. */
   gpuimg_plan_t plan;
   make_plan(&plan, pipeline);

@@ -720,6 +720,8 @@ static size_t slice_rows_of(size_t stride, size_t h)
 
 static int fastpng_parts(int width, int height, int channels)
 {
+  if (width < 1 || height < 1 || channels < 1)
+    return 1;
   size_t h = (size_t)height, rows = slice_rows_of((size_t)width * (size_t)channels, h);
   return (int)((h + rows - 1) / rows);
 }

@@ -67,8 +67,9 @@ static double codec_ms(gpuimg_format_t fmt, double bytes, int decode)
 static double encode_parallel(const gpuimg_plan_t *plan, gpuimg_format_t fmt,
                               const gpuimg_shape_t *res, int threads)
 {
-  const gpuimg_codec_t *c =
-      fmt == GPUIMG_FORMAT_NONE ? NULL : gpuimg_codec_encoder(plan->codec, fmt, plan->png_level);
+  const gpuimg_codec_t *c = fmt == GPUIMG_FORMAT_NONE || res->w < 1 || res->h < 1
+                                ? NULL
+                                : gpuimg_codec_encoder(plan->codec, fmt, plan->png_level);
   int parts = c && c->encode_parts ? c->encode_parts(res->w, res->h, res->c) : 1;
   int n = parts < threads ? parts : threads;
   return n > 1 ? 1 + (n - 1) * CPU_PARALLEL : 1;
