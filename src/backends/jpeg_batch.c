@@ -122,10 +122,23 @@ static void do_decode_alone(gpuimg_nvjpeg_t *nj, request_t *r)
     fail(r);
 }
 
-/* Decodes n requests of one channel count in one call to the hardware decoder; a failed
- * call is retried image by image. */
-static void do_decode_call(gpuimg_jpeg_batch_t *jb, gpuimg_nvjpeg_t *nj, request_t **rs, int n)
+/* Hands r back to its requester as soon as it is done, not at the end of the serve it came
+ * in, so that the requester goes on while the thread works through the others. r is the
+ * requester's once mu is released: nothing touches it after. */
+static void complete(lane_t *lane, request_t *r)
 {
+  pthread_mutex_lock(&lane->mu);
+  r->t_done = gpuimg_now_ms();
+  r->done = 1;
+  pthread_cond_signal(&r->cv);
+  pthread_mutex_unlock(&lane->mu);
+}
+
+/* Decodes n requests of one channel count in one call to the hardware decoder (a failed
+ * call is retried image by image), and completes them. */
+static void do_decode_call(lane_t *lane, gpuimg_nvjpeg_t *nj, request_t **rs, int n)
+{
+  gpuimg_jpeg_batch_t *jb = lane->jb;
   const uint8_t *jpegs[GPUIMG_NVJPEG_MAX_BATCH] = {0};
   size_t sizes[GPUIMG_NVJPEG_MAX_BATCH] = {0};
   uint8_t *dsts[GPUIMG_NVJPEG_MAX_BATCH] = {0};
@@ -137,26 +150,28 @@ static void do_decode_call(gpuimg_jpeg_batch_t *jb, gpuimg_nvjpeg_t *nj, request
     widths[i] = rs[i]->width;
   }
   if (gpuimg_nvjpeg_decode_batch(nj, n, jpegs, sizes, dsts, widths, rs[0]->channels) == 0) {
-    lane_t *lane = &jb->lanes[LANE_DECODE]; /* the counts are read under its lock */
-    pthread_mutex_lock(&lane->mu);
+    lane_t *first = &jb->lanes[LANE_DECODE]; /* the counts are read under its lock */
+    pthread_mutex_lock(&first->mu);
     jb->batches++;
     jb->images += n;
-    pthread_mutex_unlock(&lane->mu);
-    return;
+    pthread_mutex_unlock(&first->mu);
+  } else {
+    gpuimg_error_clear();
+    for (int i = 0; i < n; i++)
+      do_decode_alone(nj, rs[i]);
   }
-  gpuimg_error_clear();
   for (int i = 0; i < n; i++)
-    do_decode_alone(nj, rs[i]);
+    complete(lane, rs[i]);
 }
 
 /* Decodes n requests in calls of 32, 16, 8, 4, 2 and 1 images: nvJPEG's batch state is
  * made for one batch size, and making one costs tens of milliseconds, so the thread keeps
  * one per power of two instead of one per size. */
-static void do_decode_batch(gpuimg_jpeg_batch_t *jb, gpuimg_nvjpeg_t *nj, request_t **rs, int n)
+static void do_decode_batch(lane_t *lane, gpuimg_nvjpeg_t *nj, request_t **rs, int n)
 {
   for (int size = GPUIMG_NVJPEG_MAX_BATCH; n > 0; size /= 2)
     while (n >= size) {
-      do_decode_call(jb, nj, rs, size);
+      do_decode_call(lane, nj, rs, size);
       rs += size;
       n -= size;
     }
@@ -167,29 +182,34 @@ static void serve(lane_t *lane, gpuimg_nvjpeg_t *nj, request_t *list)
   gpuimg_jpeg_batch_t *jb = lane->jb;
   request_t *batch[2][GPUIMG_NVJPEG_MAX_BATCH];
   int nbatch[2] = {0, 0};
-  for (request_t *r = list; r; r = r->next) {
+  for (request_t *r = list, *next; r; r = next) {
+    next = r->next; /* read before r is completed */
     if (r->kind == REQ_ENCODE) {
       if (gpuimg_nvjpeg_encode_device(nj, r->d_img, r->width, r->height, r->channels, r->quality,
                                       r->what, &r->out, &r->out_size, NULL) < 0)
         fail(r);
+      complete(lane, r);
       continue;
     }
-    if (do_header(nj, r) < 0)
+    if (do_header(nj, r) < 0) {
+      complete(lane, r);
       continue;
+    }
     if (!jb->batching || !lane->hardware || !gpuimg_nvjpeg_hw_supported(nj, r->jpeg, r->size)) {
       do_decode_alone(nj, r);
+      complete(lane, r);
       continue;
     }
     int k = r->channels == 3;
     batch[k][nbatch[k]++] = r;
     if (nbatch[k] == GPUIMG_NVJPEG_MAX_BATCH) {
-      do_decode_batch(jb, nj, batch[k], nbatch[k]);
+      do_decode_batch(lane, nj, batch[k], nbatch[k]);
       nbatch[k] = 0;
     }
   }
   for (int k = 0; k < 2; k++)
     if (nbatch[k])
-      do_decode_batch(jb, nj, batch[k], nbatch[k]);
+      do_decode_batch(lane, nj, batch[k], nbatch[k]);
 }
 
 static void *lane_main(void *arg)
@@ -226,13 +246,7 @@ static void *lane_main(void *arg)
     double t1 = gpuimg_now_ms();
 
     pthread_mutex_lock(&lane->mu);
-    lane->busy_ms += t1 - t0;
-    for (request_t *r = list, *next; r; r = next) {
-      next = r->next; /* r is the requester's once it sees done (after mu is released) */
-      r->t_done = t1;
-      r->done = 1;
-      pthread_cond_signal(&r->cv);
-    }
+    lane->busy_ms += t1 - t0; /* serve() completed every request of the list */
   }
   lane->ok = 0;
   pthread_mutex_unlock(&lane->mu);
