@@ -350,7 +350,7 @@ __global__ void __launch_bounds__(kFusedThreads, 4)
   }
 }
 
-enum class Design { kStrip, kFused, kTwopass };
+enum class Design { kStrip, kFused, kTwopass, kTiled };
 
 // Three designs, all O(1) per pixel in r: the single-pass strip kernel (r <= 64), the
 // fused single-pass kernel (4-byte aligned rows, r <= 127) and row sums + column walk.
@@ -359,12 +359,18 @@ enum class Design { kStrip, kFused, kTwopass };
 // takes (portrait at 8K r = 16: 0.55 ms against the strip kernel's 0.82), the two
 // passes what is left. GPUIMG_FAST_BLUR=strip|fused|twopass overrides the choice (for
 // benchmarks and tests), falling back to the two passes where the kernel cannot serve.
+// On a small image at a small radius none of the three fills the GPU as well as the tiled
+// kernel, one block per 16x16 pixels (H200, docs/performance.md: 1024x768 up to r = 8,
+// 640x480 up to r = 16), so a blur (not portrait: the tiled kernel has no composite) takes it.
 template <int C> Design choose(const gpuimg_cuda_t *ctx, BlurShape s, const uint8_t *d_mask)
 {
   const char *impl = getenv("GPUIMG_FAST_BLUR");
   if (impl && strcmp(impl, "strip") != 0 && strcmp(impl, "fused") != 0 &&
       strcmp(impl, "twopass") != 0)
     impl = NULL; // any other value: the default choice
+  long long px = (long long)s.w * s.h;
+  if (!impl && !d_mask && ((s.r <= 8 && px <= (1LL << 20)) || (s.r <= 16 && px <= 400000)))
+    return Design::kTiled;
   bool strip = impl ? strcmp(impl, "strip") == 0 && s.r <= 64 : s.r <= 16 && !d_mask;
   if (strip && !impl) {
     // The strip kernel needs tall runs of rows per warp; a small image then gives too few
@@ -459,6 +465,8 @@ int enqueue_fast(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurS
     return launch_fused<C>(ctx, d_src, d_dst, s, d_mask, info);
   case Design::kStrip:
     return launch_strip<C>(ctx, d_src, d_dst, s, d_mask, info);
+  case Design::kTiled:
+    return enqueue_tiled<C>(ctx, d_src, d_dst, s, GPUIMG_TILE_U8, info);
   case Design::kTwopass:
     break;
   }
