@@ -37,8 +37,9 @@ typedef struct {
    * error set. NULL: nothing to choose. */
   int (*wait_mode)(int device, int blocking);
   /* A runner's state for plan (which outlives it) on device, as gpuimg_pipeline_create()
-   * says; NULL with the error set. */
-  void *(*open)(const gpuimg_plan_t *plan, int device);
+   * says; once: the runner serves one image and is then closed (buffers kept for a next
+   * image would not pay for their set-up). NULL with the error set. */
+  void *(*open)(const gpuimg_plan_t *plan, int device, int once);
   /* Runs plan's steps on src, or, with io and io->jpeg, on a JPEG decoded on the device (with
    * io->out the result is encoded there); as gpuimg_pipeline_process_jpeg() says. */
   int (*process)(void *state, const gpuimg_plan_t *plan, const gpuimg_image_t *src,

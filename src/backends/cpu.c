@@ -118,9 +118,9 @@ static int cpu_probe(char *reason, size_t reason_size)
   return 1;
 }
 
-static void *cpu_open(const gpuimg_plan_t *plan, int device)
+static void *cpu_open(const gpuimg_plan_t *plan, int device, int once)
 {
-  (void)device;
+  (void)device, (void)once;
   cpu_runner_t *cr = calloc(1, sizeof *cr);
   if (!cr) {
     gpuimg_error_set(GPUIMG_EXIT_FAILURE, "", "out of memory");

@@ -1,6 +1,7 @@
 /* cuda.c: the CUDA backend: a context and its stream per runner, pinned staging and device
- * buffers kept between images, the steps' kernels timed by CUDA events, and JPEG decoded and
- * encoded on the device with nvJPEG where it is built in. */
+ * buffers kept between images (a one-image runner copies from ordinary memory), the steps'
+ * kernels timed by CUDA events, and JPEG decoded and encoded on the device with nvJPEG where
+ * it is built in. */
 #include "backend.h"
 
 #include <stdio.h>
@@ -27,6 +28,7 @@ typedef struct {
   const uint8_t *mask_of[GPUIMG_MAX_STEPS]; /* the host mask that d_mask holds, or NULL */
   size_t mask_cap[GPUIMG_MAX_STEPS];
   int allocations; /* pinned and device allocations made so far */
+  int pageable;    /* one image run once: its copies go from and to ordinary memory */
 } cuda_buffers_t;
 
 /* Makes *h_buf at least need bytes of pinned memory, keeping it when it is large enough. */
@@ -70,7 +72,9 @@ static void buffers_free(cuda_buffers_t *b)
   gpuimg_cuda_dev_free(b->d_buf[1]);
   gpuimg_cuda_host_free(b->h_in);
   gpuimg_cuda_host_free(b->h_out);
+  int pageable = b->pageable;
   memset(b, 0, sizeof *b);
+  b->pageable = pageable;
 }
 
 #ifdef GPUIMG_HAVE_NVJPEG
@@ -153,10 +157,12 @@ static int encode_jpeg(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_jpeg_
 
 /* One run's shapes and stages. */
 typedef struct {
-  int w, h, in_c, out_c;                 /* the input's size and channels, the result's channels */
+  int w, h, in_c, out_c;                  /* the input's size and channels, the result's channels */
   gpuimg_shape_t s[GPUIMG_MAX_STEPS + 1]; /* each step's input; s[nsteps] the result */
   size_t in_bytes, out_bytes;
   const uint8_t *d_first, *d_last; /* the first step's input, the last step's output */
+  const uint8_t *h_src;            /* the host image uploaded (pinned staging, or src) */
+  uint8_t *h_dst;                  /* where the result comes back (pinned, or malloc'd) */
   gpuimg_stage_t *stage[GPUIMG_MAX_STEPS], *up, *down;
 } shape_t;
 
@@ -176,7 +182,8 @@ static int describe(gpuimg_cuda_t *ctx, const gpuimg_plan_t *plan, gpuimg_run_t 
 }
 
 /* The input: a JPEG decoded on the device once (every --repeat run starts from it), or src
- * in the pinned staging buffer (where a decoder may have put it already). */
+ * in the pinned staging buffer (where a decoder may have put it already), or src itself when
+ * the copies are pageable. */
 static int take_input(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_image_t *src,
                       const gpuimg_jpeg_io_t *io, gpuimg_run_t *run, shape_t *sh)
 {
@@ -193,11 +200,13 @@ static int take_input(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_image_
   sh->h = src->height;
   sh->in_c = src->channels;
   size_t n = gpuimg_image_bytes(sh->w, sh->h, sh->in_c);
-  if (src->data != b->h_in) {
-    if (grow_host(b, &b->h_in, &b->h_in_cap, n) < 0)
-      return -1;
-    memcpy(b->h_in, src->data, n);
-  }
+  sh->h_src = src->data;
+  if (b->pageable || src->data == b->h_in)
+    return 0;
+  if (grow_host(b, &b->h_in, &b->h_in_cap, n) < 0)
+    return -1;
+  memcpy(b->h_in, src->data, n);
+  sh->h_src = b->h_in;
   return 0;
 }
 
@@ -259,7 +268,7 @@ static int make_stages(cuda_buffers_t *b, const gpuimg_plan_t *plan, int device_
     return -1;
   if (sh->up) {
     sh->up->bytes = sh->in_bytes;
-    sh->up->pinned = 1;
+    sh->up->pinned = !b->pageable;
   }
   for (int i = 0; i < plan->nsteps; i++) {
     if (!(sh->stage[i] = gpuimg_run_step_stage(run, plan, i, sh->s, 1, plan->repeat)))
@@ -271,11 +280,20 @@ static int make_stages(cuda_buffers_t *b, const gpuimg_plan_t *plan, int device_
   sh->out_bytes = gpuimg_image_bytes(res->w, res->h, res->c);
   if (device_out)
     return 0;
-  if (!(sh->down = gpuimg_run_stage(run, "download", -1, 1, plan->repeat)) ||
-      grow_host(b, &b->h_out, &b->h_out_cap, sh->out_bytes) < 0)
+  if (!(sh->down = gpuimg_run_stage(run, "download", -1, 1, plan->repeat)))
     return -1;
   sh->down->bytes = sh->out_bytes;
-  sh->down->pinned = 1;
+  sh->down->pinned = !b->pageable;
+  if (b->pageable) { /* the caller's to free */
+    gpuimg_image_t out;
+    if (gpuimg_image_alloc(&out, res->w, res->h, res->c) < 0)
+      return -1;
+    sh->h_dst = out.data;
+    return 0;
+  }
+  if (grow_host(b, &b->h_out, &b->h_out_cap, sh->out_bytes) < 0)
+    return -1;
+  sh->h_dst = b->h_out;
   return 0;
 }
 
@@ -287,7 +305,7 @@ static int run_once(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_plan_t *
   int o = sh->d_first == b->d_buf[0]; /* o: the next output buffer */
   const uint8_t *in = sh->d_first;
   if (sh->up) {
-    if (gpuimg_cuda_upload(ctx, b->d_buf[0], b->h_in, sh->in_bytes, &ms) < 0)
+    if (gpuimg_cuda_upload(ctx, b->d_buf[0], sh->h_src, sh->in_bytes, &ms) < 0)
       return -1;
     if (r >= 0)
       sh->up->ms[r] = ms;
@@ -305,7 +323,7 @@ static int run_once(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_plan_t *
   }
   sh->d_last = in;
   if (sh->down) {
-    if (gpuimg_cuda_download(ctx, b->h_out, in, sh->out_bytes, &ms) < 0)
+    if (gpuimg_cuda_download(ctx, sh->h_dst, in, sh->out_bytes, &ms) < 0)
       return -1;
     if (r >= 0)
       sh->down->ms[r] = ms;
@@ -324,8 +342,7 @@ static void predict(const gpuimg_plan_t *plan, const gpuimg_image_t *masks, shap
       continue;
     st->has_prediction = 1;
     s->op->divergence(s->params, &masks[i], sh->s[i].w, sh->s[i].h, (int)l->block[0],
-                      (int)l->block[1],
-                      &st->predicted_warps, &st->predicted_divergent);
+                      (int)l->block[1], &st->predicted_warps, &st->predicted_divergent);
   }
 }
 
@@ -339,13 +356,19 @@ static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_plan_t *
   shape_t sh;
   int device_in = io && io->jpeg, device_out = io && io->out;
   memset(&sh, 0, sizeof sh);
-  if (describe(ctx, plan, run) < 0 || take_input(ctx, b, src, io, run, &sh) < 0 ||
-      check_shapes(plan, io, masks, &sh) < 0 || upload_masks(ctx, b, plan, masks, run) < 0 ||
-      make_stages(b, plan, device_in, device_out, &sh, run) < 0)
+  int rc = describe(ctx, plan, run) < 0 || take_input(ctx, b, src, io, run, &sh) < 0 ||
+                   check_shapes(plan, io, masks, &sh) < 0 ||
+                   upload_masks(ctx, b, plan, masks, run) < 0 ||
+                   make_stages(b, plan, device_in, device_out, &sh, run) < 0
+               ? -1
+               : 0;
+  for (int r = -plan->warmup; rc == 0 && r < plan->repeat; r++)
+    rc = run_once(ctx, b, plan, r, &sh);
+  if (rc < 0) {
+    if (b->pageable)
+      free(sh.h_dst);
     return -1;
-  for (int r = -plan->warmup; r < plan->repeat; r++)
-    if (run_once(ctx, b, plan, r, &sh) < 0)
-      return -1;
+  }
   predict(plan, masks, &sh);
   const gpuimg_shape_t *res = &sh.s[plan->nsteps];
   run->out_w = res->w;
@@ -359,8 +382,11 @@ static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_plan_t *
     return -1;
 #endif
   }
-  *dst = (gpuimg_image_t){
-      .width = res->w, .height = res->h, .channels = res->c, .data = b->h_out, .borrowed = 1};
+  *dst = (gpuimg_image_t){.width = res->w,
+                          .height = res->h,
+                          .channels = res->c,
+                          .data = sh.h_dst,
+                          .borrowed = !b->pageable};
   return 0;
 }
 
@@ -381,7 +407,9 @@ static void cuda_close(void *state)
   free(s);
 }
 
-static void *cuda_open(const gpuimg_plan_t *plan, int device)
+/* once: one image; run once too (no --repeat or --warmup, which time steady-state copies),
+ * its copies are pageable unless GPUIMG_ONCE_PINNED=1 asks for pinned staging (to measure). */
+static void *cuda_open(const gpuimg_plan_t *plan, int device, int once)
 {
   cuda_state_t *s = calloc(1, sizeof *s);
   if (!s) {
@@ -393,6 +421,9 @@ static void *cuda_open(const gpuimg_plan_t *plan, int device)
     cuda_close(s);
     return NULL;
   }
+  const char *pin = getenv("GPUIMG_ONCE_PINNED");
+  s->buffers.pageable =
+      once && plan->repeat == 1 && plan->warmup == 0 && !(pin && strcmp(pin, "1") == 0);
   return s;
 }
 
@@ -407,6 +438,8 @@ static int cuda_process(void *state, const gpuimg_plan_t *plan, const gpuimg_ima
 static uint8_t *cuda_pixels(void *state, size_t bytes)
 {
   cuda_buffers_t *b = &((cuda_state_t *)state)->buffers;
+  if (b->pageable)
+    return NULL; /* ordinary memory serves one copy best */
   return grow_host(b, &b->h_in, &b->h_in_cap, bytes) == 0 ? b->h_in : NULL;
 }
 

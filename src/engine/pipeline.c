@@ -38,7 +38,8 @@ int gpuimg_pipeline_probe(char *reason, size_t reason_size)
   return 0;
 }
 
-gpuimg_pipeline_t *gpuimg_pipeline_create(const gpuimg_plan_t *plan, int device)
+/* A runner on device; once: it serves one image (the backend's open says what changes). */
+static gpuimg_pipeline_t *create(const gpuimg_plan_t *plan, int device, int once)
 {
   const gpuimg_backend_ops_t *b =
       device == GPUIMG_DEVICE_CPU ? gpuimg_backend_find("cpu") : device_backend();
@@ -53,11 +54,16 @@ gpuimg_pipeline_t *gpuimg_pipeline_create(const gpuimg_plan_t *plan, int device)
   }
   p->plan = plan;
   p->backend = b;
-  if (!(p->state = b->open(plan, device))) {
+  if (!(p->state = b->open(plan, device, once))) {
     free(p);
     return NULL;
   }
   return p;
+}
+
+gpuimg_pipeline_t *gpuimg_pipeline_create(const gpuimg_plan_t *plan, int device)
+{
+  return create(plan, device, 0);
 }
 
 int gpuimg_pipeline_process(gpuimg_pipeline_t *p, const gpuimg_plan_t *steps,
@@ -183,13 +189,9 @@ void gpuimg_pipeline_prestart_free(gpuimg_prestart_t *ps)
     prestart_join(ps, NULL, reason, sizeof reason);
 }
 
-gpuimg_pipeline_t *gpuimg_pipeline_open(const gpuimg_plan_t *plan)
-{
-  return gpuimg_pipeline_open_started(plan, NULL, NULL);
-}
-
-gpuimg_pipeline_t *gpuimg_pipeline_open_started(const gpuimg_plan_t *plan, gpuimg_prestart_t *ps,
-                                                gpuimg_run_t *run)
+/* The runner where a one-image run goes, once ps (or NULL) has finished; once as create's. */
+static gpuimg_pipeline_t *open_default(const gpuimg_plan_t *plan, gpuimg_prestart_t *ps,
+                                       gpuimg_run_t *run, int once)
 {
   int device = GPUIMG_DEVICE_CPU;
   if (plan->backend != GPUIMG_BACKEND_CPU) {
@@ -207,13 +209,24 @@ gpuimg_pipeline_t *gpuimg_pipeline_open_started(const gpuimg_plan_t *plan, gpuim
       fprintf(stderr, "gpuimg: no usable CUDA device (%s); using the CPU backend\n", reason);
     }
   }
-  return gpuimg_pipeline_create(plan, device);
+  return create(plan, device, once);
+}
+
+gpuimg_pipeline_t *gpuimg_pipeline_open(const gpuimg_plan_t *plan)
+{
+  return open_default(plan, NULL, NULL, 0);
+}
+
+gpuimg_pipeline_t *gpuimg_pipeline_open_started(const gpuimg_plan_t *plan, gpuimg_prestart_t *ps,
+                                                gpuimg_run_t *run)
+{
+  return open_default(plan, ps, run, 1);
 }
 
 int gpuimg_pipeline_run(const gpuimg_plan_t *plan, const gpuimg_image_t *src,
                         const gpuimg_image_t *masks, gpuimg_image_t *dst, gpuimg_run_t *run)
 {
-  gpuimg_pipeline_t *p = gpuimg_pipeline_open(plan);
+  gpuimg_pipeline_t *p = open_default(plan, NULL, NULL, 1);
   if (!p)
     return -1;
   gpuimg_image_t lent;

@@ -26,8 +26,11 @@ gpuimg_pipeline_t *gpuimg_pipeline_open(const gpuimg_plan_t *plan);
 typedef struct gpuimg_prestart gpuimg_prestart_t;
 gpuimg_prestart_t *gpuimg_pipeline_prestart(const gpuimg_plan_t *plan);
 
-/* gpuimg_pipeline_open() once ps (or NULL: none) has finished: a device-start stage in run
- * (host clock, the start's whole time) when the device is usable. Takes ps in every case. */
+/* gpuimg_pipeline_open() for one image, once ps (or NULL: none) has finished: a device-start
+ * stage in run (host clock, the start's whole time) when the device is usable. The runner
+ * serves that image only (CUDA: copies from and to ordinary memory when the image runs once,
+ * without pinned staging buffers, whose set-up costs more than one copy saves). Takes ps in
+ * every case. */
 gpuimg_pipeline_t *gpuimg_pipeline_open_started(const gpuimg_plan_t *plan, gpuimg_prestart_t *ps,
                                                 gpuimg_run_t *run);
 
