@@ -3,10 +3,8 @@
 #include "cli.h"
 #include "streams.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #ifndef GPUIMG_VERSION
 #define GPUIMG_VERSION "unknown"
@@ -121,18 +119,6 @@ static void say_not_written(const gpuimg_cli_t *cli)
                     "to save it)\n");
 }
 
-/* After a one-image run on CUDA, with its outputs committed, the process ends here without
- * the CUDA runtime's teardown at exit (the driver reclaims the context as the process ends):
- * GPUIMG_EXIT=fast; GPUIMG_EXIT=full or unset: the normal exit. */
-static void quick_exit_after_cuda(const gpuimg_run_t *run, int status)
-{
-  const char *how = getenv("GPUIMG_EXIT");
-  if (!run->backend || strcmp(run->backend, "cuda") || !how || strcmp(how, "fast"))
-    return;
-  fflush(NULL);
-  _exit(status);
-}
-
 /* The main command: a one-image run, a batch (-o DIR), --help or --version. */
 static int image_main(int argc, char **argv)
 {
@@ -172,7 +158,6 @@ static int image_main(int argc, char **argv)
     } else {
       say_not_written(&cli);
     }
-    quick_exit_after_cuda(&run, status);
     gpuimg_run_free(&run);
     gpuimg_codec_thread_end();
   }
