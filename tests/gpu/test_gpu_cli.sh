@@ -66,6 +66,27 @@ for s in r["stages"]:
 print("ok   report")
 PY
 
+# Copies: a one-image run that runs once copies from and to ordinary memory; --repeat and
+# GPUIMG_ONCE_PINNED=1 stage them through pinned buffers; the bytes are the same each way.
+for how in once repeat pinned; do
+  case $how in
+    once) env=() opts=() ;;
+    repeat) env=() opts=(--repeat 2) ;;
+    pinned) env=(GPUIMG_ONCE_PINNED=1) opts=() ;;
+  esac
+  env "${env[@]}" "$GPUIMG" blur -r 7 "${opts[@]}" sample: "$tmp/copies-$how.png" --backend cuda \
+    --report "$tmp/copies-$how.json" || { echo "FAIL copies-$how: run"; fail=1; continue; }
+  python3 - "$tmp/copies-$how.json" "$how" <<'PY' || fail=1
+import json, sys
+r, how = json.load(open(sys.argv[1])), sys.argv[2]
+copies = {s["name"]: s["pinned"] for s in r["stages"] if s["name"] in ("upload", "download")}
+assert copies == {"upload": how != "once", "download": how != "once"}, (how, copies)
+print("ok   copies-%s" % how)
+PY
+  cmp -s "$tmp/copies-$how.png" "$tmp/copies-once.png" ||
+    { echo "FAIL copies-$how: not the bytes of copies-once"; fail=1; }
+done
+
 # Batch mode (-o DIR): sample-derived 1024x768 images plus odd sizes and layouts. Every
 # output is byte-identical across --backend cuda --jobs 1, cuda --jobs 4 and cpu --jobs 4;
 # workers reuse their pinned and device buffers (cuda_allocations stays constant after a
