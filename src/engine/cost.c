@@ -18,12 +18,14 @@
 #define CPU_STEP_NS 0.66
 #define CPU_PARALLEL 0.75
 /* CUDA: its start (driver and primary context, a thread while the input is decoded), what a
- * runner costs besides (context use, pinned and device allocations, teardown), the copy of
- * the decoded image into pinned memory, each way over PCIe, and a step of work 1. */
+ * one-image run costs besides (device allocations, and the runtime's teardown as the process
+ * ends: its wall time was 93-172 ms over its report's total on the H200, 2026-12-01, where a
+ * CPU run's is about 10), the copies from and into ordinary memory (7 and 1.7 GB/s: the
+ * result's pages are new), and a step of work 1. */
 #define CUDA_START_MS 220.0
-#define CUDA_RUNNER_MS 35.0
-#define CUDA_STAGE_NS 0.10
-#define CUDA_COPY_NS 0.018
+#define CUDA_RUNNER_MS 110.0
+#define CUDA_UP_NS 0.14
+#define CUDA_DOWN_NS 0.60
 #define CUDA_STEP_NS 0.003
 /* nvJPEG on CUDA (--codec nvjpeg, one image): the runner's first JPEG creates nvJPEG's handle
  * and states, 0.15-0.3 s on the H200 (issue 17's measurements; docs/performance.md "nvJPEG
@@ -107,9 +109,20 @@ static int predict_parts(const gpuimg_plan_t *plan, int threads, const gpuimg_co
   p->decode = codec_ms(in->in_format, (double)in->file_bytes + p->in_bytes, 1);
   p->encode = codec_ms(in->out_format, p->out_bytes, 0) /
               encode_parallel(plan, in->out_format, res, threads);
-  p->up = p->in_bytes * (CUDA_STAGE_NS + CUDA_COPY_NS) * 1e-6;
-  p->down = p->out_bytes * CUDA_COPY_NS * 1e-6;
+  p->up = p->in_bytes * CUDA_UP_NS * 1e-6;
+  p->down = p->out_bytes * CUDA_DOWN_NS * 1e-6;
   return 0;
+}
+
+/* A one-image CUDA run of parts p: JPEG decoded (device_decode) and encoded (device_encode)
+ * by nvJPEG on the device, else by the host codecs, the device starting during the decode. */
+static double device_run_ms(const parts_t *p, int device_decode, int device_encode)
+{
+  double load = device_decode ? CUDA_START_MS + p->in_bytes * NVJPEG_DECODE_NS * 1e-6
+                              : (p->decode > CUDA_START_MS ? p->decode : CUDA_START_MS) + p->up;
+  double store = device_encode ? p->out_bytes * NVJPEG_ENCODE_NS * 1e-6 : p->down + p->encode;
+  double handle = device_decode || device_encode ? NVJPEG_HANDLE_MS : 0;
+  return load + CUDA_RUNNER_MS + handle + p->gpu + store;
 }
 
 void gpuimg_cost_predict(const gpuimg_plan_t *plan, int threads, const gpuimg_cost_input_t *in,
@@ -121,8 +134,7 @@ void gpuimg_cost_predict(const gpuimg_plan_t *plan, int threads, const gpuimg_co
     return;
   }
   *cpu_ms = p.decode + p.cpu + p.encode;
-  *cuda_ms = (p.decode > CUDA_START_MS ? p.decode : CUDA_START_MS) + CUDA_RUNNER_MS + p.up +
-             p.down + p.gpu + p.encode;
+  *cuda_ms = device_run_ms(&p, 0, 0);
 }
 
 double gpuimg_cost_predict_nvjpeg(const gpuimg_plan_t *plan, int threads,
@@ -130,13 +142,8 @@ double gpuimg_cost_predict_nvjpeg(const gpuimg_plan_t *plan, int threads,
                                   int device_encode)
 {
   parts_t p;
-  if (predict_parts(plan, threads, in, &p) < 0)
-    return 0;
-  double load = device_decode ? CUDA_START_MS + p.in_bytes * NVJPEG_DECODE_NS * 1e-6
-                              : (p.decode > CUDA_START_MS ? p.decode : CUDA_START_MS) + p.up;
-  double store = device_encode ? p.out_bytes * NVJPEG_ENCODE_NS * 1e-6 : p.down + p.encode;
-  double handle = device_decode || device_encode ? NVJPEG_HANDLE_MS : 0;
-  return load + CUDA_RUNNER_MS + handle + p.gpu + store;
+  return predict_parts(plan, threads, in, &p) < 0 ? 0
+                                                  : device_run_ms(&p, device_decode, device_encode);
 }
 
 double gpuimg_cost_device_share(const gpuimg_plan_t *plan, const gpuimg_cost_input_t *in, int cores,
