@@ -369,7 +369,12 @@ template <int C> Design choose(const gpuimg_cuda_t *ctx, BlurShape s, const uint
       strcmp(impl, "twopass") != 0)
     impl = NULL; // any other value: the default choice
   long long px = (long long)s.w * s.h;
-  if (!impl && !d_mask && ((s.r <= 8 && px <= (1LL << 20)) || (s.r <= 16 && px <= 400000)))
+  // The tiled kernel at its own 16x16 blocks (not a --block, which shapes the teaching
+  // kernels), on an image its grid can cover (a very tall one cannot: 65535 block rows).
+  bool tiled_fits = !ctx->block_w && (s.h + 15LL) / 16 <= ctx->prop.maxGridSize[1] &&
+                    (s.w + 15LL) / 16 <= ctx->prop.maxGridSize[0];
+  if (!impl && !d_mask && tiled_fits &&
+      ((s.r <= 8 && px <= (1LL << 20)) || (s.r <= 16 && px <= 400000)))
     return Design::kTiled;
   bool strip = impl ? strcmp(impl, "strip") == 0 && s.r <= 64 : s.r <= 16 && !d_mask;
   if (strip && !impl) {

@@ -347,8 +347,8 @@ static void predict(const gpuimg_plan_t *plan, const gpuimg_image_t *masks, shap
 }
 
 /* Runs plan's steps on the device (after plan->warmup unrecorded runs, plan->repeat recorded
- * ones). The result is lent from the pinned staging buffer, or encoded on the device into
- * io->out. */
+ * ones). The result is lent from the pinned staging buffer (the caller's to free when the
+ * copies are pageable), or encoded on the device into io->out. */
 static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_plan_t *plan,
                     const gpuimg_image_t *src, const gpuimg_jpeg_io_t *io,
                     const gpuimg_image_t *masks, gpuimg_image_t *dst, gpuimg_run_t *run)

@@ -42,8 +42,9 @@ void gpuimg_pipeline_prestart_free(gpuimg_prestart_t *ps);
  * mask, shared and never changed while the runner lives: the device copy is uploaded on its
  * first use only (an upload-mask stage then) and reused while masks[i].data is the same
  * pointer. dst receives the result; the caller frees it with gpuimg_image_free(). On CUDA the
- * result is lent (dst->borrowed): it lies in the runner's pinned staging buffer, valid until
- * the runner's next run or its destruction, and needed no copy. steps: the runner's plan, or
+ * result is usually lent (dst->borrowed): it lies in the runner's pinned staging buffer, valid
+ * until the runner's next run or its destruction, and needed no copy; a one-image runner that
+ * runs once hands over memory of its own (not borrowed). steps: the runner's plan, or
  * NULL for it, or a copy of it whose steps' parameters differ (shrink-on-load's fixed first
  * step). */
 int gpuimg_pipeline_process(gpuimg_pipeline_t *p, const gpuimg_plan_t *steps,
