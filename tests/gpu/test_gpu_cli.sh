@@ -43,6 +43,19 @@ run resize-block32 resize --scale 0.37 --block 32x32
 run resize-enlarge-block32 resize --scale 2.3 --block 32x32
 run resize-tall resize --width 2 --height 600000
 run resize-1x1 resize --fit 1x1
+run blur-fast-block blur -r 3 --block 8x8
+
+# A small image too tall for the tiled kernel's grid (65535 block rows): the fast blur
+# takes another kernel (it once chose the tiled one by the pixel count and failed).
+"$GPUIMG" resize --width 1 --height 1048576 --backend cpu -q sample: "$tmp/tall.png" || fail=1
+for b in cuda cpu; do
+  "$GPUIMG" blur -r 1 --backend $b -q "$tmp/tall.png" "$tmp/tall-$b.png" ||
+    { echo "FAIL blur-tall: $b run"; fail=1; }
+done
+if cmp -s "$tmp/tall-cuda.png" "$tmp/tall-cpu.png"; then echo "ok   blur-tall"; else
+  echo "FAIL blur-tall: cuda and cpu outputs differ"
+  fail=1
+fi
 
 # The report: event-timed upload, kernel and download stages.
 "$GPUIMG" blur -r 16 --tiled --backend cuda --report "$tmp/r.json" || fail=1
