@@ -205,6 +205,14 @@ def jpeg_bands_same_bytes_at_every_thread_count():
                       stdout_expected=False)
         check(read("out1.png") == read("whole.png"), "%s: the bands decode to other pixels"
               % what)
+        # Decoded in bands of its restart intervals on threads: the whole decode's pixels.
+        decoded = []
+        for t in THREADS:
+            expect_ok(cpu("blur", "-r", "0", "--threads", t, "out1.jpg", "dec%s.png" % t),
+                      stdout_expected=False)
+            decoded.append(read("dec%s.png" % t))
+        check(all(d == read("out1.png") for d in decoded),
+              "%s: decoded at --threads 1, 2 and 7, other pixels than the whole decode" % what)
     # Taller than libjpeg's largest side (65500): refused as a whole encode refuses it, no file.
     expect_ok(cpu("resize", "--width", "64", "--height", "70000", "--filter", "bilinear",
                   "sample:", "tall.png"), stdout_expected=False)

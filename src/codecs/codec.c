@@ -178,6 +178,18 @@ const gpuimg_codec_t *gpuimg_codec_encoder(gpuimg_codec_choice_t choice, gpuimg_
   return choose(choice, &job);
 }
 
+static _Thread_local int codec_threads;
+
+void gpuimg_codec_set_threads(int n)
+{
+  codec_threads = n;
+}
+
+int gpuimg_codec_threads(void)
+{
+  return codec_threads > 1 ? codec_threads : 1;
+}
+
 static _Thread_local gpuimg_pixel_source_t pixel_source;
 static _Thread_local void *pixel_source_ctx;
 

@@ -88,6 +88,11 @@ int gpuimg_codec_is_jpeg(const uint8_t *bytes, size_t size);
 /* The PNG signature (its 8 bytes). */
 int gpuimg_codec_is_png(const uint8_t *bytes, size_t size);
 
+/* The threads a decoder may spread one image over, for the decodes on the calling thread
+ * (default 1; the flow sets its plan's --threads before each decode). */
+void gpuimg_codec_set_threads(int n);
+int gpuimg_codec_threads(void);
+
 /* Where the calling thread's decodes put their pixels (io.c). A decoder that can (libjpeg) asks
  * gpuimg_codec_pixels() for its pixel memory: from the thread's source when one is set and
  * it gives a buffer (the image is then marked borrowed: the source owns the memory, which

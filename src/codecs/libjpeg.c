@@ -2,6 +2,7 @@
  */
 #include "codec.h"
 #include "files.h"
+#include "jpeg_layout.h"
 #include "pool.h"
 
 #ifdef GPUIMG_HAVE_LIBJPEG
@@ -266,6 +267,135 @@ static void jpeg_decode_run(jpeg_ctx_t *ctx, struct jpeg_decompress_struct *cinf
   jpeg_finish_decompress(cinfo);
 }
 
+/* ---- decoding in bands ----
+ * A JPEG whose restart intervals are whole rows of MCUs (gpuimg's own large JPEGs, many
+ * cameras') decodes in bands of intervals on several threads: each band is a JPEG of its own
+ * (the file's header with the band's height, its intervals' data with the RST markers
+ * renumbered from 0, EOI), as a restart resets every prediction. Where a component is
+ * subsampled vertically its upsampling reads the rows of the MCU rows above and below, so a
+ * band then also decodes the interval above it (its rows thrown away) and the one below (as
+ * far as libjpeg needs): the pixels are those of one decode of the whole file. Anything a
+ * band cannot decode goes to the whole decode, which says what is wrong. GPUIMG_JPEG_BANDS=0
+ * decodes every file whole. */
+#define JPEG_DECODE_BAND_MIN_PIXELS ((int64_t)1 << 22)
+
+typedef struct {
+  const uint8_t *bytes;
+  const gpuimg_jpeg_layout_t *l;
+  int nbands, reduction;
+  int out_w, out_h, out_c;
+  uint8_t *pixels;
+} decode_bands_t;
+
+/* Band i's own JPEG in buf: intervals [a, b) of the file; *skip: its rows to throw away. */
+static int band_file(const decode_bands_t *db, int i, gpuimg_buf_t *buf, int *first, int *last)
+{
+  const gpuimg_jpeg_layout_t *l = db->l;
+  int a = (int)((int64_t)i * l->n / db->nbands), b = (int)((int64_t)(i + 1) * l->n / db->nbands);
+  *first = a > 0 && l->vertical_ctx ? a - 1 : a;
+  *last = b < l->n && l->vertical_ctx ? b + 1 : b;
+  int y0 = *first * l->interval_rows, y1 = *last * l->interval_rows;
+  int rows = (y1 < l->height ? y1 : l->height) - y0;
+  size_t head = l->data, sof = l->sof;
+  if (gpuimg_buf_append(buf, db->bytes, head) < 0 ||
+      gpuimg_buf_append(buf, db->bytes + l->start[*first], l->end[*last - 1] - l->start[*first]) <
+          0 ||
+      gpuimg_buf_append(buf, (const uint8_t *)"\xff\xd9", 2) < 0)
+    return -1;
+  buf->data[sof + 5] = (uint8_t)(rows >> 8);
+  buf->data[sof + 6] = (uint8_t)rows;
+  for (int k = *first + 1; k < *last; k++) /* the RST marker before interval k */
+    buf->data[head + l->start[k] - 1 - l->start[*first]] = (uint8_t)(0xd0 + ((k - 1 - *first) & 7));
+  return 0;
+}
+
+/* Decodes band i (part of gpuimg_pool_ordered, buf its own JPEG) into its rows of db->pixels. */
+static int band_decode(void *arg, int i, gpuimg_buf_t *buf)
+{
+  const decode_bands_t *db = arg;
+  const gpuimg_jpeg_layout_t *l = db->l;
+  int first, last;
+  if (band_file(db, i, buf, &first, &last) < 0)
+    return -1;
+  int a = (int)((int64_t)i * l->n / db->nbands), b = (int)((int64_t)(i + 1) * l->n / db->nbands);
+  int r = db->reduction;
+  int skip = (a - first) * l->interval_rows / r, y = a * l->interval_rows / r;
+  int end = b == l->n ? db->out_h : b * l->interval_rows / r;
+  size_t stride = (size_t)db->out_w * (size_t)db->out_c;
+  jpeg_ctx_t ctx;
+  struct jpeg_decompress_struct cinfo;
+  jpeg_ctx_init(&ctx, GPUIMG_EXIT_INPUT);
+  memset(&cinfo, 0, sizeof cinfo);
+  cinfo.err = &ctx.pub;
+  if (setjmp(ctx.jump)) {
+    jpeg_destroy_decompress(&cinfo);
+    gpuimg_error_set(GPUIMG_EXIT_INPUT, "", "a band did not decode");
+    return -1;
+  }
+  jpeg_create_decompress(&cinfo);
+  jpeg_mem_src(&cinfo, buf->data, (unsigned long)buf->size);
+  jpeg_read_header(&cinfo, TRUE);
+  cinfo.out_color_space = db->out_c == 1 ? JCS_GRAYSCALE : JCS_RGB;
+  cinfo.scale_num = 1;
+  cinfo.scale_denom = (unsigned)r;
+  jpeg_start_decompress(&cinfo);
+  if ((int)cinfo.output_width != db->out_w || cinfo.output_components != db->out_c ||
+      (int)cinfo.output_height < skip + end - y)
+    jpeg_fail(&ctx, GPUIMG_EXIT_INPUT, "a band is not as expected");
+  JSAMPARRAY scratch =
+      (*cinfo.mem->alloc_sarray)((j_common_ptr)&cinfo, JPOOL_IMAGE, (JDIMENSION)stride, 1);
+  while ((int)cinfo.output_scanline < skip)
+    jpeg_read_scanlines(&cinfo, scratch, 1);
+  for (; y < end; y++) {
+    JSAMPROW row[1] = {db->pixels + (size_t)y * stride};
+    jpeg_read_scanlines(&cinfo, row, 1);
+  }
+  jpeg_destroy_decompress(&cinfo); /* the rows below the band are not needed */
+  return 0;
+}
+
+static int band_done(void *arg, int i, gpuimg_buf_t *buf)
+{
+  (void)arg, (void)i, (void)buf;
+  return 0;
+}
+
+/* The decode in bands on the calling thread's codec threads: 0 done (out filled), 1 not for
+ * this file, -1 a band failed (the whole decode is to say why). */
+static int jpeg_decode_bands(const uint8_t *bytes, size_t size, uint64_t max_pixels, int reduction,
+                             gpuimg_image_t *out)
+{
+  const char *env = getenv("GPUIMG_JPEG_BANDS");
+  int threads = gpuimg_codec_threads();
+  gpuimg_jpeg_layout_t l;
+  if (threads < 2 || (env && strcmp(env, "0") == 0) || !gpuimg_jpeg_layout(bytes, size, &l))
+    return 1;
+  int64_t px = (int64_t)l.width * l.height;
+  decode_bands_t db = {.bytes = bytes,
+                       .l = &l,
+                       .nbands = threads < l.n ? threads : l.n,
+                       .reduction = reduction,
+                       .out_w = (l.width + reduction - 1) / reduction,
+                       .out_h = (l.height + reduction - 1) / reduction,
+                       .out_c = l.components};
+  int rc = 1, borrowed = 0;
+  if (px >= JPEG_DECODE_BAND_MIN_PIXELS && (uint64_t)px <= max_pixels &&
+      (db.pixels = gpuimg_codec_pixels((size_t)db.out_w * (size_t)db.out_h * (size_t)db.out_c,
+                                       &borrowed))) {
+    rc = gpuimg_pool_ordered(threads, db.nbands, band_decode, band_done, &db) < 0 ? -1 : 0;
+    if (rc == 0)
+      *out = (gpuimg_image_t){.width = db.out_w,
+                              .height = db.out_h,
+                              .channels = db.out_c,
+                              .data = db.pixels,
+                              .borrowed = borrowed};
+    else if (!borrowed)
+      free(db.pixels);
+  }
+  gpuimg_jpeg_layout_free(&l);
+  return rc;
+}
+
 /* Decodes a JPEG, at 1/reduction of its size (1: full size; 2, 4, 8: libjpeg's DCT scaling,
  * for shrink-on-load), into 8-bit gray (1 channel) or RGB (3 channels). Size checks come from the
  * header, before anything of the image's size is allocated. Every refusal is exit status 3
@@ -291,6 +421,11 @@ static int jpeg_decode_reduced(const uint8_t *bytes, size_t size, const char *wh
     gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "file too large");
     return -1;
   }
+  int banded = jpeg_decode_bands(bytes, size, max_pixels, reduction, out);
+  if (banded == 0)
+    return 0;
+  if (banded < 0)
+    gpuimg_error_clear(); /* the whole decode says what is wrong */
   jpeg_ctx_init(&ctx, GPUIMG_EXIT_INPUT);
   memset(&cinfo, 0, sizeof cinfo);
   cinfo.err = &ctx.pub;

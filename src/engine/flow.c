@@ -76,6 +76,7 @@ static int decode_timed(const gpuimg_plan_t *plan, const uint8_t *bytes, size_t 
   char name[32];
   double t0 = gpuimg_now_ms();
   const gpuimg_codec_t *codec = host_decoder(plan, bytes, size, o);
+  gpuimg_codec_set_threads(plan->threads > 0 ? plan->threads : gpuimg_cpu_cores());
   if ((reduction > 1 ? codec->decode_reduced(bytes, size, what, plan->max_pixels, reduction, img)
                      : codec->decode(bytes, size, what, plan->max_pixels, img)) < 0 ||
       gpuimg_image_orient(img, o, what) < 0)

@@ -1,0 +1,135 @@
+/* jpeg_layout.c: finds a sequential JPEG's restart intervals in its bytes (the frame, the
+ * restart interval, the scan's start, then every RST marker up to EOI). */
+#include "jpeg_layout.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static unsigned be16(const uint8_t *p)
+{
+  return (unsigned)p[0] << 8 | p[1];
+}
+
+/* The frame header (SOF0 or SOF1) of segment length len at p: the size, the components and
+ * the MCU. 0 when it is not one this layout serves. */
+static int read_frame(const uint8_t *d, size_t p, size_t len, gpuimg_jpeg_layout_t *l)
+{
+  if (len < 8 || d[p + 4] != 8)
+    return 0; /* 12-bit samples */
+  l->height = (int)be16(d + p + 5);
+  l->width = (int)be16(d + p + 7);
+  l->components = d[p + 9];
+  int nc = l->components, maxh = 1, maxv = 1, minv = 4;
+  if ((nc != 1 && nc != 3) || len != 8 + 3 * (size_t)nc || !l->width || !l->height)
+    return 0;
+  for (int i = 0; i < nc; i++) {
+    int h = d[p + 11 + 3 * i] >> 4, v = d[p + 11 + 3 * i] & 15;
+    if (h < 1 || h > 4 || v < 1 || v > 4)
+      return 0;
+    maxh = h > maxh ? h : maxh;
+    maxv = v > maxv ? v : maxv;
+    minv = v < minv ? v : minv;
+  }
+  if (nc == 1) /* one component is not interleaved: its MCU is one 8x8 block */
+    maxh = maxv = minv = 1;
+  l->mcu_w = 8 * maxh;
+  l->mcu_h = 8 * maxv;
+  l->vertical_ctx = minv < maxv;
+  l->sof = p;
+  return 1;
+}
+
+/* Walks the header to the scan: its frame, its restart interval (returned; 0 for none) and
+ * the offset of its entropy-coded data. 0 for a file this layout does not serve. */
+static unsigned read_header(const uint8_t *d, size_t size, gpuimg_jpeg_layout_t *l)
+{
+  unsigned dri = 0;
+  int frame = 0;
+  size_t p = 2;
+  for (;;) {
+    if (p + 4 > size || d[p] != 0xff)
+      return 0;
+    int m = d[p + 1];
+    if (m == 0xff) { /* a fill byte before the marker */
+      p++;
+      continue;
+    }
+    size_t len = be16(d + p + 2);
+    if (len < 2 || (m >= 0xd0 && m <= 0xd9) || m == 0x01 || len > size - p - 2)
+      return 0;
+    if (m == 0xc0 || m == 0xc1) {
+      if (frame++ || !read_frame(d, p, len, l))
+        return 0;
+    } else if ((m >= 0xc2 && m <= 0xcf && m != 0xc4) || (m == 0xdd && len != 4)) {
+      return 0; /* progressive, lossless, arithmetic or hierarchical; a bad DRI */
+    } else if (m == 0xdd) {
+      dri = be16(d + p + 4);
+    } else if (m == 0xda) {
+      l->data = p + 2 + len;
+      return frame && len >= 3 && d[p + 4] == l->components ? dri : 0;
+    }
+    p += 2 + len;
+  }
+}
+
+/* Finds the RST markers in the scan, in order, and EOI after the last interval. */
+static int find_intervals(const uint8_t *d, size_t size, gpuimg_jpeg_layout_t *l)
+{
+  int k = 0;
+  size_t i = l->data;
+  l->start[0] = i;
+  for (;;) {
+    const uint8_t *ff = memchr(d + i, 0xff, size - i);
+    if (!ff)
+      return 0;
+    size_t at = (size_t)(ff - d), j = at + 1;
+    while (j < size && d[j] == 0xff)
+      j++;
+    if (j >= size)
+      return 0;
+    if (d[j] == 0x00) { /* a stuffed 0xff data byte */
+      i = j + 1;
+      continue;
+    }
+    if (d[j] == 0xd9 && k == l->n - 1) {
+      l->end[k] = at;
+      return 1;
+    }
+    if (d[j] != 0xd0 + (k & 7) || k + 1 >= l->n)
+      return 0; /* another marker, an RST out of order, or too many intervals */
+    l->end[k++] = at;
+    l->start[k] = i = j + 1;
+  }
+}
+
+int gpuimg_jpeg_layout(const uint8_t *d, size_t size, gpuimg_jpeg_layout_t *l)
+{
+  memset(l, 0, sizeof *l);
+  if (size < 4 || d[0] != 0xff || d[1] != 0xd8)
+    return 0;
+  unsigned dri = read_header(d, size, l);
+  if (!dri)
+    return 0;
+  unsigned per_row = ((unsigned)l->width + (unsigned)l->mcu_w - 1) / (unsigned)l->mcu_w;
+  if (dri % per_row)
+    return 0; /* intervals that start inside a row of MCUs */
+  l->interval_rows = (int)(dri / per_row) * l->mcu_h;
+  l->n = (l->height + l->interval_rows - 1) / l->interval_rows;
+  if (l->n < 2)
+    return 0;
+  l->start = malloc(2 * (size_t)l->n * sizeof *l->start);
+  if (!l->start)
+    return 0;
+  l->end = l->start + l->n;
+  if (!find_intervals(d, size, l)) {
+    gpuimg_jpeg_layout_free(l);
+    return 0;
+  }
+  return 1;
+}
+
+void gpuimg_jpeg_layout_free(gpuimg_jpeg_layout_t *l)
+{
+  free(l->start);
+  l->start = l->end = NULL;
+}
