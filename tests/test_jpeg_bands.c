@@ -123,7 +123,7 @@ static void run_case(const case_t *c)
   unsigned long n = 0;
   unsigned char *f = encode(c, &n);
   gpuimg_jpeg_layout_t l;
-  int served = gpuimg_jpeg_layout(f, n, &l);
+  int served = gpuimg_jpeg_layout(f, n, 0, &l);
   if (served != c->bands)
     fail("layout %s", c->name, served ? "found" : "not found");
   if (served) { /* the middle interval 40 bytes short: its band fails, as the whole decode */
@@ -178,7 +178,7 @@ static void mutants(void)
     if (i % 7 == 0)
       len = n - 1 - (seed >> 4) % (n / 2);
     gpuimg_jpeg_layout_t l;
-    if (!gpuimg_jpeg_layout(m, len, &l))
+    if (!gpuimg_jpeg_layout(m, len, 0, &l))
       continue;
     served++;
     for (int k = 0; k < l.n; k++)
@@ -193,6 +193,71 @@ static void mutants(void)
   free(m);
   free(f);
   printf("ok   mutants (%d of 3000 still served, %d decoded)\n", served, compared);
+}
+
+/* Files the layout must not take differently from libjpeg (found in review): a height over
+ * libjpeg's largest side (65520 rows: two 32760-row files' intervals in one scan), and a
+ * header whose FF 00 "segment" libjpeg skips as junk, reading the other image inside it. */
+static void review_cases(void)
+{
+  const case_t half = {"half", 72, 32760, 1, 1, 1, 1, 0, 0, 1};
+  unsigned long n = 0;
+  unsigned char *f = encode(&half, &n);
+  gpuimg_jpeg_layout_t l;
+  if (!gpuimg_jpeg_layout(f, n, 0, &l)) {
+    fail("%s", "a 72x32760 file", "has no layout");
+    free(f);
+    return;
+  }
+  unsigned char *g = malloc(2 * n + 2);
+  size_t m = l.data;
+  memcpy(g, f, m);
+  g[l.sof + 5] = 65520 >> 8;
+  g[l.sof + 6] = 65520 & 255;
+  for (int k = 0; k < 2 * l.n; k++) {
+    size_t i = (size_t)(k % l.n), len = l.end[i] - l.start[i];
+    if (k) {
+      g[m++] = 0xff;
+      g[m++] = (unsigned char)(0xd0 + ((k - 1) & 7));
+    }
+    memcpy(g + m, f + l.start[i], len);
+    m += len;
+  }
+  g[m++] = 0xff;
+  g[m++] = 0xd9;
+  compare("72x65520", g, m, 1, 1);
+  gpuimg_jpeg_layout_free(&l);
+  free(g);
+  free(f);
+
+  const case_t hidden_c = {"hidden", 256, 256, 1, 1, 1, 0, 0, 0, 0};
+  const case_t shown_c = {"shown", 2048, 2048, 1, 1, 1, 1, 0, 0, 1};
+  unsigned long hn = 0, sn = 0;
+  unsigned char *hidden = encode(&hidden_c, &hn), *shown = encode(&shown_c, &sn);
+  size_t len = hn - 2 + 2; /* the hidden file after its SOI, and the length field */
+  if (len <= 65535 && (len >> 8) != 0xff && (len & 255) != 0xff) {
+    unsigned char *b = malloc(hn + sn + 8);
+    size_t k = 0;
+    const unsigned char head[6] = {
+        0xff, 0xd8, 0xff, 0x00, (unsigned char)(len >> 8), (unsigned char)len};
+    memcpy(b, head, sizeof head);
+    k = sizeof head;
+    memcpy(b + k, hidden + 2, hn - 2);
+    k += hn - 2;
+    memcpy(b + k, shown + 2, sn - 2);
+    k += sn - 2;
+    if (gpuimg_jpeg_layout(b, k, 0, &l)) {
+      fail("%s", "a header with FF 00", "has a layout");
+      gpuimg_jpeg_layout_free(&l);
+    }
+    compare("a header with FF 00", b, k, 1, 0);
+    free(b);
+  } else {
+    fail("%s", "the hidden file", "does not fit a segment");
+  }
+  free(hidden);
+  free(shown);
+  printf("ok   review cases\n");
 }
 
 int main(void)
@@ -216,6 +281,7 @@ int main(void)
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     run_case(&cases[i]);
   mutants();
+  review_cases();
   if (failures) {
     printf("%d failure(s)\n", failures);
     return 1;

@@ -89,7 +89,7 @@ int gpuimg_codec_is_jpeg(const uint8_t *bytes, size_t size);
 int gpuimg_codec_is_png(const uint8_t *bytes, size_t size);
 
 /* The threads a decoder may spread one image over, for the decodes on the calling thread
- * (default 1; the flow sets its plan's --threads before each decode). */
+ * from now on (default 1; the flow sets its plan's --threads before each decode). */
 void gpuimg_codec_set_threads(int n);
 int gpuimg_codec_threads(void);
 

@@ -55,7 +55,9 @@ static unsigned read_header(const uint8_t *d, size_t size, gpuimg_jpeg_layout_t 
       continue;
     }
     size_t len = be16(d + p + 2);
-    if (len < 2 || (m >= 0xd0 && m <= 0xd9) || m == 0x01 || len > size - p - 2)
+    /* A marker without a length (RSTn, SOI, EOI, TEM) or FF 00, which libjpeg skips as junk
+     * and reads on from: not a header this layout can follow. */
+    if (len < 2 || (m >= 0xd0 && m <= 0xd9) || m == 0x01 || m == 0x00 || len > size - p - 2)
       return 0;
     if (m == 0xc0 || m == 0xc1) {
       if (frame++ || !read_frame(d, p, len, l))
@@ -102,13 +104,13 @@ static int find_intervals(const uint8_t *d, size_t size, gpuimg_jpeg_layout_t *l
   }
 }
 
-int gpuimg_jpeg_layout(const uint8_t *d, size_t size, gpuimg_jpeg_layout_t *l)
+int gpuimg_jpeg_layout(const uint8_t *d, size_t size, uint64_t min_pixels, gpuimg_jpeg_layout_t *l)
 {
   memset(l, 0, sizeof *l);
   if (size < 4 || d[0] != 0xff || d[1] != 0xd8)
     return 0;
   unsigned dri = read_header(d, size, l);
-  if (!dri)
+  if (!dri || (uint64_t)l->width * (uint64_t)l->height < min_pixels)
     return 0;
   unsigned per_row = ((unsigned)l->width + (unsigned)l->mcu_w - 1) / (unsigned)l->mcu_w;
   if (dri % per_row)

@@ -21,10 +21,12 @@ typedef struct {
                           marker (fill bytes included), or EOI for the last */
 } gpuimg_jpeg_layout_t;
 
-/* Reads the layout of the JPEG in d (size bytes). 1: it has one (free it with
- * gpuimg_jpeg_layout_free()); 0: it is not such a file (no restart markers, not at whole MCU
- * rows, progressive, arithmetic, damaged, out of memory...): decode it whole. */
-int gpuimg_jpeg_layout(const uint8_t *d, size_t size, gpuimg_jpeg_layout_t *l);
+/* Reads the layout of the JPEG in d (size bytes) of at least min_pixels pixels (a smaller
+ * one is not scanned for its markers). 1: it has one (free it with gpuimg_jpeg_layout_free());
+ * 0: it is not such a file (smaller, no restart markers, not at whole MCU rows, progressive,
+ * arithmetic, a header libjpeg would read otherwise, damaged, out of memory...): decode it
+ * whole. */
+int gpuimg_jpeg_layout(const uint8_t *d, size_t size, uint64_t min_pixels, gpuimg_jpeg_layout_t *l);
 
 void gpuimg_jpeg_layout_free(gpuimg_jpeg_layout_t *l);
 

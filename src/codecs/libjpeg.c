@@ -287,7 +287,8 @@ typedef struct {
   uint8_t *pixels;
 } decode_bands_t;
 
-/* Band i's own JPEG in buf: intervals [a, b) of the file; *skip: its rows to throw away. */
+/* Band i's own JPEG in buf, of the file's intervals *first to *last - 1: its own and, where
+ * the upsampling reads neighbouring rows, one above and one below. */
 static int band_file(const decode_bands_t *db, int i, gpuimg_buf_t *buf, int *first, int *last)
 {
   const gpuimg_jpeg_layout_t *l = db->l;
@@ -309,19 +310,49 @@ static int band_file(const decode_bands_t *db, int i, gpuimg_buf_t *buf, int *fi
   return 0;
 }
 
-/* Decodes band i (part of gpuimg_pool_ordered, buf its own JPEG) into its rows of db->pixels. */
-static int band_decode(void *arg, int i, gpuimg_buf_t *buf)
+/* Band i's rows, from its own JPEG in buf (intervals first..last - 1 of the file), apart from
+ * band_decode() so that no local of the function that called setjmp changes after it. libjpeg
+ * must find the header the layout read (the scan's data where the layout put it: a header
+ * that hides another image from the layout fails the band). Every failure longjmps. */
+static void band_decode_run(jpeg_ctx_t *ctx, struct jpeg_decompress_struct *cinfo,
+                            const decode_bands_t *db, int i, gpuimg_buf_t *buf)
 {
-  const decode_bands_t *db = arg;
   const gpuimg_jpeg_layout_t *l = db->l;
   int first, last;
   if (band_file(db, i, buf, &first, &last) < 0)
-    return -1;
+    jpeg_fail(ctx, GPUIMG_EXIT_FAILURE, "out of memory");
   int a = (int)((int64_t)i * l->n / db->nbands), b = (int)((int64_t)(i + 1) * l->n / db->nbands);
   int r = db->reduction;
   int skip = (a - first) * l->interval_rows / r, y = a * l->interval_rows / r;
   int end = b == l->n ? db->out_h : b * l->interval_rows / r;
   size_t stride = (size_t)db->out_w * (size_t)db->out_c;
+  jpeg_create_decompress(cinfo);
+  jpeg_mem_src(cinfo, buf->data, (unsigned long)buf->size);
+  jpeg_read_header(cinfo, TRUE);
+  if (cinfo->src->next_input_byte != buf->data + l->data || (int)cinfo->image_width != l->width ||
+      cinfo->restart_interval == 0)
+    jpeg_fail(ctx, GPUIMG_EXIT_INPUT, "libjpeg reads another header than the layout");
+  cinfo->out_color_space = db->out_c == 1 ? JCS_GRAYSCALE : JCS_RGB;
+  cinfo->scale_num = 1;
+  cinfo->scale_denom = (unsigned)r;
+  jpeg_start_decompress(cinfo);
+  if ((int)cinfo->output_width != db->out_w || cinfo->output_components != db->out_c ||
+      (int)cinfo->output_height < skip + end - y)
+    jpeg_fail(ctx, GPUIMG_EXIT_INPUT, "a band is not as expected");
+  JSAMPARRAY scratch =
+      (*cinfo->mem->alloc_sarray)((j_common_ptr)cinfo, JPOOL_IMAGE, (JDIMENSION)stride, 1);
+  while ((int)cinfo->output_scanline < skip)
+    jpeg_read_scanlines(cinfo, scratch, 1);
+  for (; y < end; y++) {
+    JSAMPROW row[1] = {db->pixels + (size_t)y * stride};
+    jpeg_read_scanlines(cinfo, row, 1);
+  }
+}
+
+/* Decodes band i (part of gpuimg_pool_ordered, buf its own JPEG) into its rows of db->pixels. */
+static int band_decode(void *arg, int i, gpuimg_buf_t *buf)
+{
+  const decode_bands_t *db = arg;
   jpeg_ctx_t ctx;
   struct jpeg_decompress_struct cinfo;
   jpeg_ctx_init(&ctx, GPUIMG_EXIT_INPUT);
@@ -332,24 +363,7 @@ static int band_decode(void *arg, int i, gpuimg_buf_t *buf)
     gpuimg_error_set(GPUIMG_EXIT_INPUT, "", "a band did not decode");
     return -1;
   }
-  jpeg_create_decompress(&cinfo);
-  jpeg_mem_src(&cinfo, buf->data, (unsigned long)buf->size);
-  jpeg_read_header(&cinfo, TRUE);
-  cinfo.out_color_space = db->out_c == 1 ? JCS_GRAYSCALE : JCS_RGB;
-  cinfo.scale_num = 1;
-  cinfo.scale_denom = (unsigned)r;
-  jpeg_start_decompress(&cinfo);
-  if ((int)cinfo.output_width != db->out_w || cinfo.output_components != db->out_c ||
-      (int)cinfo.output_height < skip + end - y)
-    jpeg_fail(&ctx, GPUIMG_EXIT_INPUT, "a band is not as expected");
-  JSAMPARRAY scratch =
-      (*cinfo.mem->alloc_sarray)((j_common_ptr)&cinfo, JPOOL_IMAGE, (JDIMENSION)stride, 1);
-  while ((int)cinfo.output_scanline < skip)
-    jpeg_read_scanlines(&cinfo, scratch, 1);
-  for (; y < end; y++) {
-    JSAMPROW row[1] = {db->pixels + (size_t)y * stride};
-    jpeg_read_scanlines(&cinfo, row, 1);
-  }
+  band_decode_run(&ctx, &cinfo, db, i, buf);
   jpeg_destroy_decompress(&cinfo); /* the rows below the band are not needed */
   return 0;
 }
@@ -368,9 +382,15 @@ static int jpeg_decode_bands(const uint8_t *bytes, size_t size, uint64_t max_pix
   const char *env = getenv("GPUIMG_JPEG_BANDS");
   int threads = gpuimg_codec_threads();
   gpuimg_jpeg_layout_t l;
-  if (threads < 2 || (env && strcmp(env, "0") == 0) || !gpuimg_jpeg_layout(bytes, size, &l))
+  /* A side over libjpeg's largest is the whole decode's to refuse. */
+  if (threads < 2 || (env && strcmp(env, "0") == 0) ||
+      !gpuimg_jpeg_layout(bytes, size, JPEG_DECODE_BAND_MIN_PIXELS, &l))
     return 1;
   int64_t px = (int64_t)l.width * l.height;
+  if (l.width > JPEG_MAX_DIMENSION || l.height > JPEG_MAX_DIMENSION) {
+    gpuimg_jpeg_layout_free(&l);
+    return 1;
+  }
   decode_bands_t db = {.bytes = bytes,
                        .l = &l,
                        .nbands = threads < l.n ? threads : l.n,
@@ -379,7 +399,7 @@ static int jpeg_decode_bands(const uint8_t *bytes, size_t size, uint64_t max_pix
                        .out_h = (l.height + reduction - 1) / reduction,
                        .out_c = l.components};
   int rc = 1, borrowed = 0;
-  if (px >= JPEG_DECODE_BAND_MIN_PIXELS && (uint64_t)px <= max_pixels &&
+  if ((uint64_t)px <= max_pixels &&
       (db.pixels = gpuimg_codec_pixels((size_t)db.out_w * (size_t)db.out_h * (size_t)db.out_c,
                                        &borrowed))) {
     rc = gpuimg_pool_ordered(threads, db.nbands, band_decode, band_done, &db) < 0 ? -1 : 0;
