@@ -277,7 +277,11 @@ static void jpeg_decode_run(jpeg_ctx_t *ctx, struct jpeg_decompress_struct *cinf
  * far as libjpeg needs): the pixels are those of one decode of the whole file. Anything a
  * band cannot decode goes to the whole decode, which says what is wrong. GPUIMG_JPEG_BANDS=0
  * decodes every file whole. */
+#ifndef GPUIMG_FUZZING
 #define JPEG_DECODE_BAND_MIN_PIXELS ((int64_t)1 << 22)
+#else
+#define JPEG_DECODE_BAND_MIN_PIXELS 0 /* the fuzzer's small files decode in bands too */
+#endif
 
 typedef struct {
   const uint8_t *bytes;

@@ -1,7 +1,7 @@
 /* fuzz_decode.c: libFuzzer harness: untrusted bytes through the metadata reader and writer (EXIF,
- * ICC), the stb codec (fastpng's PNG reader against it; libjpeg's, where built with it, at full size
- * and reduced, then resized),
- * the EXIF orientation, then every CPU operation. */
+ * ICC), the stb codec (fastpng's PNG reader against it; libjpeg's, where built with it, at full
+ * size and reduced, then resized, and in bands of restart intervals against its whole decode), the
+ * EXIF orientation, then every CPU operation. */
 #include "codec.h"
 #include "exif.h"
 #include "meta.h"
@@ -147,7 +147,8 @@ static void round_trip(const gpuimg_image_t *img, uint32_t h)
 {
   gpuimg_buf_t enc = {0};
   gpuimg_image_t back;
-  must(gpuimg_codec_stb.encode(img, GPUIMG_FORMAT_PNG, &(gpuimg_encode_opts_t){.quality = 90, .png_level = 1}, "fuzz.png",
+  must(gpuimg_codec_stb.encode(img, GPUIMG_FORMAT_PNG,
+                               &(gpuimg_encode_opts_t){.quality = 90, .png_level = 1}, "fuzz.png",
                                &enc) == 0,
        "PNG encode failed");
   must(gpuimg_codec_stb.decode(enc.data, enc.size, "fuzz.png", FUZZ_MAX_PIXELS, &back) == 0,
@@ -238,6 +239,36 @@ static void check_reduced(const uint8_t *data, size_t size, uint32_t h, const gp
   gpuimg_image_free(&img);
 }
 
+/* libjpeg's decode in bands of restart intervals (on 2 to 6 threads by the hash; any size in
+ * this harness's build) against its decode of the whole file: the same verdict, message and
+ * pixels. */
+static void check_bands(const uint8_t *data, size_t size, uint32_t h)
+{
+  gpuimg_image_t whole, banded;
+  char msg[512];
+  int r = (h >> 5) % 4 ? 1 : 2 << ((h >> 7) % 3);
+  gpuimg_codec_set_threads(1);
+  gpuimg_error_clear();
+  int rw = gpuimg_codec_libjpeg.decode_reduced(data, size, "fuzz", FUZZ_MAX_PIXELS, r, &whole);
+  snprintf(msg, sizeof msg, "%s", rw < 0 ? gpuimg_error_message() : "");
+  gpuimg_codec_set_threads(2 + (int)((h >> 9) % 5));
+  gpuimg_error_clear();
+  int rb = gpuimg_codec_libjpeg.decode_reduced(data, size, "fuzz", FUZZ_MAX_PIXELS, r, &banded);
+  gpuimg_codec_set_threads(1);
+  must(rw == rb, "the bands and the whole decode disagree on decoding");
+  if (rw < 0) {
+    must(strcmp(msg, gpuimg_error_message()) == 0, "the bands fail with another message");
+    return;
+  }
+  must(whole.width == banded.width && whole.height == banded.height &&
+           whole.channels == banded.channels &&
+           memcmp(whole.data, banded.data,
+                  gpuimg_image_bytes(whole.width, whole.height, whole.channels)) == 0,
+       "the bands decode other pixels");
+  gpuimg_image_free(&whole);
+  gpuimg_image_free(&banded);
+}
+
 /* libjpeg's decoder on the same bytes when they start like a JPEG: a clean refusal or an image
  * within the limits; on small images, libjpeg's encoder must write a JPEG both decoders read
  * back at the same size. */
@@ -247,6 +278,7 @@ static void check_libjpeg(const uint8_t *data, size_t size, uint32_t h)
   gpuimg_buf_t enc = {0};
   if (size < 3 || data[0] != 0xff || data[1] != 0xd8 || data[2] != 0xff)
     return;
+  check_bands(data, size, h);
   gpuimg_error_clear();
   if (gpuimg_codec_libjpeg.decode(data, size, "fuzz", FUZZ_MAX_PIXELS, &img) < 0) {
     check_refusal();
@@ -311,7 +343,8 @@ static int check_meta(const uint8_t *data, size_t size, uint32_t h)
     gpuimg_buf_t enc = {0};
     char warning[256] = "";
     int carried = -1;
-    must(gpuimg_codec_stb.encode(&px, fmt, &(gpuimg_encode_opts_t){.quality = 90, .png_level = 1}, "fuzz.out", &enc) == 0 &&
+    must(gpuimg_codec_stb.encode(&px, fmt, &(gpuimg_encode_opts_t){.quality = 90, .png_level = 1},
+                                 "fuzz.out", &enc) == 0 &&
              (carried =
                   gpuimg_meta_insert(&enc, fmt, &meta, "fuzz.out", warning, sizeof warning)) >= 0,
          "metadata insert failed");

@@ -230,6 +230,10 @@ SEEDS = {
     "base-rst-gray-33x17.jpg": (33, 17, ((1, 1),), False, 1),
     "base-cmyk-12x20.jpg": (12, 20, ((1, 1),) * 4, False, 0),
     "base-odd-411-61x11.jpg": (61, 11, ((4, 1), (1, 1), (1, 1)), False, 0),
+    # Restart intervals of whole MCU rows: the files libjpeg decodes in bands.
+    "base-rstrow-420-64x40.jpg": (64, 40, ((2, 2), (1, 1), (1, 1)), False, 4),
+    "base-rstrow-gray-40x33.jpg": (40, 33, ((1, 1),), False, 5),
+    "base-rstrow-440-24x40.jpg": (24, 40, ((1, 2), (1, 1), (1, 1)), False, 6),
 }
 
 
