@@ -386,12 +386,11 @@ static int jpeg_decode_bands(const uint8_t *bytes, size_t size, uint64_t max_pix
   const char *env = getenv("GPUIMG_JPEG_BANDS");
   int threads = gpuimg_codec_threads();
   gpuimg_jpeg_layout_t l;
-  /* A side over libjpeg's largest is the whole decode's to refuse. */
   if (threads < 2 || (env && strcmp(env, "0") == 0) ||
       !gpuimg_jpeg_layout(bytes, size, JPEG_DECODE_BAND_MIN_PIXELS, &l))
     return 1;
   int64_t px = (int64_t)l.width * l.height;
-  if (l.width > JPEG_MAX_DIMENSION || l.height > JPEG_MAX_DIMENSION) {
+  if (l.width > JPEG_MAX_DIMENSION || l.height > JPEG_MAX_DIMENSION) { /* for it to refuse */
     gpuimg_jpeg_layout_free(&l);
     return 1;
   }
