@@ -534,7 +534,7 @@ static void jpeg_dest_term_cb(j_compress_ptr cinfo)
 
 /* The encode itself, apart from jpeg_encode() (see jpeg_decode_run()). */
 static void jpeg_encode_run(struct jpeg_compress_struct *cinfo, jpeg_dest_t *dest,
-                            const gpuimg_image_t *img, int quality)
+                            const gpuimg_image_t *img, int quality, int restart_rows)
 {
   const int c = img->channels;
   /* Gray (and gray+alpha) become a one-component gray JPEG, RGB (and RGBA) a YCbCr one;
@@ -550,6 +550,7 @@ static void jpeg_encode_run(struct jpeg_compress_struct *cinfo, jpeg_dest_t *des
   cinfo->in_color_space = in_c == 1 ? JCS_GRAYSCALE : JCS_RGB;
   jpeg_set_defaults(cinfo);
   jpeg_set_quality(cinfo, quality, TRUE);
+  cinfo->restart_in_rows = restart_rows;
   jpeg_start_compress(cinfo, TRUE);
   JSAMPARRAY tmp = NULL;
   if (c != in_c)
@@ -574,9 +575,10 @@ static void jpeg_encode_run(struct jpeg_compress_struct *cinfo, jpeg_dest_t *des
 }
 
 /* Encodes img (1 to 4 channels) as a baseline JPEG with libjpeg's defaults (4:2:0 chroma for
- * colour, standard Huffman tables) at quality, appending it to out. */
-static int jpeg_encode_image(const gpuimg_image_t *img, int quality, const char *what,
-                             gpuimg_buf_t *out)
+ * colour, standard Huffman tables) at quality, with a restart every restart_rows rows of MCUs
+ * (0: none), appending it to out. */
+static int jpeg_encode_image(const gpuimg_image_t *img, int quality, int restart_rows,
+                             const char *what, gpuimg_buf_t *out)
 {
   jpeg_ctx_t ctx;
   jpeg_dest_t dest;
@@ -596,19 +598,23 @@ static int jpeg_encode_image(const gpuimg_image_t *img, int quality, const char 
     return -1;
   }
   jpeg_create_compress(&cinfo);
-  jpeg_encode_run(&cinfo, &dest, img, quality);
+  jpeg_encode_run(&cinfo, &dest, img, quality, restart_rows);
   jpeg_destroy_compress(&cinfo);
   return 0;
 }
 
 /* A large image is encoded in bands of JPEG_BAND_ROWS rows, each on its own (on several
- * threads when there are), joined as the restart intervals of one scan: a DRI marker, then
- * the bands' entropy-coded data with RST markers between them. A band starts with its DC
- * predictions reset, as a restart does, and no block crosses a band's edge (256 rows are a
- * whole number of MCUs), so the coefficients are those of one encode of the whole image and
- * a decoder gives the same pixels. The cut follows from the image alone: the same bytes at
- * every thread count. GPUIMG_JPEG_BANDS=0 encodes every image whole (for comparison). */
+ * threads when there are) with a restart every JPEG_INTERVAL_ROWS rows, joined into one scan:
+ * the first band's header (its DRI marker included), then the bands' entropy-coded data with
+ * RST markers between them, every RST renumbered in the scan's order. A band starts with its
+ * DC predictions reset, as a restart does, and no block crosses a band's edge (256 rows are a
+ * whole number of MCUs), so the coefficients are those of one encode of the whole image with
+ * those restarts, and a decoder gives the same pixels as from the image encoded whole. The
+ * 64-row intervals let a decoder cut the file finely (jpeg_decode_bands()). The cut follows
+ * from the image alone: the same bytes at every thread count. GPUIMG_JPEG_BANDS=0 encodes
+ * every image whole (for comparison). */
 #define JPEG_BAND_ROWS 256
+#define JPEG_INTERVAL_ROWS 64
 #define JPEG_BAND_MIN_PIXELS ((int64_t)1 << 22)
 
 typedef struct {
@@ -616,17 +622,18 @@ typedef struct {
   int quality;
   const char *what;
   int nbands;
-  unsigned restart; /* MCUs in a band: DRI's interval */
+  unsigned restart; /* MCUs in an interval: DRI's */
   gpuimg_buf_t *out;
 } bands_t;
 
-/* The bands of img (1: encoded whole) and the MCUs in one: a large image only, not one
- * whose band holds more MCUs than DRI's 16 bits count, nor one libjpeg would refuse. */
+/* The bands of img (1: encoded whole) and the MCUs in a restart interval: a large image only,
+ * not one whose interval holds more MCUs than DRI's 16 bits count, nor one libjpeg would
+ * refuse. */
 static int jpeg_bands(const gpuimg_image_t *img, unsigned *restart)
 {
   const char *env = getenv("GPUIMG_JPEG_BANDS");
   int mcu = img->channels <= 2 ? 8 : 16; /* gray: 8x8 blocks; colour 4:2:0: 16x16 MCUs */
-  int64_t mcus = ((int64_t)img->width + mcu - 1) / mcu * (JPEG_BAND_ROWS / mcu);
+  int64_t mcus = ((int64_t)img->width + mcu - 1) / mcu * (JPEG_INTERVAL_ROWS / mcu);
   /* An image over libjpeg's largest side is encoded whole, for libjpeg to refuse it. */
   if ((env && strcmp(env, "0") == 0) || img->height <= JPEG_BAND_ROWS || mcus > 65535 ||
       img->width > JPEG_MAX_DIMENSION || img->height > JPEG_MAX_DIMENSION ||
@@ -643,7 +650,8 @@ static int band_part(void *arg, int i, gpuimg_buf_t *buf)
   int y0 = i * JPEG_BAND_ROWS;
   band.height = b->img->height - y0 < JPEG_BAND_ROWS ? b->img->height - y0 : JPEG_BAND_ROWS;
   band.data += (size_t)y0 * (size_t)band.width * (size_t)band.channels;
-  return jpeg_encode_image(&band, b->quality, b->what, buf);
+  int mcu = band.channels <= 2 ? 8 : 16;
+  return jpeg_encode_image(&band, b->quality, JPEG_INTERVAL_ROWS / mcu, b->what, buf);
 }
 
 /* The offset of the first marker segment of type marker (0xC0: SOF0, 0xDA: SOS) in the header
@@ -661,27 +669,38 @@ static size_t segment_at(const gpuimg_buf_t *buf, int marker)
   return 0;
 }
 
-/* Appends band i to the output: the first with its header (SOF0's height made the image's,
- * DRI added before SOS), the others' entropy-coded data after an RST marker; EOI after the last. */
+/* Adds shift (mod 8) to the number of every RST marker in entropy-coded data d[0..n)
+ * (libjpeg's: every other 0xff is followed by a stuffed 0). */
+static void renumber_rst(uint8_t *d, size_t n, int shift)
+{
+  for (size_t i = 0; i + 1 < n; i++)
+    if (d[i] == 0xff && d[i + 1] >= 0xd0 && d[i + 1] <= 0xd7)
+      d[i + 1] = (uint8_t)(0xd0 + ((d[i + 1] - 0xd0 + shift) & 7));
+}
+
+/* Appends band i to the output: the first with its header (SOF0's height made the image's),
+ * the others' entropy-coded data after an RST marker, every RST numbered in the scan's order;
+ * EOI after the last. */
 static int band_take(void *arg, int i, gpuimg_buf_t *buf)
 {
   bands_t *b = arg;
   uint8_t *d = buf->data;
   size_t sos = segment_at(buf, 0xda), sof = segment_at(buf, 0xc0), end = buf->size - 2;
-  if (!sos || !sof || sos + 4 > end || d[end] != 0xff || d[end + 1] != 0xd9) {
+  if (!sos || !sof || !segment_at(buf, 0xdd) || sos + 4 > end || d[end] != 0xff ||
+      d[end + 1] != 0xd9) {
     gpuimg_error_set(GPUIMG_EXIT_OUTPUT, b->what, "cannot encode JPEG: a band is not as expected");
     return -1;
   }
+  int first = i * (JPEG_BAND_ROWS / JPEG_INTERVAL_ROWS); /* the scan's number of its interval */
+  size_t data = sos + 2 + ((size_t)d[sos + 2] << 8 | d[sos + 3]);
+  renumber_rst(d + data, end - data, first);
   int rc;
   if (i == 0) {
-    const uint8_t dri[6] = {0xff, 0xdd, 0, 4, (uint8_t)(b->restart >> 8), (uint8_t)b->restart};
     d[sof + 5] = (uint8_t)(b->img->height >> 8);
     d[sof + 6] = (uint8_t)b->img->height;
-    rc = gpuimg_buf_append(b->out, d, sos) | gpuimg_buf_append(b->out, dri, sizeof dri) |
-         gpuimg_buf_append(b->out, d + sos, end - sos);
+    rc = gpuimg_buf_append(b->out, d, end);
   } else {
-    const uint8_t rst[2] = {0xff, (uint8_t)(0xd0 + ((i - 1) & 7))};
-    size_t data = sos + 2 + ((size_t)d[sos + 2] << 8 | d[sos + 3]);
+    const uint8_t rst[2] = {0xff, (uint8_t)(0xd0 + ((first - 1) & 7))};
     rc = gpuimg_buf_append(b->out, rst, sizeof rst) |
          gpuimg_buf_append(b->out, d + data, end - data);
   }
@@ -709,7 +728,7 @@ static int jpeg_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
   bands_t b = {.img = img, .quality = quality, .what = what, .out = out};
   b.nbands = jpeg_bands(img, &b.restart);
   if (b.nbands == 1)
-    return jpeg_encode_image(img, quality, what, out);
+    return jpeg_encode_image(img, quality, 0, what, out);
   return gpuimg_pool_ordered(opts->threads, b.nbands, band_part, band_take, &b);
 }
 
