@@ -268,10 +268,10 @@ static void jpeg_decode_run(jpeg_ctx_t *ctx, struct jpeg_decompress_struct *cinf
 }
 
 /* ---- decoding in bands ----
- * A JPEG whose restart intervals are whole rows of MCUs (gpuimg's own large JPEGs, many
- * cameras') decodes in bands of intervals on several threads: each band is a JPEG of its own
- * (the file's header with the band's height, its intervals' data with the RST markers
- * renumbered from 0, EOI), as a restart resets every prediction. Where a component is
+ * A JPEG whose restart intervals are whole rows of MCUs (gpuimg's own large JPEGs, a
+ * camera's that restarts at whole rows) decodes in bands of intervals on several threads: each band
+ * is a JPEG of its own (the file's header with the band's height, its intervals' data with the RST
+ * markers renumbered from 0, EOI), as a restart resets every prediction. Where a component is
  * subsampled vertically its upsampling reads the rows of the MCU rows above and below, so a
  * band then also decodes the interval above it (its rows thrown away) and the one below (as
  * far as libjpeg needs): the pixels are those of one decode of the whole file. Anything a
