@@ -83,8 +83,10 @@ const gpuimg_option_t gpuimg_plan_options[] = {
      .max = 1024,
      .metavar = "N",
      .help = "CPU backend: threads, each operation split into row bands;\n"
-             "also a large PNG's slices (default: the cores this process\n"
-             "may use; in a batch, those cores divided by --jobs)"},
+             "also a large PNG's slices and a large JPEG's bands, encoded\n"
+             "or (where its restart markers allow) decoded (default: the\n"
+             "cores this process may use; in a batch, those cores divided\n"
+             "by --jobs)"},
     {.long_name = "repeat",
      .kind = GPUIMG_OPTION_INT,
      .offset = PLAN(repeat),
