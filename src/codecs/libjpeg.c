@@ -622,24 +622,27 @@ typedef struct {
   int quality;
   const char *what;
   int nbands;
-  unsigned restart; /* MCUs in an interval: DRI's */
   gpuimg_buf_t *out;
 } bands_t;
 
-/* The bands of img (1: encoded whole) and the MCUs in a restart interval: a large image only,
- * not one whose interval holds more MCUs than DRI's 16 bits count, nor one libjpeg would
- * refuse. */
-static int jpeg_bands(const gpuimg_image_t *img, unsigned *restart)
+/* The rows of an MCU of what libjpeg writes for channels: gray 8x8 blocks, colour 4:2:0. */
+static int jpeg_mcu_rows(int channels)
+{
+  return channels <= 2 ? 8 : 16;
+}
+
+/* The bands of img (1: encoded whole): a large image only, not one whose restart interval
+ * holds more MCUs than DRI's 16 bits count, nor one libjpeg would refuse. */
+static int jpeg_bands(const gpuimg_image_t *img)
 {
   const char *env = getenv("GPUIMG_JPEG_BANDS");
-  int mcu = img->channels <= 2 ? 8 : 16; /* gray: 8x8 blocks; colour 4:2:0: 16x16 MCUs */
+  int mcu = jpeg_mcu_rows(img->channels); /* MCUs are square */
   int64_t mcus = ((int64_t)img->width + mcu - 1) / mcu * (JPEG_INTERVAL_ROWS / mcu);
   /* An image over libjpeg's largest side is encoded whole, for libjpeg to refuse it. */
   if ((env && strcmp(env, "0") == 0) || img->height <= JPEG_BAND_ROWS || mcus > 65535 ||
       img->width > JPEG_MAX_DIMENSION || img->height > JPEG_MAX_DIMENSION ||
       (int64_t)img->width * img->height < JPEG_BAND_MIN_PIXELS)
     return 1;
-  *restart = (unsigned)mcus;
   return (img->height + JPEG_BAND_ROWS - 1) / JPEG_BAND_ROWS;
 }
 
@@ -650,8 +653,8 @@ static int band_part(void *arg, int i, gpuimg_buf_t *buf)
   int y0 = i * JPEG_BAND_ROWS;
   band.height = b->img->height - y0 < JPEG_BAND_ROWS ? b->img->height - y0 : JPEG_BAND_ROWS;
   band.data += (size_t)y0 * (size_t)band.width * (size_t)band.channels;
-  int mcu = band.channels <= 2 ? 8 : 16;
-  return jpeg_encode_image(&band, b->quality, JPEG_INTERVAL_ROWS / mcu, b->what, buf);
+  int restart_rows = JPEG_INTERVAL_ROWS / jpeg_mcu_rows(band.channels);
+  return jpeg_encode_image(&band, b->quality, restart_rows, b->what, buf);
 }
 
 /* The offset of the first marker segment of type marker (0xC0: SOF0, 0xDA: SOS) in the header
@@ -714,8 +717,7 @@ static int band_take(void *arg, int i, gpuimg_buf_t *buf)
 static int jpeg_parts(int width, int height, int channels)
 {
   gpuimg_image_t img = {.width = width, .height = height, .channels = channels};
-  unsigned restart;
-  return jpeg_bands(&img, &restart);
+  return jpeg_bands(&img);
 }
 
 /* The codec's encode: whole, or in bands on opts->threads threads. */
@@ -726,7 +728,7 @@ static int jpeg_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
   if (gpuimg_encode_check(img, fmt, GPUIMG_FORMAT_JPEG, "libjpeg", what) < 0)
     return -1;
   bands_t b = {.img = img, .quality = quality, .what = what, .out = out};
-  b.nbands = jpeg_bands(img, &b.restart);
+  b.nbands = jpeg_bands(img);
   if (b.nbands == 1)
     return jpeg_encode_image(img, quality, 0, what, out);
   return gpuimg_pool_ordered(opts->threads, b.nbands, band_part, band_take, &b);
