@@ -93,7 +93,8 @@ static int convert(batch_t *b, gpuimg_worker_t *wk, item_t *it, gpuimg_run_t *ru
                       .output = it->output,
                       .output_what = it->output,
                       .format = it->format,
-                      .no_replace = !b->cli.force};
+                      .no_replace = !b->cli.force,
+                      .host_decode = gpuimg_sched_host_decode(&b->sched, it->name)};
   int rc = gpuimg_flow_run(&flow, &job, run);
   memcpy(it->iv, job.intervals, sizeof it->iv);
   return rc;

@@ -415,6 +415,8 @@ static char *summary_json(const batch_t *b, const batch_counts_t *n, double wall
   /* A split batch: the share of the inputs sent down the device's JPEG path, its workers */
   cJSON_AddNumberToObject(root, "device_share", rnd4(b->to_device ? b->sched.device_share : 0));
   cJSON_AddNumberToObject(root, "device_workers", b->to_device ? b->sched.device_workers : 0);
+  cJSON_AddNumberToObject(root, "host_decode_share",
+                          rnd4(b->sched.device_jpeg ? b->sched.host_share : 0));
   cJSON_AddNumberToObject(root, "jpeg_batches", (double)b->sched.jpeg_batches);
   cJSON_AddNumberToObject(root, "jpeg_batched_images", (double)b->sched.jpeg_batch_images);
   cJSON_AddNumberToObject(root, "jpeg_batch_ms", rnd4(b->sched.jpeg_batch_ms));

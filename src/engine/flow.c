@@ -56,26 +56,26 @@ static int read_meta(const gpuimg_plan_t *plan, const uint8_t *bytes, size_t siz
   return plan->no_autorotate ? 1 : meta->tags.orientation;
 }
 
-/* The host decoder of bytes to turn as EXIF orientation o asks, under the plan's --codec: a
- * device codec (nvjpeg) leaves a JPEG to turn to auto's choice (libjpeg), on either backend:
- * its pixels would only come back from the device to be turned. */
+/* The host decoder of bytes under the plan's --codec; host 1 (a JPEG to turn as its EXIF
+ * orientation asks, whose pixels would only come back from the device to be turned, or one
+ * of a batch's host share) leaves a device codec's (nvjpeg's) JPEG to auto's choice, libjpeg. */
 static const gpuimg_codec_t *host_decoder(const gpuimg_plan_t *plan, const uint8_t *bytes,
-                                          size_t size, int o)
+                                          size_t size, int host)
 {
-  int device = o > 1 && gpuimg_codec_choice_device(plan->codec);
+  int device = host && gpuimg_codec_choice_device(plan->codec);
   return gpuimg_codec_decoder(device ? GPUIMG_CODEC_AUTO : plan->codec, bytes, size);
 }
 
-/* Decodes bytes with the codec the plan picks for them (at 1/reduction of their size, which
- * only a codec that decodes reduced is given), then turns the pixels as EXIF orientation o
- * asks, as the stage <prefix>decode. */
+/* Decodes bytes with the codec the plan picks for them (host: as host_decoder(); at
+ * 1/reduction of their size, which only a codec that decodes reduced is given), then turns
+ * the pixels as EXIF orientation o asks, as the stage <prefix>decode. */
 static int decode_timed(const gpuimg_plan_t *plan, const uint8_t *bytes, size_t size,
-                        const char *what, const char *prefix, int o, int reduction,
+                        const char *what, const char *prefix, int o, int host, int reduction,
                         gpuimg_image_t *img, gpuimg_run_t *run)
 {
   char name[32];
   double t0 = gpuimg_now_ms();
-  const gpuimg_codec_t *codec = host_decoder(plan, bytes, size, o);
+  const gpuimg_codec_t *codec = host_decoder(plan, bytes, size, host);
   gpuimg_codec_set_threads(plan->threads > 0 ? plan->threads : gpuimg_cpu_cores());
   if ((reduction > 1 ? codec->decode_reduced(bytes, size, what, plan->max_pixels, reduction, img)
                      : codec->decode(bytes, size, what, plan->max_pixels, img)) < 0 ||
@@ -101,7 +101,7 @@ int gpuimg_flow_load_mask(const gpuimg_plan_t *plan, const char *path, const uin
   const uint8_t *bytes = path ? buf.data : builtin;
   size_t size = path ? buf.size : builtin_size;
   int o = read_meta(plan, bytes, size, what, 0, &meta);
-  int rc = o < 0 ? -1 : decode_timed(plan, bytes, size, what, "mask-", o, 1, mask, run);
+  int rc = o < 0 ? -1 : decode_timed(plan, bytes, size, what, "mask-", o, o > 1, 1, mask, run);
   if (rc == 0)
     warn(plan, what, meta.warning);
   gpuimg_meta_free(&meta);
@@ -186,6 +186,7 @@ typedef struct {
   gpuimg_plan_t *own_plan;
   int device_jpeg; /* flow->device_jpeg, unless the cost model left JPEG to the host */
   int on_device;   /* the input is decoded on the device */
+  int host_jpeg;   /* a JPEG input decoded on the host even under a device codec */
   int encoded_on_device;
   int on_cpu;                  /* the backend chosen for it is the CPU (flow->choose) */
   gpuimg_prestart_t *prestart; /* CUDA starting while it is decoded (flow->choose) */
@@ -329,7 +330,7 @@ static int shrink_on_load(image_t *im, const uint8_t *bytes, size_t size, int o)
   const gpuimg_step_t *first = &plan->steps[0];
   int w, h, c;
   if (plan->exact_decode || !first->op->load_reduction ||
-      !host_decoder(plan, bytes, size, o)->decode_reduced ||
+      !host_decoder(plan, bytes, size, im->host_jpeg)->decode_reduced ||
       gpuimg_codec_info(bytes, size, &w, &h, &c) < 0)
     return 1;
   int upright_w = o >= 5 ? h : w, upright_h = w + h - upright_w;
@@ -368,8 +369,10 @@ static int load(image_t *im)
     return -1;
   if (o > 1) /* the output shows the turned pixels as they are */
     gpuimg_meta_upright(&im->meta);
-  /* A JPEG whose pixels must be turned is decoded here: the device decode keeps them. */
-  im->on_device = job->input && im->device_jpeg && gpuimg_codec_is_jpeg(bytes, size) && o == 1;
+  /* A JPEG whose pixels must be turned is decoded here (the device decode keeps them), as is
+   * one of a batch's host share. */
+  im->host_jpeg = o > 1 || job->host_decode;
+  im->on_device = job->input && im->device_jpeg && gpuimg_codec_is_jpeg(bytes, size) && !im->host_jpeg;
   int was_on_device = im->on_device;
   int r = im->on_device ? 1 : shrink_on_load(im, bytes, size, o);
   choose_backend(im, bytes, size, r);
@@ -377,7 +380,8 @@ static int load(image_t *im)
     return 0;
   if (was_on_device) /* the model left nvJPEG for the host codecs, which may decode reduced */
     r = shrink_on_load(im, bytes, size, o);
-  int rc = decode_timed(im->plan, bytes, size, job->what, "", o, r, &im->src, im->run);
+  int rc = decode_timed(im->plan, bytes, size, job->what, "", o, im->host_jpeg, r, &im->src,
+                        im->run);
   gpuimg_buf_free(&im->file);
   return rc;
 }

@@ -48,6 +48,9 @@ typedef struct {
   /* The output is created by the flow (out NULL) and must not replace a file that exists by
    * the time it is complete (a batch without --force): the write fails with exit 4. */
   int no_replace;
+  /* A JPEG input the flow would decode on the device (device_jpeg) is decoded by the host's
+   * decoder instead, its result still encoded on the device (a batch's host share). */
+  int host_decode;
   gpuimg_image_t *result; /* NULL, or receives the resulting pixels (the caller frees them) */
   double intervals[GPUIMG_FLOW_INTERVALS][2]; /* filled in: start and end, -1 where none */
 } gpuimg_job_t;

@@ -78,6 +78,8 @@ static void start_device_jpeg(gpuimg_sched_t *s)
   s->device_jpeg = s->use_cuda && gpuimg_codec_choice_device(s->plan->codec);
   if (!s->device_jpeg)
     return;
+  const char *share = getenv("GPUIMG_JPEG_HOST_SHARE");
+  s->host_share = share ? atof(share) : 0;
   for (int d = 0; d < s->ndevices; d++)
     if (!(s->jpeg[d] = gpuimg_jpeg_batch_create(s->devices[d], !env_is("GPUIMG_JPEG_BATCH", "0"))))
       gpuimg_error_clear(); /* no thread: each worker then makes its own nvJPEG handle */
@@ -299,12 +301,23 @@ double gpuimg_sched_split(gpuimg_sched_t *s, const char *first, gpuimg_format_t 
   return s->device_share;
 }
 
-int gpuimg_sched_to_device(const gpuimg_sched_t *s, const char *name)
+/* Whether a hash of name falls under share (0..1): the same answer in every run, shard and -j. */
+static int name_under(const char *name, double share)
 {
   uint64_t h = 14695981039346656037ULL; /* FNV-1a */
   for (const unsigned char *p = (const unsigned char *)name; *p; p++)
     h = (h ^ *p) * 1099511628211ULL;
-  return (double)(h % 1000000) < s->device_share * 1e6;
+  return (double)(h % 1000000) < share * 1e6;
+}
+
+int gpuimg_sched_to_device(const gpuimg_sched_t *s, const char *name)
+{
+  return name_under(name, s->device_share);
+}
+
+int gpuimg_sched_host_decode(const gpuimg_sched_t *s, const char *name)
+{
+  return s->device_jpeg && name_under(name, s->host_share);
 }
 
 int gpuimg_sched_total_workers(const gpuimg_sched_t *s, int nworkers)

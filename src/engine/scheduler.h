@@ -50,6 +50,10 @@ struct gpuimg_sched {
    * device; jpeg[d] batches the decodes for devices[d] (NULL: each worker decodes alone). */
   int device_jpeg;
   gpuimg_jpeg_batch_t *jpeg[GPUIMG_SCHED_MAX_DEVICES];
+  /* Of such a batch's JPEG inputs, the share decoded by the host's decoder (libjpeg) instead,
+   * so that the host's cores decode beside the hardware decoder (gpuimg_sched_host_decode());
+   * the results still go through the device and its encoder. */
+  double host_share;
   long jpeg_batches, jpeg_batch_images;
   double jpeg_batch_ms, jpeg_encode_ms, jpeg_setup_ms, jpeg_teardown_ms;
   /* The decode [0] and encode [1] requests to the JPEG threads: ms queued, served and until
@@ -125,6 +129,10 @@ double gpuimg_sched_split(gpuimg_sched_t *s, const char *first, gpuimg_format_t 
 /* Whether a split batch sends the item named name down the device's path: a hash of the name
  * under the share, so that an image goes the same way in every run, shard and -j. */
 int gpuimg_sched_to_device(const gpuimg_sched_t *s, const char *name);
+
+/* Whether, in a batch that decodes JPEG on the device (device_jpeg), the item named name is
+ * decoded by the host instead: a hash of the name under host_share, as gpuimg_sched_to_device(). */
+int gpuimg_sched_host_decode(const gpuimg_sched_t *s, const char *name);
 
 /* How many workers gpuimg_sched_run() starts for nworkers host workers: with a split
  * (to_device set), the device path's too. */
