@@ -10,19 +10,6 @@ namespace gpuimg_blur
 namespace
 {
 
-// The sum of v over lanes 0 .. lane of the warp (an inclusive scan by shuffles); every lane
-// of the warp must call it.
-__device__ __forceinline__ uint32_t warp_inclusive_sum(uint32_t v, int lane)
-{
-#pragma unroll
-  for (int d = 1; d < 32; d <<= 1) {
-    uint32_t t = __shfl_up_sync(0xffffffffu, v, d);
-    if (lane >= d)
-      v += t;
-  }
-  return v;
-}
-
 // Output pixels per warp in the strip kernel.
 constexpr int kStripWidth = 128;
 
@@ -350,7 +337,7 @@ __global__ void __launch_bounds__(kFusedThreads, 4)
   }
 }
 
-enum class Design { kStrip, kFused, kTwopass, kTiled };
+enum class Design { kStrip, kFused, kTwopass, kTiled, kChunk };
 
 // Three designs, all O(1) per pixel in r: the single-pass strip kernel (r <= 64), the
 // fused single-pass kernel (4-byte aligned rows, r <= 127) and row sums + column walk.
@@ -362,12 +349,17 @@ enum class Design { kStrip, kFused, kTwopass, kTiled };
 // On a small image at a small radius none of the three fills the GPU as well as the tiled
 // kernel, one block per 16x16 pixels (H200, docs/performance.md: 1024x768 up to r = 8,
 // 640x480 up to r = 16), so a blur (not portrait: the tiled kernel has no composite) takes it.
-template <int C> Design choose(const gpuimg_cuda_t *ctx, BlurShape s, const uint8_t *d_mask)
+template <int C>
+Design choose(const gpuimg_cuda_t *ctx, BlurShape s, const uint8_t *d_src, const uint8_t *d_dst,
+              const uint8_t *d_mask)
 {
   const char *impl = getenv("GPUIMG_FAST_BLUR");
   if (impl && strcmp(impl, "strip") != 0 && strcmp(impl, "fused") != 0 &&
-      strcmp(impl, "twopass") != 0)
+      strcmp(impl, "twopass") != 0 && strcmp(impl, "chunk") != 0)
     impl = NULL; // any other value: the default choice
+  bool chunk = chunk_fits<C>(s, d_src, d_dst, d_mask);
+  if (impl && strcmp(impl, "chunk") == 0)
+    return chunk ? Design::kChunk : Design::kTwopass;
   long long px = (long long)s.w * s.h;
   // The tiled kernel at its own 16x16 blocks (not a --block, which shapes the teaching
   // kernels), on an image its grid can cover (a very tall one cannot: 65535 block rows).
@@ -376,6 +368,8 @@ template <int C> Design choose(const gpuimg_cuda_t *ctx, BlurShape s, const uint
   if (!impl && !d_mask && tiled_fits &&
       ((s.r <= 8 && px <= (1LL << 20)) || (s.r <= 16 && px <= 400000)))
     return Design::kTiled;
+  if (!impl && chunk)
+    return Design::kChunk;
   bool strip = impl ? strcmp(impl, "strip") == 0 && s.r <= 64 : s.r <= 16 && !d_mask;
   if (strip && !impl) {
     // The strip kernel needs tall runs of rows per warp; a small image then gives too few
@@ -465,7 +459,9 @@ template <int C>
 int enqueue_fast(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape s,
                  const uint8_t *d_mask, gpuimg_launch_t *info)
 {
-  switch (choose<C>(ctx, s, d_mask)) {
+  switch (choose<C>(ctx, s, d_src, d_dst, d_mask)) {
+  case Design::kChunk:
+    return enqueue_chunk<C>(ctx, d_src, d_dst, s, d_mask, info);
   case Design::kFused:
     return launch_fused<C>(ctx, d_src, d_dst, s, d_mask, info);
   case Design::kStrip:
