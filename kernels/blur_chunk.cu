@@ -10,15 +10,18 @@ namespace gpuimg_blur
 namespace
 {
 
-constexpr int kChunkPx = 8;        // pixels a thread owns
-constexpr int kChunkThreads = 256; // threads a block
+constexpr int kChunkPx = 8;                          // pixels a thread owns
+constexpr int kChunkThreads = 256;                   // threads a block
 constexpr int kChunkSpan = kChunkPx * kChunkThreads; // pixels of a block's row span
 constexpr uint32_t kLanes = 0x00ff00ffu;             // bytes 0 and 2 of a word
 
 // The block's output pixels: the span holds them, the r-pixel aprons on both sides, the up
 // to 7 pixels the span's start is moved left to a multiple of 8, and one prefix sum past
 // the last window; a multiple of 8 so that output chunks are whole chunks.
-__host__ __device__ inline int chunk_tile(int r) { return (kChunkSpan - 2 * r - 8) & ~7; }
+__host__ __device__ inline int chunk_tile(int r)
+{
+  return (kChunkSpan - 2 * r - 8) & ~7;
+}
 
 // The 8C bytes of pixels [px, px + 8) of row rp as 2C words (byte 4k + e of the chunk in
 // byte e of word k), pixels outside [0, w) clamped to the nearest edge.
@@ -108,10 +111,10 @@ __global__ void __launch_bounds__(kChunkThreads, 2)
   const size_t row_bytes = (size_t)s.w * C;
   auto row = [&](int yy) { return src + (size_t)gpuimg_clampi(yy, 0, last) * row_bytes; };
 
-  uint32_t lo[W], hi[W], nin[W], nout[W];
+  uint32_t lo[W], hi[W];
 #pragma unroll
   for (int k = 0; k < W; k++)
-    lo[k] = hi[k] = nin[k] = nout[k] = 0;
+    lo[k] = hi[k] = 0;
   if (needed) { // V at y0: rows above and below the image count as its edge rows
     int top = max(s.r - y0, 0), bottom = max(y0 + s.r - last, 0);
     if (top + bottom) {
@@ -135,11 +138,9 @@ __global__ void __launch_bounds__(kChunkThreads, 2)
     }
   }
 
-  for (int y = y0, buf = 0; y < y1; y++, buf ^= 1) {
-    if (needed && y + 1 < y1) {
-      chunk_load<C>(row(y + 1 + s.r), px, s.w, nin);
-      chunk_load<C>(row(y - s.r), px, s.w, nout);
-    }
+  // Row y's outputs from V, then V moved down a row by the rows entering and leaving (in, out);
+  // buf picks the warps' totals' buffer, alternating.
+  auto step = [&](int y, int buf, const uint32_t(&in)[W], const uint32_t(&out)[W]) {
     // This thread's per-channel totals, and where its values start in the block's prefix.
     uint32_t tot[C], base[C];
 #pragma unroll
@@ -221,20 +222,38 @@ __global__ void __launch_bounds__(kChunkThreads, 2)
     if (needed && y + 1 < y1)
 #pragma unroll
       for (int k = 0; k < W; k++) {
-        lo[k] = lo[k] + (nin[k] & kLanes) - (nout[k] & kLanes);
-        hi[k] = hi[k] + ((nin[k] >> 8) & kLanes) - ((nout[k] >> 8) & kLanes);
+        lo[k] = lo[k] + (in[k] & kLanes) - (out[k] & kLanes);
+        hi[k] = hi[k] + ((in[k] >> 8) & kLanes) - ((out[k] >> 8) & kLanes);
       }
+  };
+  // The rows entering and leaving the window at row y, loaded two rows ahead so that their
+  // latency hides behind two rows of work.
+  auto fetch = [&](int y, uint32_t(&in)[W], uint32_t(&out)[W]) {
+    if (needed && y < y1) {
+      chunk_load<C>(row(y + s.r), px, s.w, in);
+      chunk_load<C>(row(y - 1 - s.r), px, s.w, out);
+    }
+  };
+  uint32_t in_a[W], out_a[W], in_b[W], out_b[W];
+  fetch(y0 + 1, in_a, out_a);
+  for (int y = y0; y < y1; y += 2) {
+    fetch(y + 2, in_b, out_b);
+    step(y, 0, in_a, out_a);
+    if (y + 1 >= y1)
+      break;
+    fetch(y + 3, in_a, out_a);
+    step(y + 1, 1, in_b, out_b);
   }
 }
 
 } // namespace
 
-template <int C> bool chunk_fits(BlurShape s, const void *d_src, const void *d_dst,
-                                 const void *d_mask)
+template <int C>
+bool chunk_fits(BlurShape s, const void *d_src, const void *d_dst, const void *d_mask)
 {
   uintptr_t align = (uintptr_t)d_src | (uintptr_t)d_dst | (uintptr_t)d_mask;
-  return s.r <= 127 && s.w % kChunkPx == 0 && align % 16 == 0 &&
-         (long long)s.w * C < (1LL << 31) && chunk_tile(s.r) >= 256;
+  return s.r <= 127 && s.w % kChunkPx == 0 && align % 16 == 0 && (long long)s.w * C < (1LL << 31) &&
+         chunk_tile(s.r) >= 256;
 }
 
 template <int C>
@@ -247,8 +266,7 @@ int enqueue_chunk(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, Blur
   // halved from 128 while the grid has fewer than 4 blocks per SM, down to r + 1 rows (at
   // least 8).
   int rows = 128, min_rows = s.r + 1 < 8 ? 8 : s.r + 1;
-  while (rows > min_rows &&
-         tiles * ((s.h + rows - 1) / rows) < 4LL * ctx->prop.multiProcessorCount)
+  while (rows > min_rows && tiles * ((s.h + rows - 1) / rows) < 4LL * ctx->prop.multiProcessorCount)
     rows = rows / 2 > min_rows ? rows / 2 : min_rows;
   if ((s.h + rows - 1) / rows > 65535)
     rows = (s.h + 65534) / 65535;
@@ -262,8 +280,8 @@ int enqueue_chunk(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, Blur
 }
 
 #define GPUIMG_CHUNK_INSTANCE(C)                                                                   \
-  template bool chunk_fits<C>(BlurShape, const void *, const void *, const void *);               \
-  template int enqueue_chunk<C>(gpuimg_cuda_t *, const uint8_t *, uint8_t *, BlurShape,           \
+  template bool chunk_fits<C>(BlurShape, const void *, const void *, const void *);                \
+  template int enqueue_chunk<C>(gpuimg_cuda_t *, const uint8_t *, uint8_t *, BlurShape,            \
                                 const uint8_t *, gpuimg_launch_t *);
 GPUIMG_CHUNK_INSTANCE(1)
 GPUIMG_CHUNK_INSTANCE(2)

@@ -160,15 +160,18 @@ constexpr int kFusedThreads = 256;
 // Shared-memory index of span value i: one padding word per 32 makes the row's stride-4
 // accesses (4 bytes per thread) and the scan's stride-8 chunks hit 32 different banks
 // (stride 9: at most 2 threads a bank).
-__device__ __forceinline__ int fused_pad(int i) { return i + (i >> 5); }
+__device__ __forceinline__ int fused_pad(int i)
+{
+  return i + (i >> 5);
+}
 
 // Pixels per thread in the fused kernel's scan, and the span values one block holds.
 template <int C> struct Fused {
   static constexpr int span_bytes = kFusedWords * 4 * kFusedThreads;
   static constexpr int chunk_px = (span_bytes / C + kFusedThreads - 1) / kFusedThreads;
-  static constexpr int chunk = chunk_px * C;                 // values per thread in the scan
-  static constexpr int values = chunk * kFusedThreads + 4;   // values in the shared row (+ i0)
-  static constexpr int padded = values + (values >> 5);      // its shared words
+  static constexpr int chunk = chunk_px * C;               // values per thread in the scan
+  static constexpr int values = chunk * kFusedThreads + 4; // values in the shared row (+ i0)
+  static constexpr int padded = values + (values >> 5);    // its shared words
   // Output pixels per block: the span must hold them, the 2r apron and 3 alignment bytes,
   // and the scan one pixel more (the prefix sum past the last window).
   static int tile(int r)
@@ -204,9 +207,9 @@ __global__ void __launch_bounds__(kFusedThreads, 4)
   const int y0 = blockIdx.y * rows_per_block, y1 = min(y0 + rows_per_block, s.h);
   const int last = s.h - 1;
   const long long row_bytes = (long long)s.w * C;
-  const int b0 = (x0 - s.r) * C;      // row byte of span value 0 (may be < 0: clamped)
+  const int b0 = (x0 - s.r) * C; // row byte of span value 0 (may be < 0: clamped)
   const int wb = b0 >= 0 ? b0 & ~3 : -((-b0 + 3) & ~3); // aligned word start
-  const int i0 = b0 - wb;             // shared index of span value 0
+  const int i0 = b0 - wb;                               // shared index of span value 0
   const int nvals = (tn + 2 * s.r) * C;
   const int nwords = (i0 + nvals + 3) >> 2;
 
@@ -323,8 +326,8 @@ __global__ void __launch_bounds__(kFusedThreads, 4)
         *(uint32_t *)(drow + 4 * q) = word;
       } else {
         for (int e = 0; e < out_tail; e++)
-          drow[4 * q + e] = (uint8_t)((keep >> (8 * e)) & 0xffu ? srow[4 * q + e]
-                                                                   : (word >> (8 * e)) & 0xffu);
+          drow[4 * q + e] =
+              (uint8_t)((keep >> (8 * e)) & 0xffu ? srow[4 * q + e] : (word >> (8 * e)) & 0xffu);
       }
     }
 
@@ -368,8 +371,6 @@ Design choose(const gpuimg_cuda_t *ctx, BlurShape s, const uint8_t *d_src, const
   if (!impl && !d_mask && tiled_fits &&
       ((s.r <= 8 && px <= (1LL << 20)) || (s.r <= 16 && px <= 400000)))
     return Design::kTiled;
-  if (!impl && chunk)
-    return Design::kChunk;
   bool strip = impl ? strcmp(impl, "strip") == 0 && s.r <= 64 : s.r <= 16 && !d_mask;
   if (strip && !impl) {
     // The strip kernel needs tall runs of rows per warp; a small image then gives too few
@@ -379,6 +380,8 @@ Design choose(const gpuimg_cuda_t *ctx, BlurShape s, const uint8_t *d_src, const
     if ((strips + 7) / 8 * runs < 2LL * ctx->prop.multiProcessorCount)
       strip = false;
   }
+  if (!impl && !strip && chunk)
+    return Design::kChunk;
   bool fused = !strip && (!impl || strcmp(impl, "fused") == 0) && (long long)s.w * C % 4 == 0 &&
                (long long)s.w * C < (1LL << 30) && s.r <= 127 && Fused<C>::tile(s.r) >= 64;
   return fused ? Design::kFused : strip ? Design::kStrip : Design::kTwopass;

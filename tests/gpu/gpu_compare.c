@@ -330,8 +330,8 @@ static int run_impls(gpuimg_cuda_t *ctx, int quick)
 {
   static const char *impls[] = {"fused", "strip", "twopass", "chunk"};
   static const int radii[] = {1, 3, 16, 33, 64, 127};
-  static const int shapes[][3] = {{2400, 97, 3}, {1001, 77, 4},  {1500, 301, 3}, {640, 480, 1},
-                                  {333, 200, 2}, {1998, 65, 2},  {700, 120, 3},  {1608, 61, 4},
+  static const int shapes[][3] = {{2400, 97, 3}, {1001, 77, 4}, {1500, 301, 3}, {640, 480, 1},
+                                  {333, 200, 2}, {1998, 65, 2}, {700, 120, 3},  {1608, 61, 4},
                                   {2056, 50, 1}, {1000, 40, 2}};
   int nshapes = quick ? 2 : 10, nradii = quick ? 3 : 6;
   for (int i = 0; i < nshapes; i++) {
