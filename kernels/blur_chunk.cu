@@ -15,6 +15,14 @@ constexpr int kChunkThreads = 256;                   // threads a block
 constexpr int kChunkSpan = kChunkPx * kChunkThreads; // pixels of a block's row span
 constexpr uint32_t kLanes = 0x00ff00ffu;             // bytes 0 and 2 of a word
 
+// Shared-memory index of P's pixel i in a channel's row: one padding word after every 8, so
+// that threads reading or writing pixel i + 8 * thread hit 32 different banks (stride 9).
+__host__ __device__ inline int chunk_pad(int i)
+{
+  return i + (i >> 3);
+}
+constexpr int kChunkPadded = kChunkSpan + 1 + kChunkSpan / 8; // chunk_pad(kChunkSpan) + 1
+
 // The block's output pixels: the span holds them, the r-pixel aprons on both sides, the up
 // to 7 pixels the span's start is moved left to a multiple of 8, and one prefix sum past
 // the last window; a multiple of 8 so that output chunks are whole chunks.
@@ -89,7 +97,8 @@ __device__ __forceinline__ uint32_t chunk_value(const uint32_t (&lo)[2 * C],
 // entering row and subtracts the leaving one, loaded (8 or 16 bytes at a time) a row ahead.
 // A row's horizontal sums come from per-channel exclusive prefix sums P over the span: each
 // thread sums its own values per channel, a warp-shuffle scan and the warps' totals give
-// its start, and it writes its P to shared memory with 16-byte stores; an output byte is
+// its start, and it writes its P to shared memory, one row per channel, padded against bank
+// conflicts (chunk_pad); an output byte is
 // P[x + r + 1] - P[x - r] of its channel, divided by (2r + 1)^2 with rounding, and each
 // thread writes its own 8 pixels when they are in the tile. Two barriers a row. With d_mask
 // (portrait) subject pixels and alpha take the source value.
@@ -99,8 +108,8 @@ __global__ void __launch_bounds__(kChunkThreads, 2)
                       uint8_t *__restrict__ dst, BlurShape s, int tile, int rows)
 {
   constexpr int W = 2 * C, B = kChunkPx * C, NW = kChunkThreads / 32;
-  __shared__ __align__(16) uint32_t P[(kChunkSpan + 1) * C];
-  __shared__ uint32_t warp_tot[2][NW][C];
+  __shared__ uint32_t P[C][kChunkPadded];
+  __shared__ __align__(16) uint32_t warp_tot[2][C][NW];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int x0 = blockIdx.x * tile, tn = min(tile, s.w - x0);
   const int xs = (x0 - s.r) & ~7; // the span's first pixel (rounded towards -infinity)
@@ -154,43 +163,40 @@ __global__ void __launch_bounds__(kChunkThreads, 2)
       uint32_t incl = warp_inclusive_sum(tot[c], lane);
       base[c] = incl - tot[c];
       if (lane == 31)
-        warp_tot[buf][warp][c] = incl;
+        warp_tot[buf][c][warp] = incl;
     }
     __syncthreads();
 #pragma unroll
-    for (int wp = 0; wp < NW; wp++)
+    for (int c = 0; c < C; c++) {
+      uint4 t0 = *(const uint4 *)&warp_tot[buf][c][0], t1 = *(const uint4 *)&warp_tot[buf][c][4];
+      uint32_t t[NW] = {t0.x, t0.y, t0.z, t0.w, t1.x, t1.y, t1.z, t1.w};
 #pragma unroll
-      for (int c = 0; c < C; c++)
-        base[c] += wp < warp ? warp_tot[buf][wp][c] : 0u;
+      for (int wp = 0; wp < NW; wp++)
+        base[c] += wp < warp ? t[wp] : 0u;
+    }
+    uint32_t *own = &P[0][chunk_pad(kChunkPx * tid)];
 #pragma unroll
-    for (int k = 0; k < W; k++) {
-      uint32_t q[4];
-#pragma unroll
-      for (int e = 0; e < 4; e++) {
-        int m = 4 * k + e;
-        q[e] = base[m % C];
-        base[m % C] += chunk_value<C>(lo, hi, m);
-      }
-      *(uint4 *)&P[tid * B + 4 * k] = make_uint4(q[0], q[1], q[2], q[3]);
+    for (int m = 0; m < B; m++) {
+      own[(m % C) * kChunkPadded + m / C] = base[m % C];
+      base[m % C] += chunk_value<C>(lo, hi, m);
     }
     if (tid == kChunkThreads - 1)
 #pragma unroll
       for (int c = 0; c < C; c++)
-        P[kChunkSpan * C + c] = base[c];
+        P[c][chunk_pad(kChunkSpan)] = base[c];
     __syncthreads();
 
     if (outputs) {
-      const uint32_t *pa = P + (px - xs - s.r) * C, *pb = P + (px - xs + s.r + 1) * C;
+      const int ia = px - xs - s.r, ib = px - xs + s.r + 1; // P's pixels of the first window
       uint32_t o[W];
 #pragma unroll
-      for (int k = 0; k < W; k++) {
-        uint32_t word = 0;
+      for (int k = 0; k < W; k++)
+        o[k] = 0;
 #pragma unroll
-        for (int e = 0; e < 4; e++) {
-          int m = 4 * k + e;
-          word |= div_small(pb[m] - pa[m] + s.half, s) << (8 * e);
-        }
-        o[k] = word;
+      for (int m = 0; m < B; m++) {
+        const uint32_t *pc = P[m % C];
+        uint32_t v = pc[chunk_pad(ib + m / C)] - pc[chunk_pad(ia + m / C)] + s.half;
+        o[m >> 2] |= div_small(v, s) << (8 * (m & 3));
       }
       size_t at = (size_t)y * row_bytes + (size_t)px * C;
       if (d_mask) { // portrait: subject pixels and alpha keep the source's bytes
