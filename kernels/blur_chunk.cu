@@ -266,8 +266,9 @@ template <int C>
 int enqueue_chunk(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape s,
                   const uint8_t *d_mask, gpuimg_launch_t *info)
 {
-  int tile = chunk_tile(s.r);
-  long long tiles = (s.w + tile - 1) / tile;
+  // As few tiles as the span allows, of equal width (a multiple of 8 pixels).
+  long long tiles = (s.w + chunk_tile(s.r) - 1) / chunk_tile(s.r);
+  int tile = (int)((s.w + tiles - 1) / tiles + 7) & ~7;
   // Runs of rows: long enough to amortise each block's window set-up (2r + 1 row loads),
   // halved from 128 while the grid has fewer than 4 blocks per SM, down to r + 1 rows (at
   // least 8).

@@ -1,5 +1,5 @@
-// blur_fast.cu: the fast box blur's single-pass designs, the strip and fused running-sum
-// kernels, and the choice among them and the two passes (blur_twopass.cu).
+// blur_fast.cu: the fast box blur's strip and fused running-sum kernels, and the choice among
+// them, the chunk kernel (blur_chunk.cu) and the two passes (blur_twopass.cu).
 #include <stdlib.h>
 #include <string.h>
 
@@ -342,16 +342,18 @@ __global__ void __launch_bounds__(kFusedThreads, 4)
 
 enum class Design { kStrip, kFused, kTwopass, kTiled, kChunk };
 
-// Three designs, all O(1) per pixel in r: the single-pass strip kernel (r <= 64), the
-// fused single-pass kernel (4-byte aligned rows, r <= 127) and row sums + column walk.
-// By default the strip kernel serves blur (not portrait) with r <= 16 on images that give
-// it enough blocks (it was the fastest there on the H200), the fused kernel the rest it
-// takes (portrait at 8K r = 16: 0.55 ms against the strip kernel's 0.82), the two
-// passes what is left. GPUIMG_FAST_BLUR=strip|fused|twopass overrides the choice (for
-// benchmarks and tests), falling back to the two passes where the kernel cannot serve.
-// On a small image at a small radius none of the three fills the GPU as well as the tiled
-// kernel, one block per 16x16 pixels (H200, docs/performance.md: 1024x768 up to r = 8,
-// 640x480 up to r = 16), so a blur (not portrait: the tiled kernel has no composite) takes it.
+// Four designs, all O(1) per pixel in r: the chunk kernel (blur_chunk.cu: widths of a
+// multiple of 8 pixels, r <= 127), the single-pass strip kernel (r <= 64), the fused
+// single-pass kernel (4-byte aligned rows, r <= 127) and row sums + column walk. By default
+// the chunk kernel serves what it takes (the fastest of the four at every radius on the H200
+// at 8K: 0.17 ms at r = 1 against the strip kernel's 0.29, 0.39 at r = 64 against the fused
+// kernel's 0.69); then the strip kernel blur (not portrait) with r <= 16 on images that give
+// it enough blocks, the fused kernel the rest it takes, the two passes what is left.
+// GPUIMG_FAST_BLUR=chunk|strip|fused|twopass overrides the choice (for benchmarks and tests),
+// falling back to the two passes where the kernel cannot serve. On a small image at a small
+// radius none of them fills the GPU as well as the tiled kernel, one block per 16x16 pixels
+// (H200, docs/performance.md: 1024x768 up to r = 8, 640x480 up to r = 16), so a blur (not
+// portrait: the tiled kernel has no composite) takes it.
 template <int C>
 Design choose(const gpuimg_cuda_t *ctx, BlurShape s, const uint8_t *d_src, const uint8_t *d_dst,
               const uint8_t *d_mask)
@@ -371,6 +373,8 @@ Design choose(const gpuimg_cuda_t *ctx, BlurShape s, const uint8_t *d_src, const
   if (!impl && !d_mask && tiled_fits &&
       ((s.r <= 8 && px <= (1LL << 20)) || (s.r <= 16 && px <= 400000)))
     return Design::kTiled;
+  if (!impl && chunk)
+    return Design::kChunk;
   bool strip = impl ? strcmp(impl, "strip") == 0 && s.r <= 64 : s.r <= 16 && !d_mask;
   if (strip && !impl) {
     // The strip kernel needs tall runs of rows per warp; a small image then gives too few
@@ -380,8 +384,6 @@ Design choose(const gpuimg_cuda_t *ctx, BlurShape s, const uint8_t *d_src, const
     if ((strips + 7) / 8 * runs < 2LL * ctx->prop.multiProcessorCount)
       strip = false;
   }
-  if (!impl && !strip && chunk)
-    return Design::kChunk;
   bool fused = !strip && (!impl || strcmp(impl, "fused") == 0) && (long long)s.w * C % 4 == 0 &&
                (long long)s.w * C < (1LL << 30) && s.r <= 127 && Fused<C>::tile(s.r) >= 64;
   return fused ? Design::kFused : strip ? Design::kStrip : Design::kTwopass;
