@@ -1,5 +1,5 @@
-// blur_fast.cu: the fast box blur's single-pass designs, the strip and fused running-sum
-// kernels, and the choice among them and the two passes (blur_twopass.cu).
+// blur_fast.cu: the fast box blur's strip and fused running-sum kernels, and the choice among
+// them, the chunk kernel (blur_chunk.cu) and the two passes (blur_twopass.cu).
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,19 +9,6 @@ namespace gpuimg_blur
 {
 namespace
 {
-
-// The sum of v over lanes 0 .. lane of the warp (an inclusive scan by shuffles); every lane
-// of the warp must call it.
-__device__ __forceinline__ uint32_t warp_inclusive_sum(uint32_t v, int lane)
-{
-#pragma unroll
-  for (int d = 1; d < 32; d <<= 1) {
-    uint32_t t = __shfl_up_sync(0xffffffffu, v, d);
-    if (lane >= d)
-      v += t;
-  }
-  return v;
-}
 
 // Output pixels per warp in the strip kernel.
 constexpr int kStripWidth = 128;
@@ -173,15 +160,18 @@ constexpr int kFusedThreads = 256;
 // Shared-memory index of span value i: one padding word per 32 makes the row's stride-4
 // accesses (4 bytes per thread) and the scan's stride-8 chunks hit 32 different banks
 // (stride 9: at most 2 threads a bank).
-__device__ __forceinline__ int fused_pad(int i) { return i + (i >> 5); }
+__device__ __forceinline__ int fused_pad(int i)
+{
+  return i + (i >> 5);
+}
 
 // Pixels per thread in the fused kernel's scan, and the span values one block holds.
 template <int C> struct Fused {
   static constexpr int span_bytes = kFusedWords * 4 * kFusedThreads;
   static constexpr int chunk_px = (span_bytes / C + kFusedThreads - 1) / kFusedThreads;
-  static constexpr int chunk = chunk_px * C;                 // values per thread in the scan
-  static constexpr int values = chunk * kFusedThreads + 4;   // values in the shared row (+ i0)
-  static constexpr int padded = values + (values >> 5);      // its shared words
+  static constexpr int chunk = chunk_px * C;               // values per thread in the scan
+  static constexpr int values = chunk * kFusedThreads + 4; // values in the shared row (+ i0)
+  static constexpr int padded = values + (values >> 5);    // its shared words
   // Output pixels per block: the span must hold them, the 2r apron and 3 alignment bytes,
   // and the scan one pixel more (the prefix sum past the last window).
   static int tile(int r)
@@ -217,9 +207,9 @@ __global__ void __launch_bounds__(kFusedThreads, 4)
   const int y0 = blockIdx.y * rows_per_block, y1 = min(y0 + rows_per_block, s.h);
   const int last = s.h - 1;
   const long long row_bytes = (long long)s.w * C;
-  const int b0 = (x0 - s.r) * C;      // row byte of span value 0 (may be < 0: clamped)
+  const int b0 = (x0 - s.r) * C; // row byte of span value 0 (may be < 0: clamped)
   const int wb = b0 >= 0 ? b0 & ~3 : -((-b0 + 3) & ~3); // aligned word start
-  const int i0 = b0 - wb;             // shared index of span value 0
+  const int i0 = b0 - wb;                               // shared index of span value 0
   const int nvals = (tn + 2 * s.r) * C;
   const int nwords = (i0 + nvals + 3) >> 2;
 
@@ -336,8 +326,8 @@ __global__ void __launch_bounds__(kFusedThreads, 4)
         *(uint32_t *)(drow + 4 * q) = word;
       } else {
         for (int e = 0; e < out_tail; e++)
-          drow[4 * q + e] = (uint8_t)((keep >> (8 * e)) & 0xffu ? srow[4 * q + e]
-                                                                   : (word >> (8 * e)) & 0xffu);
+          drow[4 * q + e] =
+              (uint8_t)((keep >> (8 * e)) & 0xffu ? srow[4 * q + e] : (word >> (8 * e)) & 0xffu);
       }
     }
 
@@ -350,24 +340,31 @@ __global__ void __launch_bounds__(kFusedThreads, 4)
   }
 }
 
-enum class Design { kStrip, kFused, kTwopass, kTiled };
+enum class Design { kStrip, kFused, kTwopass, kTiled, kChunk };
 
-// Three designs, all O(1) per pixel in r: the single-pass strip kernel (r <= 64), the
-// fused single-pass kernel (4-byte aligned rows, r <= 127) and row sums + column walk.
-// By default the strip kernel serves blur (not portrait) with r <= 16 on images that give
-// it enough blocks (it was the fastest there on the H200), the fused kernel the rest it
-// takes (portrait at 8K r = 16: 0.55 ms against the strip kernel's 0.82), the two
-// passes what is left. GPUIMG_FAST_BLUR=strip|fused|twopass overrides the choice (for
-// benchmarks and tests), falling back to the two passes where the kernel cannot serve.
-// On a small image at a small radius none of the three fills the GPU as well as the tiled
-// kernel, one block per 16x16 pixels (H200, docs/performance.md: 1024x768 up to r = 8,
-// 640x480 up to r = 16), so a blur (not portrait: the tiled kernel has no composite) takes it.
-template <int C> Design choose(const gpuimg_cuda_t *ctx, BlurShape s, const uint8_t *d_mask)
+// Four designs, all O(1) per pixel in r: the chunk kernel (blur_chunk.cu: widths of a
+// multiple of 8 pixels, r <= 127), the single-pass strip kernel (r <= 64), the fused
+// single-pass kernel (4-byte aligned rows, r <= 127) and row sums + column walk. By default
+// the chunk kernel serves what it takes (the fastest of the four at every radius on the H200
+// at 8K: 0.17 ms at r = 1 against the strip kernel's 0.29, 0.39 at r = 64 against the fused
+// kernel's 0.69); then the strip kernel blur (not portrait) with r <= 16 on images that give
+// it enough blocks, the fused kernel the rest it takes, the two passes what is left.
+// GPUIMG_FAST_BLUR=chunk|strip|fused|twopass overrides the choice (for benchmarks and tests),
+// falling back to the two passes where the kernel cannot serve. On a small image at a small
+// radius none of them fills the GPU as well as the tiled kernel, one block per 16x16 pixels
+// (H200, docs/performance.md: 1024x768 up to r = 8, 640x480 up to r = 16), so a blur (not
+// portrait: the tiled kernel has no composite) takes it.
+template <int C>
+Design choose(const gpuimg_cuda_t *ctx, BlurShape s, const uint8_t *d_src, const uint8_t *d_dst,
+              const uint8_t *d_mask)
 {
   const char *impl = getenv("GPUIMG_FAST_BLUR");
   if (impl && strcmp(impl, "strip") != 0 && strcmp(impl, "fused") != 0 &&
-      strcmp(impl, "twopass") != 0)
+      strcmp(impl, "twopass") != 0 && strcmp(impl, "chunk") != 0)
     impl = NULL; // any other value: the default choice
+  bool chunk = chunk_fits<C>(s, d_src, d_dst, d_mask);
+  if (impl && strcmp(impl, "chunk") == 0)
+    return chunk ? Design::kChunk : Design::kTwopass;
   long long px = (long long)s.w * s.h;
   // The tiled kernel at its own 16x16 blocks (not a --block, which shapes the teaching
   // kernels), on an image its grid can cover (a very tall one cannot: 65535 block rows).
@@ -376,6 +373,8 @@ template <int C> Design choose(const gpuimg_cuda_t *ctx, BlurShape s, const uint
   if (!impl && !d_mask && tiled_fits &&
       ((s.r <= 8 && px <= (1LL << 20)) || (s.r <= 16 && px <= 400000)))
     return Design::kTiled;
+  if (!impl && chunk)
+    return Design::kChunk;
   bool strip = impl ? strcmp(impl, "strip") == 0 && s.r <= 64 : s.r <= 16 && !d_mask;
   if (strip && !impl) {
     // The strip kernel needs tall runs of rows per warp; a small image then gives too few
@@ -465,7 +464,9 @@ template <int C>
 int enqueue_fast(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape s,
                  const uint8_t *d_mask, gpuimg_launch_t *info)
 {
-  switch (choose<C>(ctx, s, d_mask)) {
+  switch (choose<C>(ctx, s, d_src, d_dst, d_mask)) {
+  case Design::kChunk:
+    return enqueue_chunk<C>(ctx, d_src, d_dst, s, d_mask, info);
   case Design::kFused:
     return launch_fused<C>(ctx, d_src, d_dst, s, d_mask, info);
   case Design::kStrip:

@@ -32,6 +32,19 @@ __device__ __forceinline__ uint32_t div_small(uint32_t x, const BlurShape &s)
   return s.count == 1 ? x : __umulhi(x, s.small_m) >> s.small_s;
 }
 
+// The sum of v over lanes 0 .. lane of the warp (an inclusive scan by shuffles); every lane
+// of the warp must call it.
+__device__ __forceinline__ uint32_t warp_inclusive_sum(uint32_t v, int lane)
+{
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    uint32_t t = __shfl_up_sync(0xffffffffu, v, d);
+    if (lane >= d)
+      v += t;
+  }
+  return v;
+}
+
 template <typename K> int allow_shared(K kernel, size_t bytes)
 {
   if (bytes > 48 * 1024)
@@ -58,6 +71,15 @@ int enqueue_tiled(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, Blur
 template <int C>
 int enqueue_fast(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape s,
                  const uint8_t *d_mask, gpuimg_launch_t *info);
+
+// blur_chunk.cu: whether the chunk kernel takes this blur (r <= 127, a width of a multiple
+// of 8 pixels, 16-byte aligned buffers; d_mask may be NULL), and its launcher (d_mask as
+// enqueue_fast).
+template <int C>
+bool chunk_fits(BlurShape s, const void *d_src, const void *d_dst, const void *d_mask);
+template <int C>
+int enqueue_chunk(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape s,
+                  const uint8_t *d_mask, gpuimg_launch_t *info);
 
 // blur_twopass.cu: row sums into scratch, then the column walk (d_mask as enqueue_fast).
 template <int C>

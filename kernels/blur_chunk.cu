@@ -1,0 +1,298 @@
+// blur_chunk.cu: the fast box blur's chunk design, one pass in which each thread owns eight
+// pixels of a row span and keeps their column sums in registers, for rows of a multiple of
+// 8 pixels and r <= 127.
+#include <stdint.h>
+
+#include "blur_internal.cuh"
+
+namespace gpuimg_blur
+{
+namespace
+{
+
+constexpr int kChunkPx = 8;                          // pixels a thread owns
+constexpr int kChunkThreads = 256;                   // threads a block
+constexpr int kChunkSpan = kChunkPx * kChunkThreads; // pixels of a block's row span
+constexpr uint32_t kLanes = 0x00ff00ffu;             // bytes 0 and 2 of a word
+
+// Shared-memory index of P's pixel i in a channel's row: one padding word after every 8, so
+// that threads reading or writing pixel i + 8 * thread hit 32 different banks (stride 9).
+__host__ __device__ inline int chunk_pad(int i)
+{
+  return i + (i >> 3);
+}
+constexpr int kChunkPadded = kChunkSpan + 1 + kChunkSpan / 8; // chunk_pad(kChunkSpan) + 1
+
+// The block's output pixels: the span holds them, the r-pixel aprons on both sides, the up
+// to 7 pixels the span's start is moved left to a multiple of 8, and one prefix sum past
+// the last window; a multiple of 8 so that output chunks are whole chunks.
+__host__ __device__ inline int chunk_tile(int r)
+{
+  return (kChunkSpan - 2 * r - 8) & ~7;
+}
+
+// The 8C bytes of pixels [px, px + 8) of row rp as 2C words (byte 4k + e of the chunk in
+// byte e of word k), pixels outside [0, w) clamped to the nearest edge.
+template <int C>
+__device__ __forceinline__ void chunk_load(const uint8_t *rp, int px, int w, uint32_t (&v)[2 * C])
+{
+  if (px >= 0 && px + kChunkPx <= w) {
+    const uint8_t *p = rp + (size_t)px * C;
+    if (C % 2 == 0) {
+#pragma unroll
+      for (int k = 0; k < C / 2; k++) {
+        uint4 q = __ldg((const uint4 *)p + k);
+        v[4 * k] = q.x, v[4 * k + 1] = q.y, v[4 * k + 2] = q.z, v[4 * k + 3] = q.w;
+      }
+    } else {
+#pragma unroll
+      for (int k = 0; k < C; k++) {
+        uint2 q = __ldg((const uint2 *)p + k);
+        v[2 * k] = q.x, v[2 * k + 1] = q.y;
+      }
+    }
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < 2 * C; k++) {
+    uint32_t word = 0;
+#pragma unroll
+    for (int e = 0; e < 4; e++) {
+      int m = 4 * k + e, x = gpuimg_clampi(px + m / C, 0, w - 1);
+      word |= (uint32_t)rp[(size_t)x * C + m % C] << (8 * e);
+    }
+    v[k] = word;
+  }
+}
+
+// Stores 2C words as the 8C bytes at p (16-byte aligned when C is even, else 8-byte).
+template <int C> __device__ __forceinline__ void chunk_store(uint8_t *p, const uint32_t (&v)[2 * C])
+{
+  if (C % 2 == 0) {
+#pragma unroll
+    for (int k = 0; k < C / 2; k++)
+      ((uint4 *)p)[k] = make_uint4(v[4 * k], v[4 * k + 1], v[4 * k + 2], v[4 * k + 3]);
+  } else {
+#pragma unroll
+    for (int k = 0; k < C; k++)
+      ((uint2 *)p)[k] = make_uint2(v[2 * k], v[2 * k + 1]);
+  }
+}
+
+// Value m (byte m of the chunk) of the packed column sums: even bytes in lo, odd in hi, 16
+// bits each.
+template <int C>
+__device__ __forceinline__ uint32_t chunk_value(const uint32_t (&lo)[2 * C],
+                                                const uint32_t (&hi)[2 * C], int m)
+{
+  uint32_t p = (m & 1) ? hi[m >> 2] : lo[m >> 2];
+  return (m & 2) ? p >> 16 : p & 0xffffu;
+}
+
+// blur_chunk_kernel<C> (fast): one pass, O(1) per pixel for r <= 127. A block of 256
+// threads owns `tile` output pixels of a run of rows and walks down them; its row span (the
+// tile and its aprons, from a multiple of 8 pixels) is 2048 pixels, 8 to a thread. Each
+// thread keeps V, the sum of the 2r + 1 rows around y, for its 8C bytes, packed two 16-bit
+// sums to a register (exact while (2r + 1) * 255 < 65536): moving down a row adds the
+// entering row and subtracts the leaving one, loaded (8 or 16 bytes at a time) a row ahead.
+// A row's horizontal sums come from per-channel exclusive prefix sums P over the span: each
+// thread sums its own values per channel, a warp-shuffle scan and the warps' totals give
+// its start, and it writes its P to shared memory, one row per channel, padded against bank
+// conflicts (chunk_pad); an output byte is
+// P[x + r + 1] - P[x - r] of its channel, divided by (2r + 1)^2 with rounding, and each
+// thread writes its own 8 pixels when they are in the tile. Two barriers a row. With d_mask
+// (portrait) subject pixels and alpha take the source value.
+template <int C>
+__global__ void __launch_bounds__(kChunkThreads, 2)
+    blur_chunk_kernel(const uint8_t *__restrict__ src, const uint8_t *__restrict__ d_mask,
+                      uint8_t *__restrict__ dst, BlurShape s, int tile, int rows)
+{
+  constexpr int W = 2 * C, B = kChunkPx * C, NW = kChunkThreads / 32;
+  __shared__ uint32_t P[C][kChunkPadded];
+  __shared__ __align__(16) uint32_t warp_tot[2][C][NW];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int x0 = blockIdx.x * tile, tn = min(tile, s.w - x0);
+  const int xs = (x0 - s.r) & ~7; // the span's first pixel (rounded towards -infinity)
+  const int px = xs + kChunkPx * tid;
+  const bool needed = px <= x0 + tn + s.r; // some output's window reads this chunk's P
+  const bool outputs = px >= x0 && px < x0 + tn;
+  const int y0 = blockIdx.y * rows, y1 = min(y0 + rows, s.h), last = s.h - 1;
+  const size_t row_bytes = (size_t)s.w * C;
+  auto row = [&](int yy) { return src + (size_t)gpuimg_clampi(yy, 0, last) * row_bytes; };
+
+  uint32_t lo[W], hi[W];
+#pragma unroll
+  for (int k = 0; k < W; k++)
+    lo[k] = hi[k] = 0;
+  if (needed) { // V at y0: rows above and below the image count as its edge rows
+    int top = max(s.r - y0, 0), bottom = max(y0 + s.r - last, 0);
+    if (top + bottom) {
+      uint32_t a[W], b[W];
+      chunk_load<C>(row(0), px, s.w, a);
+      chunk_load<C>(row(last), px, s.w, b);
+#pragma unroll
+      for (int k = 0; k < W; k++) {
+        lo[k] = (a[k] & kLanes) * top + (b[k] & kLanes) * bottom;
+        hi[k] = ((a[k] >> 8) & kLanes) * top + ((b[k] >> 8) & kLanes) * bottom;
+      }
+    }
+    for (int yy = max(y0 - s.r, 0); yy <= min(y0 + s.r, last); yy++) {
+      uint32_t a[W];
+      chunk_load<C>(src + (size_t)yy * row_bytes, px, s.w, a);
+#pragma unroll
+      for (int k = 0; k < W; k++) {
+        lo[k] += a[k] & kLanes;
+        hi[k] += (a[k] >> 8) & kLanes;
+      }
+    }
+  }
+
+  // Row y's outputs from V, then V moved down a row by the rows entering and leaving (in, out);
+  // buf picks the warps' totals' buffer, alternating.
+  auto step = [&](int y, int buf, const uint32_t(&in)[W], const uint32_t(&out)[W]) {
+    // This thread's per-channel totals, and where its values start in the block's prefix.
+    uint32_t tot[C], base[C];
+#pragma unroll
+    for (int c = 0; c < C; c++)
+      tot[c] = 0;
+#pragma unroll
+    for (int m = 0; m < B; m++)
+      tot[m % C] += chunk_value<C>(lo, hi, m);
+#pragma unroll
+    for (int c = 0; c < C; c++) {
+      uint32_t incl = warp_inclusive_sum(tot[c], lane);
+      base[c] = incl - tot[c];
+      if (lane == 31)
+        warp_tot[buf][c][warp] = incl;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int c = 0; c < C; c++) {
+      uint4 t0 = *(const uint4 *)&warp_tot[buf][c][0], t1 = *(const uint4 *)&warp_tot[buf][c][4];
+      uint32_t t[NW] = {t0.x, t0.y, t0.z, t0.w, t1.x, t1.y, t1.z, t1.w};
+#pragma unroll
+      for (int wp = 0; wp < NW; wp++)
+        base[c] += wp < warp ? t[wp] : 0u;
+    }
+    uint32_t *own = &P[0][chunk_pad(kChunkPx * tid)];
+#pragma unroll
+    for (int m = 0; m < B; m++) {
+      own[(m % C) * kChunkPadded + m / C] = base[m % C];
+      base[m % C] += chunk_value<C>(lo, hi, m);
+    }
+    if (tid == kChunkThreads - 1)
+#pragma unroll
+      for (int c = 0; c < C; c++)
+        P[c][chunk_pad(kChunkSpan)] = base[c];
+    __syncthreads();
+
+    if (outputs) {
+      const int ia = px - xs - s.r, ib = px - xs + s.r + 1; // P's pixels of the first window
+      uint32_t o[W];
+#pragma unroll
+      for (int k = 0; k < W; k++)
+        o[k] = 0;
+#pragma unroll
+      for (int m = 0; m < B; m++) {
+        const uint32_t *pc = P[m % C];
+        uint32_t v = pc[chunk_pad(ib + m / C)] - pc[chunk_pad(ia + m / C)] + s.half;
+        o[m >> 2] |= div_small(v, s) << (8 * (m & 3));
+      }
+      size_t at = (size_t)y * row_bytes + (size_t)px * C;
+      if (d_mask) { // portrait: subject pixels and alpha keep the source's bytes
+        uint2 mk = *(const uint2 *)(d_mask + (size_t)y * s.w + px);
+        uint32_t keep[W], sv[W];
+        bool any = false;
+#pragma unroll
+        for (int k = 0; k < W; k++) {
+          keep[k] = 0;
+#pragma unroll
+          for (int e = 0; e < 4; e++) {
+            int m = 4 * k + e, j = m / C;
+            uint32_t mj = ((j < 4 ? mk.x : mk.y) >> (8 * (j & 3))) & 0xffu;
+            if (((C == 2 || C == 4) && m % C == C - 1) || mj >= 128)
+              keep[k] |= 0xffu << (8 * e);
+          }
+          any |= keep[k] != 0;
+        }
+        if (any) {
+          chunk_load<C>(src + (size_t)y * row_bytes, px, s.w, sv);
+#pragma unroll
+          for (int k = 0; k < W; k++)
+            o[k] = (o[k] & ~keep[k]) | (sv[k] & keep[k]);
+        }
+      }
+      chunk_store<C>(dst + at, o);
+    }
+
+    if (needed && y + 1 < y1)
+#pragma unroll
+      for (int k = 0; k < W; k++) {
+        lo[k] = lo[k] + (in[k] & kLanes) - (out[k] & kLanes);
+        hi[k] = hi[k] + ((in[k] >> 8) & kLanes) - ((out[k] >> 8) & kLanes);
+      }
+  };
+  // The rows entering and leaving the window at row y, loaded two rows ahead so that their
+  // latency hides behind two rows of work.
+  auto fetch = [&](int y, uint32_t(&in)[W], uint32_t(&out)[W]) {
+    if (needed && y < y1) {
+      chunk_load<C>(row(y + s.r), px, s.w, in);
+      chunk_load<C>(row(y - 1 - s.r), px, s.w, out);
+    }
+  };
+  uint32_t in_a[W], out_a[W], in_b[W], out_b[W];
+  fetch(y0 + 1, in_a, out_a);
+  for (int y = y0; y < y1; y += 2) {
+    fetch(y + 2, in_b, out_b);
+    step(y, 0, in_a, out_a);
+    if (y + 1 >= y1)
+      break;
+    fetch(y + 3, in_a, out_a);
+    step(y + 1, 1, in_b, out_b);
+  }
+}
+
+} // namespace
+
+template <int C>
+bool chunk_fits(BlurShape s, const void *d_src, const void *d_dst, const void *d_mask)
+{
+  uintptr_t align = (uintptr_t)d_src | (uintptr_t)d_dst | (uintptr_t)d_mask;
+  return s.r <= 127 && s.w % kChunkPx == 0 && align % 16 == 0 && (long long)s.w * C < (1LL << 31) &&
+         chunk_tile(s.r) >= 256;
+}
+
+template <int C>
+int enqueue_chunk(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape s,
+                  const uint8_t *d_mask, gpuimg_launch_t *info)
+{
+  // As few tiles as the span allows, of equal width (a multiple of 8 pixels).
+  long long tiles = (s.w + chunk_tile(s.r) - 1) / chunk_tile(s.r);
+  int tile = (int)((s.w + tiles - 1) / tiles + 7) & ~7;
+  // Runs of rows: long enough to amortise each block's window set-up (2r + 1 row loads),
+  // halved from 128 while the grid has fewer than 4 blocks per SM, down to r + 1 rows (at
+  // least 8).
+  int rows = 128, min_rows = s.r + 1 < 8 ? 8 : s.r + 1;
+  while (rows > min_rows && tiles * ((s.h + rows - 1) / rows) < 4LL * ctx->prop.multiProcessorCount)
+    rows = rows / 2 > min_rows ? rows / 2 : min_rows;
+  if ((s.h + rows - 1) / rows > 65535)
+    rows = (s.h + 65534) / 65535;
+  dim3 block(kChunkThreads), grid((unsigned)tiles, (unsigned)((s.h + rows - 1) / rows));
+  if (gpuimg_cuda_check_grid(ctx, grid, "blur_chunk_kernel") < 0)
+    return -1;
+  blur_chunk_kernel<C><<<grid, block, 0, ctx->stream>>>(d_src, d_mask, d_dst, s, tile, rows);
+  GPUIMG_CUDA_CHECK_LAUNCH("blur_chunk_kernel");
+  gpuimg_launch_record(ctx, info, blur_chunk_kernel<C>, "blur_chunk_kernel", grid, block, 0, 1);
+  return 0;
+}
+
+#define GPUIMG_CHUNK_INSTANCE(C)                                                                   \
+  template bool chunk_fits<C>(BlurShape, const void *, const void *, const void *);                \
+  template int enqueue_chunk<C>(gpuimg_cuda_t *, const uint8_t *, uint8_t *, BlurShape,            \
+                                const uint8_t *, gpuimg_launch_t *);
+GPUIMG_CHUNK_INSTANCE(1)
+GPUIMG_CHUNK_INSTANCE(2)
+GPUIMG_CHUNK_INSTANCE(3)
+GPUIMG_CHUNK_INSTANCE(4)
+
+} // namespace gpuimg_blur
