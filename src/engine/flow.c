@@ -372,7 +372,8 @@ static int load(image_t *im)
   /* A JPEG whose pixels must be turned is decoded here (the device decode keeps them), as is
    * one of a batch's host share. */
   im->host_jpeg = o > 1 || job->host_decode;
-  im->on_device = job->input && im->device_jpeg && gpuimg_codec_is_jpeg(bytes, size) && !im->host_jpeg;
+  im->on_device =
+      job->input && im->device_jpeg && gpuimg_codec_is_jpeg(bytes, size) && !im->host_jpeg;
   int was_on_device = im->on_device;
   int r = im->on_device ? 1 : shrink_on_load(im, bytes, size, o);
   choose_backend(im, bytes, size, r);
@@ -380,8 +381,8 @@ static int load(image_t *im)
     return 0;
   if (was_on_device) /* the model left nvJPEG for the host codecs, which may decode reduced */
     r = shrink_on_load(im, bytes, size, o);
-  int rc = decode_timed(im->plan, bytes, size, job->what, "", o, im->host_jpeg, r, &im->src,
-                        im->run);
+  int rc =
+      decode_timed(im->plan, bytes, size, job->what, "", o, im->host_jpeg, r, &im->src, im->run);
   gpuimg_buf_free(&im->file);
   return rc;
 }

@@ -78,8 +78,9 @@ static void start_device_jpeg(gpuimg_sched_t *s)
   s->device_jpeg = s->use_cuda && gpuimg_codec_choice_device(s->plan->codec);
   if (!s->device_jpeg)
     return;
-  const char *share = getenv("GPUIMG_JPEG_HOST_SHARE");
-  s->host_share = share ? atof(share) : 0;
+  const char *env = getenv("GPUIMG_JPEG_HOST_SHARE");
+  double share = env ? atof(env) : 0;
+  s->host_share = share > 0 ? (share < 1 ? share : 1) : 0;
   for (int d = 0; d < s->ndevices; d++)
     if (!(s->jpeg[d] = gpuimg_jpeg_batch_create(s->devices[d], !env_is("GPUIMG_JPEG_BATCH", "0"))))
       gpuimg_error_clear(); /* no thread: each worker then makes its own nvJPEG handle */

@@ -196,6 +196,7 @@ def corrupt_file_among_61():
           busy["hw_decoder"] == busy["jpeg_encoder"] == busy["device"] == 0 and
           0 < busy["worker"] <= 100 and s["bound"] in ("worker", "host_cpu") and
           s["jpeg_encode_ms"] == 0 and s["device_share"] == 0 and s["device_workers"] == 0 and
+          s["host_decode_share"] == 0 and
           s["jpeg_request_ms"] == {k: {"queued": 0, "served": 0, "woken": 0}
                                    for k in ("decode", "encode")},
           "busy shares on the CPU: %r" % s)
