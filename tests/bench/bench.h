@@ -32,6 +32,7 @@ typedef struct {
   double budget_s;   /* stop timing new configurations after this long */
   int copy_mib;
   int use_npp;
+  int channels; /* of every image: 1 to 4 (NPP's cases need 3) */
   const char *json_path;
 } options_t;
 
@@ -57,8 +58,8 @@ typedef struct {
 
 /* The buffers of one image size. h_* are pinned. */
 typedef struct {
-  int w, h;
-  int check; /* compare with the CPU reference on this size */
+  int w, h, c; /* c: channels */
+  int check;   /* compare with the CPU reference on this size */
   uint8_t *h_src, *h_out, *h_mask;
   uint8_t *d_src, *d_dst, *d_mask;
   /* Cost model per kind and variant: ms per unit of W*H*(2r+1)^2, from the last run measured. */
@@ -113,7 +114,7 @@ int bench_measure_copy(bench_t *b);
 const char *bench_case_op(case_kind_t k);
 int bench_case_is_npp(case_kind_t k);
 const char *bench_case_variant(const bench_case_t *c);
-double bench_case_bytes(const bench_case_t *c, int w, int h);
+double bench_case_bytes(const bench_case_t *c, int w, int h, int channels);
 int bench_case_quadratic(const bench_case_t *c);
 double bench_case_cost(const bench_case_t *c, int w, int h);
 int bench_size_init(bench_t *b, size_state_t *s, int w, int h, int check_it, uint64_t seed);

@@ -85,23 +85,26 @@ const char *bench_case_variant(const bench_case_t *c)
   return gpuimg_variant_name(c->variant);
 }
 
-static int out_channels(case_kind_t k)
+/* The output's channels for an input of c: gray makes RGB 1 channel and RGBA 2 (gray and
+ * alpha), and leaves 1 and 2 as they are; the others keep c. */
+static int out_channels(case_kind_t k, int c)
 {
-  return k == CASE_GRAY || k == CASE_ROUNDTRIP || k == CASE_NPP_GRAY ? 1 : 3;
+  int gray = k == CASE_GRAY || k == CASE_ROUNDTRIP || k == CASE_NPP_GRAY;
+  return gray && c >= 3 ? c - 2 : c;
 }
 
 /* The least traffic the operation needs: input once, output once, plus the mask. */
-double bench_case_bytes(const bench_case_t *c, int w, int h)
+double bench_case_bytes(const bench_case_t *c, int w, int h, int channels)
 {
-  double px = (double)w * h;
+  double px = (double)w * h, in = channels * px;
   switch (c->kind) {
   case CASE_UPLOAD:
   case CASE_DOWNLOAD:
-    return 3 * px;
+    return in;
   case CASE_PORTRAIT:
-    return 3 * px + 3 * px + px;
+    return in + in + px;
   default:
-    return 3 * px + out_channels(c->kind) * px;
+    return in + out_channels(c->kind, channels) * px;
   }
 }
 
@@ -125,22 +128,22 @@ double bench_case_cost(const bench_case_t *c, int w, int h)
 /* Allocates and fills the buffers of one size; the source and mask go to the device. */
 int bench_size_init(bench_t *b, size_state_t *s, int w, int h, int check_it, uint64_t seed)
 {
-  size_t px = (size_t)w * h;
+  size_t px = (size_t)w * h, n = px * (size_t)b->opt.channels;
   memset(s, 0, sizeof *s);
   s->w = w;
   s->h = h;
+  s->c = b->opt.channels;
   s->check = check_it;
   for (int k = 0; k < CASE_KINDS; k++)
     for (int v = 0; v < 3; v++)
       s->too_slow_from[k][v] = INT_MAX;
-  if (!(s->h_src = gpuimg_cuda_host_alloc(3 * px)) ||
-      !(s->h_out = gpuimg_cuda_host_alloc(3 * px)) || !(s->h_mask = gpuimg_cuda_host_alloc(px)) ||
-      !(s->d_src = gpuimg_cuda_dev_alloc(3 * px)) || !(s->d_dst = gpuimg_cuda_dev_alloc(3 * px)) ||
-      !(s->d_mask = gpuimg_cuda_dev_alloc(px)))
+  if (!(s->h_src = gpuimg_cuda_host_alloc(n)) || !(s->h_out = gpuimg_cuda_host_alloc(n)) ||
+      !(s->h_mask = gpuimg_cuda_host_alloc(px)) || !(s->d_src = gpuimg_cuda_dev_alloc(n)) ||
+      !(s->d_dst = gpuimg_cuda_dev_alloc(n)) || !(s->d_mask = gpuimg_cuda_dev_alloc(px)))
     return -1;
-  fill_noise(s->h_src, 3 * px, seed);
+  fill_noise(s->h_src, n, seed);
   fill_ellipse(s->h_mask, w, h);
-  if (gpuimg_cuda_upload(b->ctx, s->d_src, s->h_src, 3 * px, NULL) < 0 ||
+  if (gpuimg_cuda_upload(b->ctx, s->d_src, s->h_src, n, NULL) < 0 ||
       gpuimg_cuda_upload(b->ctx, s->d_mask, s->h_mask, px, NULL) < 0)
     return -1;
   return 0;
@@ -163,7 +166,7 @@ void bench_size_free(size_state_t *s)
 int bench_run_once(bench_t *b, size_state_t *s, const bench_case_t *c, float *ms, float *ms2,
                    gpuimg_launch_t *info)
 {
-  size_t in_bytes = (size_t)s->w * s->h * 3;
+  size_t in_bytes = (size_t)s->w * s->h * s->c;
   memset(info, 0, sizeof *info);
   *ms2 = 0;
   switch (c->kind) {
@@ -175,29 +178,32 @@ int bench_run_once(bench_t *b, size_state_t *s, const bench_case_t *c, float *ms
     float up = 0, down = 0;
     double t = gpuimg_now_ms();
     if (gpuimg_cuda_upload(b->ctx, s->d_src, s->h_src, in_bytes, &up) < 0 ||
-        gpuimg_gray_gpu(b->ctx, s->d_src, s->d_dst, s->w, s->h, 3, GPUIMG_VARIANT_FAST, info) < 0 ||
-        gpuimg_cuda_download(b->ctx, s->h_out, s->d_dst, (size_t)s->w * s->h, &down) < 0)
+        gpuimg_gray_gpu(b->ctx, s->d_src, s->d_dst, s->w, s->h, s->c, GPUIMG_VARIANT_FAST, info) <
+            0 ||
+        gpuimg_cuda_download(b->ctx, s->h_out, s->d_dst,
+                             (size_t)s->w * s->h * out_channels(c->kind, s->c), &down) < 0)
       return -1;
     *ms = (float)(gpuimg_now_ms() - t);
     *ms2 = up + info->ms + down;
     return 0;
   }
   case CASE_GRAY:
-    if (gpuimg_gray_gpu(b->ctx, s->d_src, s->d_dst, s->w, s->h, 3, GPUIMG_VARIANT_FAST, info) < 0)
+    if (gpuimg_gray_gpu(b->ctx, s->d_src, s->d_dst, s->w, s->h, s->c, GPUIMG_VARIANT_FAST, info) <
+        0)
       return -1;
     break;
   case CASE_CHECKER:
-    if (gpuimg_checkerboard_gpu(b->ctx, s->d_src, s->d_dst, s->w, s->h, 3, CHECKER_CELL,
+    if (gpuimg_checkerboard_gpu(b->ctx, s->d_src, s->d_dst, s->w, s->h, s->c, CHECKER_CELL,
                                 CHECKER_AMOUNT, c->variant, info) < 0)
       return -1;
     break;
   case CASE_BLUR:
-    if (gpuimg_blur_gpu(b->ctx, s->d_src, s->d_dst, s->w, s->h, 3, c->radius, c->variant,
+    if (gpuimg_blur_gpu(b->ctx, s->d_src, s->d_dst, s->w, s->h, s->c, c->radius, c->variant,
                         GPUIMG_TILE_U8, info) < 0)
       return -1;
     break;
   case CASE_PORTRAIT:
-    if (gpuimg_portrait_gpu(b->ctx, s->d_src, s->d_mask, s->d_dst, s->w, s->h, 3, c->radius,
+    if (gpuimg_portrait_gpu(b->ctx, s->d_src, s->d_mask, s->d_dst, s->w, s->h, s->c, c->radius,
                             c->variant, GPUIMG_TILE_U8, info) < 0)
       return -1;
     break;
@@ -222,7 +228,7 @@ int bench_run_once(bench_t *b, size_state_t *s, const bench_case_t *c, float *ms
  * stream: wait for them. */
 int bench_prepare_check(const size_state_t *s, const bench_case_t *c)
 {
-  size_t n = (size_t)s->w * s->h * 3;
+  size_t n = (size_t)s->w * s->h * s->c;
   cudaError_t err = c->kind == CASE_DOWNLOAD
                         ? cudaMemcpy(s->d_dst, s->d_src, n, cudaMemcpyDeviceToDevice)
                         : cudaMemset(s->d_dst, 0xA5, n);
@@ -231,10 +237,10 @@ int bench_prepare_check(const size_state_t *s, const bench_case_t *c)
   return 0;
 }
 
-/* The CPU reference of c into ref (allocated by the caller, out_channels(c) channels). */
+/* The CPU reference of c into ref (allocated by the caller, out_channels() channels). */
 static int reference(const size_state_t *s, const bench_case_t *c, gpuimg_image_t *ref)
 {
-  gpuimg_image_t src = {.width = s->w, .height = s->h, .channels = 3, .data = s->h_src};
+  gpuimg_image_t src = {.width = s->w, .height = s->h, .channels = s->c, .data = s->h_src};
   gpuimg_image_t mask = {.width = s->w, .height = s->h, .channels = 1, .data = s->h_mask};
   switch (c->kind) {
   case CASE_GRAY:
@@ -250,7 +256,7 @@ static int reference(const size_state_t *s, const bench_case_t *c, gpuimg_image_
     return gpuimg_portrait_cpu(&src, &mask, c->radius, ref);
   case CASE_UPLOAD:
   case CASE_DOWNLOAD:
-    memcpy(ref->data, s->h_src, (size_t)s->w * s->h * 3); /* the bytes must come back */
+    memcpy(ref->data, s->h_src, (size_t)s->w * s->h * s->c); /* the bytes must come back */
     return 0;
   default:
     gpuimg_error_set(GPUIMG_EXIT_FAILURE, "bench", "no reference for case %d", (int)c->kind);
@@ -261,7 +267,7 @@ static int reference(const size_state_t *s, const bench_case_t *c, gpuimg_image_
 /* Compares the device output of the run just made with the CPU reference. */
 int bench_check(bench_t *b, size_state_t *s, const bench_case_t *c, result_t *r)
 {
-  int oc = out_channels(c->kind);
+  int oc = out_channels(c->kind, s->c);
   size_t n = (size_t)s->w * s->h * oc;
   gpuimg_image_t ref;
   if (gpuimg_image_alloc(&ref, s->w, s->h, oc) < 0)

@@ -89,7 +89,7 @@ static result_t *new_row(bench_t *b, const size_state_t *s, const bench_case_t *
   r->w = s->w;
   r->h = s->h;
   r->radius = c->radius;
-  r->bytes = bench_case_bytes(c, s->w, s->h);
+  r->bytes = bench_case_bytes(c, s->w, s->h, s->c);
   r->check = "";
   return r;
 }

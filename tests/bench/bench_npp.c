@@ -64,7 +64,7 @@ static int npp_run(bench_t *b, const size_state_t *s, const bench_case_t *c)
 int bench_npp_start(bench_t *b)
 {
 #if GPUIMG_HAVE_NPP
-  if (b->opt.use_npp) {
+  if (b->opt.use_npp && b->opt.channels == 3) {
     if (npp_context_init(b) < 0)
       return -1;
     b->npp = 1;

@@ -23,6 +23,8 @@ static void usage(FILE *f)
              "  --max-run-ms MS      skip configurations slower than this per run (default 600)\n"
              "  --budget-s S         time no new configuration after S seconds (default 240)\n"
              "  --copy-mib N         device-to-device copy buffer in MiB (default 1024)\n"
+             "  --channels N         channels of every image, 1 to 4 (default 3); NPP's cases\n"
+             "                       only with 3\n"
              "  --no-npp             leave NPP out even when built with it\n"
              "  -h, --help           this help\n"
              "\n"
@@ -121,6 +123,7 @@ static void options_default(options_t *o)
   o->nradii = (int)(sizeof radii / sizeof radii[0]);
   o->runs = 20;
   o->warmup = 3;
+  o->channels = 3;
   o->max_run_ms = 600;
   o->budget_s = 240;
   o->copy_mib = 1024;
@@ -167,6 +170,10 @@ int bench_parse_options(int argc, char **argv, options_t *o)
       if (parse_long(a, v, 1, 100000, &n) < 0)
         return -1;
       o->warmup = (int)n;
+    } else if (strcmp(a, "--channels") == 0) {
+      if (parse_long(a, v, 1, 4, &n) < 0)
+        return -1;
+      o->channels = (int)n;
     } else if (strcmp(a, "--copy-mib") == 0) {
       if (parse_long(a, v, 64, 65536, &n) < 0)
         return -1;

@@ -84,7 +84,7 @@ void bench_json_result(bench_t *b, const result_t *r)
   cJSON_AddStringToObject(o, "impl", r->impl);
   cJSON_AddNumberToObject(o, "width", r->w);
   cJSON_AddNumberToObject(o, "height", r->h);
-  cJSON_AddNumberToObject(o, "channels", 3);
+  cJSON_AddNumberToObject(o, "channels", b->opt.channels);
   if (r->radius >= 0)
     cJSON_AddNumberToObject(o, "radius", r->radius);
   else
@@ -139,7 +139,8 @@ void bench_print_markdown(const bench_t *b)
          b->opt.runs, b->opt.warmup);
   for (int i = 0; i < b->opt.nsizes; i++) {
     const size_state_t *s = &b->sizes[i];
-    printf("\n### %dx%d RGB%s\n\n", s->w, s->h,
+    static const char *const layout[] = {"", "gray", "gray+alpha", "RGB", "RGBA"};
+    printf("\n### %dx%d %s%s\n\n", s->w, s->h, layout[s->c],
            s->check ? " (each gpuimg row checked against the CPU reference)" : "");
     printf("| op | variant | r | median ms | min ms | MB | GB/s | %% copy | check |\n");
     printf("|---|---|--:|--:|--:|--:|--:|--:|---|\n");

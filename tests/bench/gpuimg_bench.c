@@ -1,6 +1,7 @@
 /* gpuimg_bench.c: times the CUDA kernels (and NPP, if built in) against the copy bandwidth. */
 
-/* What it measures, per image size (RGB8, deterministic noise with no zero bytes):
+/* What it measures, per image size (8-bit RGB unless --channels says otherwise, deterministic
+ * noise with no zero bytes; NPP's cases only for RGB):
  *
  *   upload, download          pinned host <-> device, gpuimg_cuda_upload/_download
  *   gray-roundtrip            upload + gray + download as a caller sees it (host clock)
