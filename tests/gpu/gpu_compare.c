@@ -324,16 +324,17 @@ static int run_bands(gpuimg_cuda_t *ctx)
 /* Each design of the fast blur (GPUIMG_FAST_BLUR: the fused single pass, the strip kernel,
  * the two passes, the chunk kernel) on multi-block widths, every layout, radii up to the
  * fused and chunk kernels' limit; the widths of a multiple of 8 pixels are the chunk
- * kernel's (the others fall back to the two passes under chunk); with quick, one radius set
- * on smaller images (for the sanitizers). */
+ * kernel's (the others fall back to the two passes under chunk), down to 8 pixels wide and 1
+ * row high; with quick, one radius set on smaller images (for the sanitizers). */
 static int run_impls(gpuimg_cuda_t *ctx, int quick)
 {
   static const char *impls[] = {"fused", "strip", "twopass", "chunk"};
   static const int radii[] = {1, 3, 16, 33, 64, 127};
   static const int shapes[][3] = {{2400, 97, 3}, {1001, 77, 4}, {1500, 301, 3}, {640, 480, 1},
                                   {333, 200, 2}, {1998, 65, 2}, {700, 120, 3},  {1608, 61, 4},
-                                  {2056, 50, 1}, {1000, 40, 2}};
-  int nshapes = quick ? 2 : 10, nradii = quick ? 3 : 6;
+                                  {2056, 50, 1}, {1000, 40, 2}, {8, 1, 4},      {16, 2, 1},
+                                  {24, 3, 2}};
+  int nshapes = quick ? 2 : 13, nradii = quick ? 3 : 6;
   for (int i = 0; i < nshapes; i++) {
     int w = shapes[i][0] / (quick ? 3 : 1), h = shapes[i][1] / (quick ? 4 : 1), c = shapes[i][2];
     gpuimg_image_t src, mask;
