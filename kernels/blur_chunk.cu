@@ -272,11 +272,7 @@ int enqueue_chunk(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, Blur
   // Runs of rows: long enough to amortise each block's window set-up (2r + 1 row loads),
   // halved from 128 while the grid has fewer than 4 blocks per SM, down to r + 1 rows (at
   // least 8).
-  int rows = 128, min_rows = s.r + 1 < 8 ? 8 : s.r + 1;
-  while (rows > min_rows && tiles * ((s.h + rows - 1) / rows) < 4LL * ctx->prop.multiProcessorCount)
-    rows = rows / 2 > min_rows ? rows / 2 : min_rows;
-  if ((s.h + rows - 1) / rows > 65535)
-    rows = (s.h + 65534) / 65535;
+  int rows = band_rows(ctx, tiles, s.h, 128, s.r + 1 < 8 ? 8 : s.r + 1, 4);
   dim3 block(kChunkThreads), grid((unsigned)tiles, (unsigned)((s.h + rows - 1) / rows));
   if (gpuimg_cuda_check_grid(ctx, grid, "blur_chunk_kernel") < 0)
     return -1;

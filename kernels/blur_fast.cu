@@ -400,14 +400,11 @@ int launch_fused(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurS
   // from 64 down to r + 1 rows (at least 2, at most 16). Measured on the H200 (1024x768 and
   // 640x480, docs/performance.md): r + 1 halves the time at r = 1 against a floor of 16, and
   // below 16 rows for r >= 16 the GPU's fill outweighs the longer window set-up.
-  int rows = 64, min_rows = s.r + 1 < 2 ? 2 : s.r + 1 > 16 ? 16 : s.r + 1;
+  int min_rows = s.r + 1 < 2 ? 2 : s.r + 1 > 16 ? 16 : s.r + 1;
   const char *env_rows = getenv("GPUIMG_FUSED_MIN_ROWS"); // a fixed floor, for measurements
   if (env_rows && atoi(env_rows) >= 1)
     min_rows = atoi(env_rows);
-  while (rows > min_rows && tiles * ((s.h + rows - 1) / rows) < 8LL * ctx->prop.multiProcessorCount)
-    rows = rows / 2 > min_rows ? rows / 2 : min_rows;
-  if ((s.h + rows - 1) / rows > 65535)
-    rows = (s.h + 65534) / 65535;
+  int rows = band_rows(ctx, tiles, s.h, 64, min_rows, 8);
   dim3 block(kFusedThreads), grid((unsigned)tiles, (unsigned)((s.h + rows - 1) / rows));
   if (gpuimg_cuda_check_grid(ctx, grid, "blur_fused_kernel") < 0)
     return -1;

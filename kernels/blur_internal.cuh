@@ -45,6 +45,20 @@ __device__ __forceinline__ uint32_t warp_inclusive_sum(uint32_t v, int lane)
   return v;
 }
 
+// Rows per block for a design whose blocks walk down runs of rows in `tiles` columns of
+// blocks: from `rows`, halved while the grid has fewer than per_sm blocks an SM, down to
+// min_rows; then raised where the image would need more than 65535 rows of blocks.
+inline int band_rows(const gpuimg_cuda_t *ctx, long long tiles, int h, int rows, int min_rows,
+                     int per_sm)
+{
+  while (rows > min_rows &&
+         tiles * ((h + rows - 1) / rows) < (long long)per_sm * ctx->prop.multiProcessorCount)
+    rows = rows / 2 > min_rows ? rows / 2 : min_rows;
+  if ((h + rows - 1) / rows > 65535)
+    rows = (h + 65534) / 65535;
+  return rows;
+}
+
 template <typename K> int allow_shared(K kernel, size_t bytes)
 {
   if (bytes > 48 * 1024)
