@@ -170,6 +170,24 @@ void batch_add_totals(const batch_t *b, const gpuimg_run_t *run, double *totals)
     totals[k] += ms[k];
 }
 
+/* The image's host-clock intervals since the batch began (load: read and host decode; steps:
+ * the pipeline, device decode and encode included; store: host encode and write), each a
+ * [start, end] pair in ms, or null where the image had none. */
+static void add_timeline(cJSON *root, const batch_t *b, const item_t *it)
+{
+  static const char *const names[IV_COUNT] = {"load", "steps", "store"};
+  cJSON *o = cJSON_AddObjectToObject(root, "timeline_ms");
+  for (int k = 0; o && k < IV_COUNT; k++) {
+    const double *iv = it->iv[k];
+    if (iv[0] < 0 || iv[1] < iv[0]) {
+      cJSON_AddNullToObject(o, names[k]);
+      continue;
+    }
+    double pair[2] = {rnd4(iv[0] - b->t_start), rnd4(iv[1] - b->t_start)};
+    cJSON_AddItemToObject(o, names[k], cJSON_CreateDoubleArray(pair, 2));
+  }
+}
+
 char *batch_item_json(batch_t *b, const gpuimg_worker_t *wk, item_t *it, int index,
                       const gpuimg_run_t *run)
 {
@@ -236,6 +254,7 @@ char *batch_item_json(batch_t *b, const gpuimg_worker_t *wk, item_t *it, int ind
     for (int k = 0; sm && k < b->nkeys; k++)
       if (has[k])
         cJSON_AddNumberToObject(sm, b->keys[k], rnd4(ms[k]));
+    add_timeline(root, b, it);
   }
   char *line = cJSON_PrintUnformatted(root);
   cJSON_Delete(root);

@@ -172,6 +172,11 @@ def corrupt_file_among_61():
                   "line %d: stages %r" % (i, names))
             check(set(o["stage_ms"]) == {"read", "decode", "gray", "encode", "write"},
                   "line %d: stage_ms %r" % (i, o["stage_ms"]))
+            tl = o["timeline_ms"]
+            check(set(tl) == {"load", "steps", "store"} and
+                  all(len(tl[k]) == 2 and 0 <= tl[k][0] <= tl[k][1] for k in tl) and
+                  tl["load"][1] <= tl["steps"][0] and tl["steps"][1] <= tl["store"][0],
+                  "line %d: timeline %r" % (i, tl))
             check(o["output"]["format"] == "png" and o["output"]["channels"] ==
                   (2 if o["input"]["channels"] in (2, 4) else 1), "line %d: output %r" % (i, o))
     check(objs[7]["input"]["name"] == "in61/caf\ufffd.png",
@@ -182,6 +187,8 @@ def corrupt_file_among_61():
           s["jobs"] == 4 and s["backend"] == "cpu" and s["devices"] == [] and
           s["shard"] is None, "summary: %r" % s)
     check(s["wall_ms"] > 0 and s["images_per_s"] > 0, "summary timing: %r" % s)
+    check(all(o["timeline_ms"]["store"][1] <= s["wall_ms"] for o in objs[:-1]
+              if o["status"] == "ok"), "an image's timeline ends after the batch")
     check(set(s["stage_totals_ms"]) == {"read", "decode", "gray", "encode", "write"},
           "summary stage totals: %r" % s["stage_totals_ms"])
     total = sum(o["stage_ms"]["encode"] for o in objs[:-1] if o["status"] == "ok")
