@@ -485,6 +485,33 @@ extern "C" int gpuimg_nvjpeg_hw_supported(gpuimg_nvjpeg_t *nj, const uint8_t *jp
   return unsupported == 0;
 }
 
+// The hardware decoder's state for batches of n images of this channel count, created and
+// initialised if it is not; 0, or -1 with the error set.
+static int batch_ready(gpuimg_nvjpeg_t *nj, int n, int channels)
+{
+  const int k = channels == 3;
+  nvjpegJpegState_t *state = &nj->batch_state[k][n];
+  if (!*state)
+    GPUIMG_NVJPEG_CHECK(nvjpegJpegStateCreate(nj->hw_handle, state));
+  if (!nj->batch_ready[k][n]) {
+    nvjpegOutputFormat_t fmt = channels == 3 ? NVJPEG_OUTPUT_RGBI : NVJPEG_OUTPUT_Y;
+    GPUIMG_NVJPEG_CHECK(nvjpegDecodeBatchedInitialize(nj->hw_handle, *state, n, 1, fmt));
+    nj->batch_ready[k][n] = 1;
+  }
+  return 0;
+}
+
+extern "C" int gpuimg_nvjpeg_batch_prepare(gpuimg_nvjpeg_t *nj, int channels)
+{
+  if (!nj->hw_handle)
+    return 0;
+  GPUIMG_CUDA_CHECK(cudaSetDevice(nj->ctx->device));
+  for (int n = 1; n <= GPUIMG_NVJPEG_MAX_BATCH; n *= 2)
+    if (batch_ready(nj, n, channels) < 0)
+      return -1;
+  return 0;
+}
+
 extern "C" int gpuimg_nvjpeg_decode_batch(gpuimg_nvjpeg_t *nj, int n, const uint8_t *const *jpegs,
                                           const size_t *sizes, uint8_t *const *d_dst,
                                           const int *widths, int channels)
@@ -499,15 +526,10 @@ extern "C" int gpuimg_nvjpeg_decode_batch(gpuimg_nvjpeg_t *nj, int n, const uint
     return -1;
   }
   GPUIMG_CUDA_CHECK(cudaSetDevice(nj->ctx->device));
-  nvjpegOutputFormat_t fmt = channels == 3 ? NVJPEG_OUTPUT_RGBI : NVJPEG_OUTPUT_Y;
   const int k = channels == 3;
   nvjpegJpegState_t *state = &nj->batch_state[k][n];
-  if (!*state)
-    GPUIMG_NVJPEG_CHECK(nvjpegJpegStateCreate(nj->hw_handle, state));
-  if (!nj->batch_ready[k][n]) {
-    GPUIMG_NVJPEG_CHECK(nvjpegDecodeBatchedInitialize(nj->hw_handle, *state, n, 1, fmt));
-    nj->batch_ready[k][n] = 1;
-  }
+  if (batch_ready(nj, n, channels) < 0)
+    return -1;
   nvjpegImage_t dst[GPUIMG_NVJPEG_MAX_BATCH];
   memset(dst, 0, sizeof dst);
   for (int i = 0; i < n; i++) {

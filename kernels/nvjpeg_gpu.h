@@ -96,6 +96,12 @@ int gpuimg_nvjpeg_decode_batch(gpuimg_nvjpeg_t *nj, int n, const uint8_t *const 
                                const size_t *sizes, uint8_t *const *d_dst, const int *widths,
                                int channels);
 
+/* Makes ready the hardware decoder's states for batches of every power of two up to
+ * GPUIMG_NVJPEG_MAX_BATCH of this channel count (1 or 3), which the first batches of each size
+ * would otherwise make (tens of milliseconds each): for a decoder thread's set-up. 0 also
+ * without a hardware decoder; -1 with the error set. */
+int gpuimg_nvjpeg_batch_prepare(gpuimg_nvjpeg_t *nj, int channels);
+
 #ifdef __cplusplus
 }
 #endif

@@ -212,12 +212,40 @@ static void serve(lane_t *lane, gpuimg_nvjpeg_t *nj, request_t *list)
       do_decode_batch(lane, nj, batch[k], nbatch[k]);
 }
 
+/* The lane's kind, for GPUIMG_JPEG_DEBUG's lines on standard error. */
+static const char *lane_kind(const lane_t *lane)
+{
+  return lane->backend == GPUIMG_NVJPEG_CUDA ? "encoder" : "decoder";
+}
+
+/* The thread's CUDA context (*ctx) and nvJPEG handle; a decoder readies its batch states for
+ * RGB now, not in the middle of the first batches. NULL with the error set. */
+static gpuimg_nvjpeg_t *lane_setup(lane_t *lane, gpuimg_cuda_t **ctx, int debug)
+{
+  double t0 = gpuimg_now_ms();
+  *ctx = gpuimg_cuda_create(lane->jb->device);
+  double t1 = gpuimg_now_ms();
+  gpuimg_nvjpeg_t *nj = *ctx ? gpuimg_nvjpeg_create(*ctx, lane->backend) : NULL;
+  double t2 = gpuimg_now_ms();
+  if (nj && lane->backend != GPUIMG_NVJPEG_CUDA && lane->jb->batching &&
+      gpuimg_nvjpeg_batch_prepare(nj, 3) < 0) {
+    gpuimg_nvjpeg_destroy(nj);
+    nj = NULL;
+  }
+  if (debug)
+    fprintf(stderr,
+            "gpuimg: nvjpeg %s thread set-up: context %.1f ms, handle %.1f ms, states %.1f ms\n",
+            lane_kind(lane), t1 - t0, t2 - t1, gpuimg_now_ms() - t2);
+  return nj;
+}
+
 static void *lane_main(void *arg)
 {
   lane_t *lane = arg;
   double t_setup = gpuimg_now_ms();
-  gpuimg_cuda_t *ctx = gpuimg_cuda_create(lane->jb->device);
-  gpuimg_nvjpeg_t *nj = ctx ? gpuimg_nvjpeg_create(ctx, lane->backend) : NULL;
+  int debug = getenv("GPUIMG_JPEG_DEBUG") != NULL, serves = 0;
+  gpuimg_cuda_t *ctx = NULL;
+  gpuimg_nvjpeg_t *nj = lane_setup(lane, &ctx, debug);
 
   pthread_mutex_lock(&lane->mu);
   lane->setup_ms = gpuimg_now_ms() - t_setup;
@@ -238,12 +266,16 @@ static void *lane_main(void *arg)
     lane->head = lane->tail = NULL;
     __atomic_store_n(&lane->queued, 0, __ATOMIC_RELAXED);
     double t0 = gpuimg_now_ms();
-    for (request_t *r = list; r; r = r->next)
+    int n = 0; /* counted now: a request is its requester's once completed */
+    for (request_t *r = list; r; r = r->next, n++)
       r->t_taken = t0;
     pthread_mutex_unlock(&lane->mu);
 
     serve(lane, nj, list);
     double t1 = gpuimg_now_ms();
+    if (debug && serves++ < 40)
+      fprintf(stderr, "gpuimg: nvjpeg %s thread: at %.1f ms %d requests in %.2f ms\n",
+              lane_kind(lane), t0 - t_setup, n, t1 - t0);
 
     pthread_mutex_lock(&lane->mu);
     lane->busy_ms += t1 - t0; /* serve() completed every request of the list */

@@ -64,6 +64,14 @@ static int env_is(const char *name, const char *value)
   return v && strcmp(v, value) == 0;
 }
 
+/* GPUIMG_<name> as a number from lo to hi (clamped), or def when it is not set. */
+static int env_int(const char *name, int def, int lo, int hi)
+{
+  const char *v = getenv(name);
+  int n = v && *v ? atoi(v) : def;
+  return n < lo ? lo : n > hi ? hi : n;
+}
+
 /* --codec nvjpeg on CUDA: device-resident JPEG, with one nvJPEG thread per device doing
  * every worker's nvJPEG work, decoding in batches where the GPU has a hardware JPEG decoder
  * (GPUIMG_JPEG_BATCH=0: every image alone, for comparison). Worker threads then wait on the device
@@ -298,7 +306,7 @@ double gpuimg_sched_split(gpuimg_sched_t *s, const char *first, gpuimg_format_t 
       return 0;
     }
   s->device_share = share < 1 ? share : 1;
-  s->device_workers = DEVICE_PATH_WORKERS * s->ndevices;
+  s->device_workers = env_int("GPUIMG_SPLIT_WORKERS", DEVICE_PATH_WORKERS, 1, 256) * s->ndevices;
   return s->device_share;
 }
 
@@ -427,7 +435,8 @@ static void *worker_main(void *arg)
     pthread_cond_wait(&s->cv, &s->mu);
   int go = s->go && !s->stop;
   pthread_mutex_unlock(&s->mu);
-  if (go && s->to_device && !wk->device_path && nice(HOST_WORKER_NICE) == -1)
+  if (go && s->to_device && !wk->device_path &&
+      nice(env_int("GPUIMG_SPLIT_NICE", HOST_WORKER_NICE, 0, 19)) == -1)
     errno = 0; /* a priority it cannot change is no failure */
 
   for (int k; go && (k = take(s, wk)) >= 0;) {
