@@ -254,11 +254,13 @@ void gpuimg_sched_stop_starter(gpuimg_sched_t *s)
 /* Whether a batch splits by the cost model without GPUIMG_JPEG_SPLIT=auto. */
 #define SPLIT_BY_DEFAULT 0
 /* How many device-path workers per device: enough images in flight to fill the hardware
- * decoder's batches while the others wait on the device. */
-#define DEVICE_PATH_WORKERS 48
+ * decoder's batches while the others wait on the device (24 made blur -> JPEG faster than 48
+ * on an H200 with 16 cores, 2026-12-02: fewer threads wake for each batch). */
+#define DEVICE_PATH_WORKERS 24
 /* A split batch's host workers run at this nice value (Linux: per thread), so that the JPEG
- * threads and the device-path workers, which work briefly between waits, run when they wake. */
-#define HOST_WORKER_NICE 5
+ * threads and the device-path workers, which work briefly between waits, run when they wake
+ * (19, the lowest priority, did no worse than 5 on that machine). */
+#define HOST_WORKER_NICE 19
 
 /* Whether every step runs its fast kernel and no --block is given (no teaching run). */
 static int fast_kernels(const gpuimg_plan_t *plan)
