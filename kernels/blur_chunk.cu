@@ -102,8 +102,8 @@ __device__ __forceinline__ uint32_t chunk_value(const uint32_t (&lo)[2 * C],
 // P[x + r + 1] - P[x - r] of its channel, divided by (2r + 1)^2 with rounding, and each
 // thread writes its own 8 pixels when they are in the tile. Two barriers a row. With d_mask
 // (portrait) subject pixels and alpha take the source value.
-template <int C>
-__global__ void __launch_bounds__(kChunkThreads, 2)
+template <int C, int MINB>
+__global__ void __launch_bounds__(kChunkThreads, MINB)
     blur_chunk_kernel(const uint8_t *__restrict__ src, const uint8_t *__restrict__ d_mask,
                       uint8_t *__restrict__ dst, BlurShape s, int tile, int rows)
 {
@@ -262,9 +262,22 @@ bool chunk_fits(BlurShape s, const void *d_src, const void *d_dst, const void *d
          chunk_tile(s.r) >= 256;
 }
 
+// The kernel for MINB resident blocks per SM on grid x block.
+template <int C, int MINB>
+int launch_chunk(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape s,
+                 const uint8_t *d_mask, dim3 grid, int tile, int rows, gpuimg_launch_t *info)
+{
+  dim3 block(kChunkThreads);
+  blur_chunk_kernel<C, MINB><<<grid, block, 0, ctx->stream>>>(d_src, d_mask, d_dst, s, tile, rows);
+  GPUIMG_CUDA_CHECK_LAUNCH("blur_chunk_kernel");
+  gpuimg_launch_record(ctx, info, blur_chunk_kernel<C, MINB>, "blur_chunk_kernel", grid, block, 0,
+                       1);
+  return 0;
+}
+
 template <int C>
 int enqueue_chunk(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape s,
-                  const uint8_t *d_mask, gpuimg_launch_t *info)
+                  const uint8_t *d_mask, int blocks, gpuimg_launch_t *info)
 {
   // As few tiles as the span allows, of equal width (a multiple of 8 pixels).
   long long tiles = (s.w + chunk_tile(s.r) - 1) / chunk_tile(s.r);
@@ -273,19 +286,17 @@ int enqueue_chunk(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, Blur
   // halved from 128 while the grid has fewer than 4 blocks per SM, down to r + 1 rows (at
   // least 8).
   int rows = band_rows(ctx, tiles, s.h, 128, s.r + 1 < 8 ? 8 : s.r + 1, 4);
-  dim3 block(kChunkThreads), grid((unsigned)tiles, (unsigned)((s.h + rows - 1) / rows));
+  dim3 grid((unsigned)tiles, (unsigned)((s.h + rows - 1) / rows));
   if (gpuimg_cuda_check_grid(ctx, grid, "blur_chunk_kernel") < 0)
     return -1;
-  blur_chunk_kernel<C><<<grid, block, 0, ctx->stream>>>(d_src, d_mask, d_dst, s, tile, rows);
-  GPUIMG_CUDA_CHECK_LAUNCH("blur_chunk_kernel");
-  gpuimg_launch_record(ctx, info, blur_chunk_kernel<C>, "blur_chunk_kernel", grid, block, 0, 1);
-  return 0;
+  return blocks == 3 ? launch_chunk<C, 3>(ctx, d_src, d_dst, s, d_mask, grid, tile, rows, info)
+                     : launch_chunk<C, 2>(ctx, d_src, d_dst, s, d_mask, grid, tile, rows, info);
 }
 
 #define GPUIMG_CHUNK_INSTANCE(C)                                                                   \
   template bool chunk_fits<C>(BlurShape, const void *, const void *, const void *);                \
   template int enqueue_chunk<C>(gpuimg_cuda_t *, const uint8_t *, uint8_t *, BlurShape,            \
-                                const uint8_t *, gpuimg_launch_t *);
+                                const uint8_t *, int, gpuimg_launch_t *);
 GPUIMG_CHUNK_INSTANCE(1)
 GPUIMG_CHUNK_INSTANCE(2)
 GPUIMG_CHUNK_INSTANCE(3)

@@ -349,8 +349,8 @@ enum class Design { kStrip, kFused, kTwopass, kTiled, kChunk };
 // at 8K: 0.17 ms at r = 1 against the strip kernel's 0.29, 0.39 at r = 64 against the fused
 // kernel's 0.69); then the strip kernel blur (not portrait) with r <= 16 on images that give
 // it enough blocks, the fused kernel the rest it takes, the two passes what is left.
-// GPUIMG_FAST_BLUR=chunk|strip|fused|twopass overrides the choice (for benchmarks and tests),
-// falling back to the two passes where the kernel cannot serve. On a small image at a small
+// GPUIMG_FAST_BLUR=chunk|chunk3|strip|fused|twopass overrides the choice (for benchmarks and
+// tests), falling back to the two passes where the kernel cannot serve. On a small image at a small
 // radius none of them fills the GPU as well as the tiled kernel, one block per 16x16 pixels
 // (H200, docs/performance.md: 1024x768 up to r = 8, 640x480 up to r = 16), so a blur (not
 // portrait: the tiled kernel has no composite) takes it.
@@ -360,10 +360,10 @@ Design choose(const gpuimg_cuda_t *ctx, BlurShape s, const uint8_t *d_src, const
 {
   const char *impl = getenv("GPUIMG_FAST_BLUR");
   if (impl && strcmp(impl, "strip") != 0 && strcmp(impl, "fused") != 0 &&
-      strcmp(impl, "twopass") != 0 && strcmp(impl, "chunk") != 0)
+      strcmp(impl, "twopass") != 0 && strncmp(impl, "chunk", 5) != 0)
     impl = NULL; // any other value: the default choice
   bool chunk = chunk_fits<C>(s, d_src, d_dst, d_mask);
-  if (impl && strcmp(impl, "chunk") == 0)
+  if (impl && strncmp(impl, "chunk", 5) == 0)
     return chunk ? Design::kChunk : Design::kTwopass;
   long long px = (long long)s.w * s.h;
   // The tiled kernel at its own 16x16 blocks (not a --block, which shapes the teaching
@@ -457,13 +457,21 @@ int launch_strip(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurS
 
 } // namespace
 
+// The chunk kernel's resident blocks per SM: 2 (up to 128 registers a thread);
+// GPUIMG_FAST_BLUR=chunk3 forces the chunk kernel capped at 80 registers for 3 (measurements).
+static int chunk_blocks()
+{
+  const char *impl = getenv("GPUIMG_FAST_BLUR");
+  return impl && strcmp(impl, "chunk3") == 0 ? 3 : 2;
+}
+
 template <int C>
 int enqueue_fast(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape s,
                  const uint8_t *d_mask, gpuimg_launch_t *info)
 {
   switch (choose<C>(ctx, s, d_src, d_dst, d_mask)) {
   case Design::kChunk:
-    return enqueue_chunk<C>(ctx, d_src, d_dst, s, d_mask, info);
+    return enqueue_chunk<C>(ctx, d_src, d_dst, s, d_mask, chunk_blocks(), info);
   case Design::kFused:
     return launch_fused<C>(ctx, d_src, d_dst, s, d_mask, info);
   case Design::kStrip:
