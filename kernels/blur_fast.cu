@@ -349,7 +349,7 @@ enum class Design { kStrip, kFused, kTwopass, kTiled, kChunk };
 // at 8K: 0.17 ms at r = 1 against the strip kernel's 0.29, 0.39 at r = 64 against the fused
 // kernel's 0.69); then the strip kernel blur (not portrait) with r <= 16 on images that give
 // it enough blocks, the fused kernel the rest it takes, the two passes what is left.
-// GPUIMG_FAST_BLUR=chunk|chunk3|strip|fused|twopass overrides the choice (for benchmarks and
+// GPUIMG_FAST_BLUR=chunk|chunk2|chunk3|strip|fused|twopass overrides the choice (for benchmarks and
 // tests), falling back to the two passes where the kernel cannot serve. On a small image at a small
 // radius none of them fills the GPU as well as the tiled kernel, one block per 16x16 pixels
 // (H200, docs/performance.md: 1024x768 up to r = 8, 640x480 up to r = 16), so a blur (not
@@ -457,12 +457,19 @@ int launch_strip(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurS
 
 } // namespace
 
-// The chunk kernel's resident blocks per SM: 2 (up to 128 registers a thread);
-// GPUIMG_FAST_BLUR=chunk3 forces the chunk kernel capped at 80 registers for 3 (measurements).
-static int chunk_blocks()
+// The chunk kernel's resident blocks per SM: 3 for RGB (registers capped at 80, 4 bytes of
+// spill: on the H200 at 8K 3-17% faster at r = 1, 4 and 64 and for portrait, the same at r =
+// 16 and 127), 2 for the other layouts (gray and two channels already fit 3 blocks at 72 and
+// 80 registers; RGBA capped at 80 spills 112 bytes and is slower at most radii).
+// GPUIMG_FAST_BLUR=chunk2 or chunk3 forces the chunk kernel at 2 or 3 blocks (measurements).
+template <int C> int chunk_blocks()
 {
   const char *impl = getenv("GPUIMG_FAST_BLUR");
-  return impl && strcmp(impl, "chunk3") == 0 ? 3 : 2;
+  if (impl && strcmp(impl, "chunk2") == 0)
+    return 2;
+  if (impl && strcmp(impl, "chunk3") == 0)
+    return 3;
+  return C == 3 ? 3 : 2;
 }
 
 template <int C>
@@ -471,7 +478,7 @@ int enqueue_fast(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurS
 {
   switch (choose<C>(ctx, s, d_src, d_dst, d_mask)) {
   case Design::kChunk:
-    return enqueue_chunk<C>(ctx, d_src, d_dst, s, d_mask, chunk_blocks(), info);
+    return enqueue_chunk<C>(ctx, d_src, d_dst, s, d_mask, chunk_blocks<C>(), info);
   case Design::kFused:
     return launch_fused<C>(ctx, d_src, d_dst, s, d_mask, info);
   case Design::kStrip:

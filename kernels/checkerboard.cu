@@ -51,73 +51,12 @@ __global__ void checkerboard_kernel(const uint8_t *__restrict__ src, uint8_t *__
 }
 
 constexpr int kPixelsPerThread = 16;
-constexpr int kFastThreads = 256; // threads a block of the fast kernel
-
-// A thread's 16 pixels are C 16-byte words, C words apart from its neighbour's. For RGB a
-// warp whose 32 groups are all whole moves its 96 words through shared memory so that each
-// global load and store instruction covers 512 consecutive bytes (lane l takes words l, l + 32
-// and l + 64); the thread then reads its own 3 words at a stride of 48 bytes, which 8 lanes of
-// a quarter-warp spread over all 32 banks. Other layouts and a warp with the last, partial
-// group load their own words.
-template <int C> __device__ __forceinline__ bool warp_staged(size_t g, size_t groups)
-{
-  return C == 3 && (g | 31) < groups; // the warp's last group is whole
-}
-
-// A warp's staging words: 32 groups of C words (a placeholder for the layouts not staged).
-template <int C> constexpr int kStageWords = C == 3 ? 32 * C : 1;
-
-template <int C>
-__device__ __forceinline__ void load_group(const uint8_t *src, size_t q, size_t g, size_t groups,
-                                           uint4 *w, uint4 (&v)[C])
-{
-  const uint4 *s = reinterpret_cast<const uint4 *>(src + q * C);
-  if (!warp_staged<C>(g, groups)) {
-#pragma unroll
-    for (int i = 0; i < C; i++)
-      v[i] = __ldg(s + i);
-    return;
-  }
-  const int lane = threadIdx.x & 31;
-  const uint4 *base = s - lane * C; // the warp's first word
-#pragma unroll
-  for (int i = 0; i < C; i++)
-    w[lane + 32 * i] = __ldg(base + lane + 32 * i);
-  __syncwarp();
-#pragma unroll
-  for (int i = 0; i < C; i++)
-    v[i] = w[lane * C + i];
-  __syncwarp();
-}
-
-template <int C>
-__device__ __forceinline__ void store_group(uint8_t *dst, size_t q, size_t g, size_t groups,
-                                            uint4 *w, const uint4 (&v)[C])
-{
-  uint4 *d = reinterpret_cast<uint4 *>(dst + q * C);
-  if (!warp_staged<C>(g, groups)) {
-#pragma unroll
-    for (int i = 0; i < C; i++)
-      d[i] = v[i];
-    return;
-  }
-  const int lane = threadIdx.x & 31;
-#pragma unroll
-  for (int i = 0; i < C; i++)
-    w[lane * C + i] = v[i];
-  __syncwarp();
-  uint4 *base = d - lane * C;
-#pragma unroll
-  for (int i = 0; i < C; i++)
-    base[lane + 32 * i] = w[lane + 32 * i];
-}
 
 // checkerboard_fast_kernel<C>: the same rule without a branch. Each thread takes 16
 // consecutive pixels of the flattened image as C 16-byte vector loads, works out each
 // pixel's cell parity incrementally (one division per thread, not per pixel), builds
 // per-byte "add" and "subtract" words (alpha bytes get 0) and applies them with the
-// byte-wise saturating SIMD instructions __vaddus4/__vsubus4; 16-byte vector loads and
-// stores, through shared memory for RGB (load_group).
+// byte-wise saturating SIMD instructions __vaddus4/__vsubus4; 16-byte vector stores.
 // groups = pixels / 16; thread index == groups does the remaining pixels one by one.
 template <int C>
 __global__ void checkerboard_fast_kernel(const uint8_t *__restrict__ src, uint8_t *__restrict__ dst,
@@ -173,17 +112,17 @@ __global__ void checkerboard_fast_kernel(const uint8_t *__restrict__ src, uint8_
       cy = ++y / cell;
     }
   }
-  __shared__ uint4 stage[kFastThreads / 32][kStageWords<C>];
-  uint4 *warp_words = stage[threadIdx.x >> 5], v[C];
-  load_group<C>(src, q, g, groups, warp_words, v);
+  const uint4 *s = reinterpret_cast<const uint4 *>(src + q * C);
+  uint4 *d = reinterpret_cast<uint4 *>(dst + q * C);
 #pragma unroll
   for (int i = 0; i < C; i++) {
-    v[i].x = __vsubus4(__vaddus4(v[i].x, add[4 * i]), sub[4 * i]);
-    v[i].y = __vsubus4(__vaddus4(v[i].y, add[4 * i + 1]), sub[4 * i + 1]);
-    v[i].z = __vsubus4(__vaddus4(v[i].z, add[4 * i + 2]), sub[4 * i + 2]);
-    v[i].w = __vsubus4(__vaddus4(v[i].w, add[4 * i + 3]), sub[4 * i + 3]);
+    uint4 v = __ldg(s + i);
+    v.x = __vsubus4(__vaddus4(v.x, add[4 * i]), sub[4 * i]);
+    v.y = __vsubus4(__vaddus4(v.y, add[4 * i + 1]), sub[4 * i + 1]);
+    v.z = __vsubus4(__vaddus4(v.z, add[4 * i + 2]), sub[4 * i + 2]);
+    v.w = __vsubus4(__vaddus4(v.w, add[4 * i + 3]), sub[4 * i + 3]);
+    d[i] = v;
   }
-  store_group<C>(dst, q, g, groups, warp_words, v);
 }
 
 template <int C>
@@ -192,7 +131,7 @@ int launch(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, int w, int 
 {
   if (variant != GPUIMG_VARIANT_NAIVE) {
     size_t pixels = (size_t)w * h, groups = pixels / kPixelsPerThread;
-    dim3 block(kFastThreads), grid((unsigned)((groups + kFastThreads) / kFastThreads));
+    dim3 block(256), grid((unsigned)((groups + 1 + 255) / 256));
     if (gpuimg_cuda_check_grid(ctx, grid, "checkerboard_fast_kernel") < 0 ||
         gpuimg_cuda_timer_start(ctx) < 0)
       return -1;

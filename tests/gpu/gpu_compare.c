@@ -328,7 +328,7 @@ static int run_bands(gpuimg_cuda_t *ctx)
  * row high; with quick, one radius set on smaller images (for the sanitizers). */
 static int run_impls(gpuimg_cuda_t *ctx, int quick)
 {
-  static const char *impls[] = {"fused", "strip", "twopass", "chunk", "chunk3"};
+  static const char *impls[] = {"fused", "strip", "twopass", "chunk2", "chunk3"};
   static const int radii[] = {1, 3, 16, 33, 64, 127};
   static const int shapes[][3] = {{2400, 97, 3}, {1001, 77, 4}, {1500, 301, 3}, {640, 480, 1},
                                   {333, 200, 2}, {1998, 65, 2}, {700, 120, 3},  {1608, 61, 4},
