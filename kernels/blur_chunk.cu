@@ -289,6 +289,13 @@ int enqueue_chunk(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, Blur
   dim3 grid((unsigned)tiles, (unsigned)((s.h + rows - 1) / rows));
   if (gpuimg_cuda_check_grid(ctx, grid, "blur_chunk_kernel") < 0)
     return -1;
+  // Registers capped for 3 resident blocks per SM where the grid has more blocks than 2 per
+  // SM, for RGB: 80 registers and 4 bytes of spill against 117, 3-17% faster on the H200 at 8K
+  // at r = 1, 4 and 64 and for portrait, the same at r = 16 and 127 (docs/performance.md).
+  // Smaller grids, and the other layouts, keep 2: gray and two channels already fit 3 blocks
+  // (72 and 80 registers), and RGBA capped at 80 spills 112 bytes and was slower at most radii.
+  if (blocks == 0)
+    blocks = C == 3 && (long long)grid.x * grid.y > 2LL * ctx->prop.multiProcessorCount ? 3 : 2;
   return blocks == 3 ? launch_chunk<C, 3>(ctx, d_src, d_dst, s, d_mask, grid, tile, rows, info)
                      : launch_chunk<C, 2>(ctx, d_src, d_dst, s, d_mask, grid, tile, rows, info);
 }

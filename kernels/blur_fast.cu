@@ -457,19 +457,14 @@ int launch_strip(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurS
 
 } // namespace
 
-// The chunk kernel's resident blocks per SM: 3 for RGB (registers capped at 80, 4 bytes of
-// spill: on the H200 at 8K 3-17% faster at r = 1, 4 and 64 and for portrait, the same at r =
-// 16 and 127), 2 for the other layouts (gray and two channels already fit 3 blocks at 72 and
-// 80 registers; RGBA capped at 80 spills 112 bytes and is slower at most radii).
-// GPUIMG_FAST_BLUR=chunk2 or chunk3 forces the chunk kernel at 2 or 3 blocks (measurements).
-template <int C> int chunk_blocks()
+// GPUIMG_FAST_BLUR=chunk2 or chunk3 forces the chunk kernel at 2 or 3 resident blocks per SM
+// (measurements); 0 leaves the choice to enqueue_chunk.
+static int chunk_blocks()
 {
   const char *impl = getenv("GPUIMG_FAST_BLUR");
   if (impl && strcmp(impl, "chunk2") == 0)
     return 2;
-  if (impl && strcmp(impl, "chunk3") == 0)
-    return 3;
-  return C == 3 ? 3 : 2;
+  return impl && strcmp(impl, "chunk3") == 0 ? 3 : 0;
 }
 
 template <int C>
@@ -478,7 +473,7 @@ int enqueue_fast(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurS
 {
   switch (choose<C>(ctx, s, d_src, d_dst, d_mask)) {
   case Design::kChunk:
-    return enqueue_chunk<C>(ctx, d_src, d_dst, s, d_mask, chunk_blocks<C>(), info);
+    return enqueue_chunk<C>(ctx, d_src, d_dst, s, d_mask, chunk_blocks(), info);
   case Design::kFused:
     return launch_fused<C>(ctx, d_src, d_dst, s, d_mask, info);
   case Design::kStrip:

@@ -88,7 +88,8 @@ int enqueue_fast(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurS
 
 // blur_chunk.cu: whether the chunk kernel takes this blur (r <= 127, a width of a multiple
 // of 8 pixels, 16-byte aligned buffers; d_mask may be NULL), and its launcher (d_mask as
-// enqueue_fast) with registers capped for 2 or 3 resident blocks per SM (blocks).
+// enqueue_fast) with registers capped for 2 or 3 resident blocks per SM (blocks; 0: its own
+// choice).
 template <int C>
 bool chunk_fits(BlurShape s, const void *d_src, const void *d_dst, const void *d_mask);
 template <int C>
