@@ -354,16 +354,34 @@ enum class Design { kStrip, kFused, kTwopass, kTiled, kChunk };
 // radius none of them fills the GPU as well as the tiled kernel, one block per 16x16 pixels
 // (H200, docs/performance.md: 1024x768 up to r = 8, 640x480 up to r = 16), so a blur (not
 // portrait: the tiled kernel has no composite) takes it.
+// GPUIMG_FAST_BLUR: the design a benchmark or test forces (NULL: none, the default choice, as
+// for any value not listed), and for chunk2 and chunk3 the chunk kernel's resident blocks per
+// SM (*blocks; 0: enqueue_chunk's own choice).
+const char *forced_design(int *blocks)
+{
+  static const struct {
+    const char *value, *design;
+    int blocks;
+  } forced[] = {{"chunk", "chunk", 0}, {"chunk2", "chunk", 2}, {"chunk3", "chunk", 3},
+                {"strip", "strip", 0}, {"fused", "fused", 0},  {"twopass", "twopass", 0}};
+  const char *v = getenv("GPUIMG_FAST_BLUR");
+  *blocks = 0;
+  for (const auto &f : forced)
+    if (v && strcmp(v, f.value) == 0) {
+      *blocks = f.blocks;
+      return f.design;
+    }
+  return NULL;
+}
+
 template <int C>
 Design choose(const gpuimg_cuda_t *ctx, BlurShape s, const uint8_t *d_src, const uint8_t *d_dst,
               const uint8_t *d_mask)
 {
-  const char *impl = getenv("GPUIMG_FAST_BLUR");
-  if (impl && strcmp(impl, "strip") != 0 && strcmp(impl, "fused") != 0 &&
-      strcmp(impl, "twopass") != 0 && strncmp(impl, "chunk", 5) != 0)
-    impl = NULL; // any other value: the default choice
+  int blocks;
+  const char *impl = forced_design(&blocks);
   bool chunk = chunk_fits<C>(s, d_src, d_dst, d_mask);
-  if (impl && strncmp(impl, "chunk", 5) == 0)
+  if (impl && strcmp(impl, "chunk") == 0)
     return chunk ? Design::kChunk : Design::kTwopass;
   long long px = (long long)s.w * s.h;
   // The tiled kernel at its own 16x16 blocks (not a --block, which shapes the teaching
@@ -457,23 +475,15 @@ int launch_strip(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurS
 
 } // namespace
 
-// GPUIMG_FAST_BLUR=chunk2 or chunk3 forces the chunk kernel at 2 or 3 resident blocks per SM
-// (measurements); 0 leaves the choice to enqueue_chunk.
-static int chunk_blocks()
-{
-  const char *impl = getenv("GPUIMG_FAST_BLUR");
-  if (impl && strcmp(impl, "chunk2") == 0)
-    return 2;
-  return impl && strcmp(impl, "chunk3") == 0 ? 3 : 0;
-}
-
 template <int C>
 int enqueue_fast(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape s,
                  const uint8_t *d_mask, gpuimg_launch_t *info)
 {
+  int blocks;
+  forced_design(&blocks);
   switch (choose<C>(ctx, s, d_src, d_dst, d_mask)) {
   case Design::kChunk:
-    return enqueue_chunk<C>(ctx, d_src, d_dst, s, d_mask, chunk_blocks(), info);
+    return enqueue_chunk<C>(ctx, d_src, d_dst, s, d_mask, blocks, info);
   case Design::kFused:
     return launch_fused<C>(ctx, d_src, d_dst, s, d_mask, info);
   case Design::kStrip:

@@ -503,6 +503,10 @@ static int batch_ready(gpuimg_nvjpeg_t *nj, int n, int channels)
 
 extern "C" int gpuimg_nvjpeg_batch_prepare(gpuimg_nvjpeg_t *nj, int channels)
 {
+  if (channels != 1 && channels != 3) {
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, "nvjpeg", "batch states for %d channels", channels);
+    return -1;
+  }
   if (!nj->hw_handle)
     return 0;
   GPUIMG_CUDA_CHECK(cudaSetDevice(nj->ctx->device));

@@ -10,7 +10,9 @@ import sys
 
 
 def main():
-    lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+    lines = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+    if not lines:
+        sys.exit("batch-timeline.py: %s: no report lines" % sys.argv[1])
     step = float(sys.argv[2]) if len(sys.argv) > 2 else 250.0
     summary = lines[-1]
     jobs = summary.get("jobs", 0)

@@ -3,7 +3,7 @@
  * nvJPEG reaches the hardware decoder only through its batched API, and one call on many
  * images keeps the decoder's engines busy where many calls of one image each queue behind
  * each other: on an H200, 0.50 ms for one 1024x768 image, 1.7 ms for 16. And nvJPEG's
- * handles and states are slow to create (0.15-0.3 s, serialised across threads), so one set
+ * handles and states are slow to create (0.3-1.2 s, serialised across threads), so one set
  * per device serves every worker. Several threads per device, each with its own CUDA stream
  * and nvJPEG handle: the decoder (the hardware decoder where there is one) and the encoder,
  * so that encodes do not wait behind decodes. GPUIMG_JPEG_DECODERS and GPUIMG_JPEG_ENCODERS
@@ -20,6 +20,7 @@
 
 #include "codec.h"
 #include "files.h"
+#include "options.h"
 
 #ifdef GPUIMG_HAVE_NVJPEG
 #include <pthread.h>
@@ -165,7 +166,7 @@ static void do_decode_call(lane_t *lane, gpuimg_nvjpeg_t *nj, request_t **rs, in
 }
 
 /* Decodes n requests in calls of 32, 16, 8, 4, 2 and 1 images: nvJPEG's batch state is
- * made for one batch size, and making one costs tens of milliseconds, so the thread keeps
+ * made for one batch size, and making one costs about 130 ms (H200), so the thread keeps
  * one per power of two instead of one per size. */
 static void do_decode_batch(lane_t *lane, gpuimg_nvjpeg_t *nj, request_t **rs, int n)
 {
@@ -219,7 +220,8 @@ static const char *lane_kind(const lane_t *lane)
 }
 
 /* The thread's CUDA context (*ctx) and nvJPEG handle; a decoder readies its batch states for
- * RGB now, not in the middle of the first batches. NULL with the error set. */
+ * RGB now (0.7-0.9 s on an H200, docs/performance.md), not in the middle of its first
+ * batches. NULL with the error set. */
 static gpuimg_nvjpeg_t *lane_setup(lane_t *lane, gpuimg_cuda_t **ctx, int debug)
 {
   double t0 = gpuimg_now_ms();
@@ -229,8 +231,10 @@ static gpuimg_nvjpeg_t *lane_setup(lane_t *lane, gpuimg_cuda_t **ctx, int debug)
   double t2 = gpuimg_now_ms();
   if (nj && lane->backend != GPUIMG_NVJPEG_CUDA && lane->jb->batching &&
       gpuimg_nvjpeg_batch_prepare(nj, 3) < 0) {
-    gpuimg_nvjpeg_destroy(nj);
-    nj = NULL;
+    if (debug) /* no failure: the first batch of each size tries again (do_decode_call) */
+      fprintf(stderr, "gpuimg: nvjpeg decoder thread: batch states not ready: %s\n",
+              gpuimg_error_message());
+    gpuimg_error_clear();
   }
   if (debug)
     fprintf(stderr,
@@ -287,14 +291,6 @@ static void *lane_main(void *arg)
   return NULL;
 }
 
-/* Threads of a kind: the environment variable name (1..max), else def. */
-static int threads(const char *name, int def, int max)
-{
-  const char *v = getenv(name);
-  int n = v ? atoi(v) : def;
-  return n < 1 ? 1 : n > max ? max : n;
-}
-
 gpuimg_jpeg_batch_t *gpuimg_jpeg_batch_create(int device, int batching)
 {
   gpuimg_jpeg_batch_t *jb = calloc(1, sizeof *jb);
@@ -304,9 +300,9 @@ gpuimg_jpeg_batch_t *gpuimg_jpeg_batch_create(int device, int batching)
   }
   jb->device = device;
   jb->batching = batching;
-  jb->ndecoders = threads("GPUIMG_JPEG_DECODERS", 1, MAX_DECODERS);
-  jb->nlanes = jb->ndecoders + threads("GPUIMG_JPEG_ENCODERS", 1, MAX_ENCODERS);
-  /* The threads set up while the caller goes on (nvJPEG takes most of a second); a request
+  jb->ndecoders = gpuimg_env_int("GPUIMG_JPEG_DECODERS", 1, 1, MAX_DECODERS);
+  jb->nlanes = jb->ndecoders + gpuimg_env_int("GPUIMG_JPEG_ENCODERS", 1, 1, MAX_ENCODERS);
+  /* The threads set up while the caller goes on (about 2 s on an H200); a request
    * waits for its thread's set-up. They take no SIGINT, SIGTERM or SIGHUP (files.c). */
   int ok = 1;
   for (int i = 0; i < jb->nlanes; i++) {

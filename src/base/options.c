@@ -19,6 +19,21 @@ int gpuimg_options_int(const char *what, const char *s, long long lo, long long 
   return 0;
 }
 
+int gpuimg_env_int(const char *name, int def, int lo, int hi)
+{
+  const char *s = getenv(name);
+  char *end;
+  if (!s || !*s)
+    return def;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (end == s || *end)
+    return def;
+  if (errno == ERANGE) /* clamped below like any other value out of range */
+    v = v < 0 ? lo : hi;
+  return v < lo ? lo : v > hi ? hi : (int)v;
+}
+
 const gpuimg_option_t *gpuimg_options_find(const gpuimg_option_t *table, const char *name,
                                            size_t len, char short_name)
 {

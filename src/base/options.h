@@ -82,4 +82,8 @@ void gpuimg_options_help(FILE *f, const gpuimg_option_t *table, int indent, int 
  * against what (exit 2). */
 int gpuimg_options_int(const char *what, const char *s, long long lo, long long hi, long long *out);
 
+/* The environment variable name as an integer clamped to lo..hi (a measurement knob); def when
+ * it is unset, empty or not a whole number. */
+int gpuimg_env_int(const char *name, int def, int lo, int hi);
+
 #endif

@@ -170,16 +170,23 @@ void batch_add_totals(const batch_t *b, const gpuimg_run_t *run, double *totals)
     totals[k] += ms[k];
 }
 
+/* Whether an image's interval [start, end] ran (start < 0: it did not). */
+static int iv_ran(const double *iv)
+{
+  return iv[0] >= 0 && iv[1] >= iv[0];
+}
+
 /* The image's host-clock intervals since the batch began (load: read and host decode; steps:
  * the pipeline, device decode and encode included; store: host encode and write), each a
  * [start, end] pair in ms, or null where the image had none. */
 static void add_timeline(cJSON *root, const batch_t *b, const item_t *it)
 {
-  static const char *const names[IV_COUNT] = {"load", "steps", "store"};
+  static const char *const names[IV_COUNT] = {
+      [IV_LOAD] = "load", [IV_PIPE] = "steps", [IV_STORE] = "store"};
   cJSON *o = cJSON_AddObjectToObject(root, "timeline_ms");
   for (int k = 0; o && k < IV_COUNT; k++) {
     const double *iv = it->iv[k];
-    if (iv[0] < 0 || iv[1] < iv[0]) {
+    if (!iv_ran(iv)) {
       cJSON_AddNullToObject(o, names[k]);
       continue;
     }
@@ -315,7 +322,7 @@ static void add_busy_shares(cJSON *root, const batch_t *b, double wall_ms, doubl
   for (int i = 0; i < b->nitems; i++)
     for (int k = 0; k < IV_COUNT && b->items[i].worker < b->nworkers; k++) {
       const double *iv = b->items[i].iv[k];
-      if (iv[0] >= 0 && iv[1] >= iv[0])
+      if (iv_ran(iv))
         worker_ms += iv[1] - iv[0];
     }
   int nd = b->sched.use_cuda && b->sched.ndevices > 0 ? b->sched.ndevices : 1;
@@ -349,7 +356,7 @@ static void device_overlap(const batch_t *b, double *busy, double *hidden)
   for (int i = 0; i < b->nitems; i++)
     for (int k = 0; k < IV_COUNT; k++) {
       const double *iv = b->items[i].iv[k];
-      if (iv[0] < 0 || iv[1] < iv[0])
+      if (!iv_ran(iv))
         continue;
       int device = k == IV_PIPE && b->items[i].on_cuda;
       e[n++] = (edge_t){iv[0], +1, device};

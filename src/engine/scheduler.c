@@ -4,6 +4,7 @@
 #include "scheduler.h"
 #include "cost.h"
 #include "files.h"
+#include "options.h"
 #include "pool.h"
 
 #include <errno.h>
@@ -62,14 +63,6 @@ static int env_is(const char *name, const char *value)
 {
   const char *v = getenv(name);
   return v && strcmp(v, value) == 0;
-}
-
-/* GPUIMG_<name> as a number from lo to hi (clamped), or def when it is not set. */
-static int env_int(const char *name, int def, int lo, int hi)
-{
-  const char *v = getenv(name);
-  int n = v && *v ? atoi(v) : def;
-  return n < lo ? lo : n > hi ? hi : n;
 }
 
 /* --codec nvjpeg on CUDA: device-resident JPEG, with one nvJPEG thread per device doing
@@ -308,7 +301,8 @@ double gpuimg_sched_split(gpuimg_sched_t *s, const char *first, gpuimg_format_t 
       return 0;
     }
   s->device_share = share < 1 ? share : 1;
-  s->device_workers = env_int("GPUIMG_SPLIT_WORKERS", DEVICE_PATH_WORKERS, 1, 256) * s->ndevices;
+  s->device_workers =
+      gpuimg_env_int("GPUIMG_SPLIT_WORKERS", DEVICE_PATH_WORKERS, 1, 256) * s->ndevices;
   return s->device_share;
 }
 
@@ -438,7 +432,7 @@ static void *worker_main(void *arg)
   int go = s->go && !s->stop;
   pthread_mutex_unlock(&s->mu);
   if (go && s->to_device && !wk->device_path &&
-      nice(env_int("GPUIMG_SPLIT_NICE", HOST_WORKER_NICE, 0, 19)) == -1)
+      nice(gpuimg_env_int("GPUIMG_SPLIT_NICE", HOST_WORKER_NICE, 0, 19)) == -1)
     errno = 0; /* a priority it cannot change is no failure */
 
   for (int k; go && (k = take(s, wk)) >= 0;) {

@@ -174,7 +174,8 @@ def corrupt_file_among_61():
                   "line %d: stage_ms %r" % (i, o["stage_ms"]))
             tl = o["timeline_ms"]
             check(set(tl) == {"load", "steps", "store"} and
-                  all(len(tl[k]) == 2 and 0 <= tl[k][0] <= tl[k][1] for k in tl) and
+                  all(tl[k] is not None and len(tl[k]) == 2 and 0 <= tl[k][0] <= tl[k][1]
+                      for k in tl) and
                   tl["load"][1] <= tl["steps"][0] and tl["steps"][1] <= tl["store"][0],
                   "line %d: timeline %r" % (i, tl))
             check(o["output"]["format"] == "png" and o["output"]["channels"] ==

@@ -322,10 +322,11 @@ static int run_bands(gpuimg_cuda_t *ctx)
 }
 
 /* Each design of the fast blur (GPUIMG_FAST_BLUR: the fused single pass, the strip kernel,
- * the two passes, the chunk kernel at 2 and 3 blocks per SM) on multi-block widths, every layout, radii up to the
- * fused and chunk kernels' limit; the widths of a multiple of 8 pixels are the chunk
- * kernel's (the others fall back to the two passes under chunk), down to 8 pixels wide and 1
- * row high; with quick, one radius set on smaller images (for the sanitizers). */
+ * the two passes, the chunk kernel at 2 and 3 blocks per SM) on multi-block widths, every
+ * layout, radii up to the fused and chunk kernels' limit; the widths of a multiple of 8 pixels
+ * are the chunk kernel's (the others fall back to the two passes under chunk2 and chunk3),
+ * down to 8 pixels wide and 1 row high; with quick, one radius set on smaller images (for the
+ * sanitizers). */
 static int run_impls(gpuimg_cuda_t *ctx, int quick)
 {
   static const char *impls[] = {"fused", "strip", "twopass", "chunk2", "chunk3"};
@@ -342,7 +343,7 @@ static int run_impls(gpuimg_cuda_t *ctx, int quick)
       return -1;
     fill_random(src.data, gpuimg_image_bytes(w, h, c));
     fill_random(mask.data, (size_t)w * h);
-    for (int m = 0; m < 5; m++) {
+    for (size_t m = 0; m < sizeof impls / sizeof impls[0]; m++) {
       setenv("GPUIMG_FAST_BLUR", impls[m], 1);
       for (int k = 0; k < nradii; k++) {
         values_t p;
