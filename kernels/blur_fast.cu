@@ -342,18 +342,6 @@ __global__ void __launch_bounds__(kFusedThreads, 4)
 
 enum class Design { kStrip, kFused, kTwopass, kTiled, kChunk };
 
-// Four designs, all O(1) per pixel in r: the chunk kernel (blur_chunk.cu: widths of a
-// multiple of 8 pixels, r <= 127), the single-pass strip kernel (r <= 64), the fused
-// single-pass kernel (4-byte aligned rows, r <= 127) and row sums + column walk. By default
-// the chunk kernel serves what it takes (the fastest of the four at every radius on the H200
-// at 8K: 0.17 ms at r = 1 against the strip kernel's 0.29, 0.39 at r = 64 against the fused
-// kernel's 0.69); then the strip kernel blur (not portrait) with r <= 16 on images that give
-// it enough blocks, the fused kernel the rest it takes, the two passes what is left.
-// GPUIMG_FAST_BLUR=chunk|chunk2|chunk3|strip|fused|twopass overrides the choice (for benchmarks and
-// tests), falling back to the two passes where the kernel cannot serve. On a small image at a small
-// radius none of them fills the GPU as well as the tiled kernel, one block per 16x16 pixels
-// (H200, docs/performance.md: 1024x768 up to r = 8, 640x480 up to r = 16), so a blur (not
-// portrait: the tiled kernel has no composite) takes it.
 // GPUIMG_FAST_BLUR: the design a benchmark or test forces (NULL: none, the default choice, as
 // for any value not listed), and for chunk2 and chunk3 the chunk kernel's resident blocks per
 // SM (*blocks; 0: enqueue_chunk's own choice).
@@ -374,12 +362,24 @@ const char *forced_design(int *blocks)
   return NULL;
 }
 
+// Four designs, all O(1) per pixel in r: the chunk kernel (blur_chunk.cu: widths of a
+// multiple of 8 pixels, r <= 127), the single-pass strip kernel (r <= 64), the fused
+// single-pass kernel (4-byte aligned rows, r <= 127) and row sums + column walk. By default
+// the chunk kernel serves what it takes (the fastest of the four at every radius on the H200
+// at 8K: 0.17 ms at r = 1 against the strip kernel's 0.29, 0.39 at r = 64 against the fused
+// kernel's 0.69); then the strip kernel blur (not portrait) with r <= 16 on images that give
+// it enough blocks, the fused kernel the rest it takes, the two passes what is left.
+// GPUIMG_FAST_BLUR (forced_design) overrides the choice, for benchmarks and tests, falling
+// back to the two passes where the kernel cannot serve (*blocks: the chunk kernel's resident
+// blocks per SM it asks for, 0 for the launcher's own). On a small image at a small radius
+// none of them fills the GPU as well as the tiled kernel, one block per 16x16 pixels
+// (H200, docs/performance.md: 1024x768 up to r = 8, 640x480 up to r = 16), so a blur (not
+// portrait: the tiled kernel has no composite) takes it.
 template <int C>
 Design choose(const gpuimg_cuda_t *ctx, BlurShape s, const uint8_t *d_src, const uint8_t *d_dst,
-              const uint8_t *d_mask)
+              const uint8_t *d_mask, int *blocks)
 {
-  int blocks;
-  const char *impl = forced_design(&blocks);
+  const char *impl = forced_design(blocks);
   bool chunk = chunk_fits<C>(s, d_src, d_dst, d_mask);
   if (impl && strcmp(impl, "chunk") == 0)
     return chunk ? Design::kChunk : Design::kTwopass;
@@ -480,8 +480,7 @@ int enqueue_fast(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurS
                  const uint8_t *d_mask, gpuimg_launch_t *info)
 {
   int blocks;
-  forced_design(&blocks);
-  switch (choose<C>(ctx, s, d_src, d_dst, d_mask)) {
+  switch (choose<C>(ctx, s, d_src, d_dst, d_mask, &blocks)) {
   case Design::kChunk:
     return enqueue_chunk<C>(ctx, d_src, d_dst, s, d_mask, blocks, info);
   case Design::kFused:
