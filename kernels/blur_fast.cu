@@ -342,6 +342,18 @@ __global__ void __launch_bounds__(kFusedThreads, 4)
 
 enum class Design { kStrip, kFused, kTwopass, kTiled, kChunk };
 
+// Whether the two passes beat the designs that walk down runs of rows. Those pay 2r + 1
+// set-up rows per run, and a small image gives short runs (to fill the GPU), so their time
+// grows with r; the two passes' does not, while the image and its row sums stay in L2. On
+// the H200 (gray, RGB and RGBA, 640x480 to 7680x4320, r = 16 to 127; docs/performance.md)
+// they were the faster from r = 1.8 (C + 2) Mpx on, r >= 16: 1024x768 RGB from r = 16
+// (0.026 ms against the chunk kernel's 0.045), 3840x2160 RGB from r = 96, never at 8K.
+bool twopass_faster(BlurShape s, int channels)
+{
+  long long px = (long long)s.w * s.h;
+  return s.r >= 16 && (long long)s.r * 1000000 * 10 >= px * (channels + 2) * 18;
+}
+
 // GPUIMG_FAST_BLUR: the design a benchmark or test forces (NULL: none, the default choice, as
 // for any value not listed), and for chunk2 and chunk3 the chunk kernel's resident blocks per
 // SM (*blocks; 0: enqueue_chunk's own choice).
@@ -373,8 +385,9 @@ const char *forced_design(int *blocks)
 // back to the two passes where the kernel cannot serve (*blocks: the chunk kernel's resident
 // blocks per SM it asks for, 0 for the launcher's own). On a small image at a small radius
 // none of them fills the GPU as well as the tiled kernel, one block per 16x16 pixels
-// (H200, docs/performance.md: 1024x768 up to r = 8, 640x480 up to r = 16), so a blur (not
-// portrait: the tiled kernel has no composite) takes it.
+// (H200, docs/performance.md: 1024x768 up to r = 8, 640x480 gray up to r = 16), so a blur (not
+// portrait: the tiled kernel has no composite) takes it; at a larger radius the two passes
+// (twopass_faster) take what they were measured faster on.
 template <int C>
 Design choose(const gpuimg_cuda_t *ctx, BlurShape s, const uint8_t *d_src, const uint8_t *d_dst,
               const uint8_t *d_mask, int *blocks)
@@ -389,8 +402,10 @@ Design choose(const gpuimg_cuda_t *ctx, BlurShape s, const uint8_t *d_src, const
   bool tiled_fits = !ctx->block_w && (s.h + 15LL) / 16 <= ctx->prop.maxGridSize[1] &&
                     (s.w + 15LL) / 16 <= ctx->prop.maxGridSize[0];
   if (!impl && !d_mask && tiled_fits &&
-      ((s.r <= 8 && px <= (1LL << 20)) || (s.r <= 16 && px <= 400000)))
+      ((s.r <= 8 && px <= (1LL << 20)) || (C <= 2 && s.r <= 16 && px <= 400000)))
     return Design::kTiled;
+  if (!impl && twopass_faster(s, C))
+    return Design::kTwopass;
   if (!impl && chunk)
     return Design::kChunk;
   bool strip = impl ? strcmp(impl, "strip") == 0 && s.r <= 64 : s.r <= 16 && !d_mask;
