@@ -23,19 +23,19 @@ struct gpuimg_nvjpeg {
   gpuimg_cuda_t *ctx; // device and stream; not owned
   gpuimg_nvjpeg_backend_t backend;
   nvjpegHandle_t handle;
-  nvjpegJpegState_t state;          // nvjpegDecode()'s state, reused between images
+  nvjpegJpegState_t state;          // nvjpegDecode()'s state, made by its first decode
   nvjpegJpegStream_t header;        // parsed header for gpuimg_nvjpeg_info()
   nvjpegEncoderState_t enc_state;   // created by the first encode
   nvjpegEncoderParams_t enc_params; // set again by every encode
   nvjpegHandle_t hw_handle;         // NULL: no hardware decoder
+  // The hardware decoder's one state, for single images and batches alike: making a state
+  // takes about 0.1 s on the H200, initialising one for another batch size or output format
+  // microseconds (scripts/bench-nvjpeg-setup), so it is initialised again whenever the
+  // size or format changes instead of keeping a state for each.
   nvjpegJpegState_t hw_state;
   nvjpegJpegStream_t hw_header;
-  int hw_format; // output format hw_state is initialised for; -1 for none
-  // Batched decodes on the hardware decoder (gpuimg_nvjpeg_decode_batch): one state per
-  // output (0 Y, 1 RGB) and batch size, since a state is initialised for one of each;
-  // batch_ready says it is initialised (0 also after a failed batch).
-  nvjpegJpegState_t batch_state[2][GPUIMG_NVJPEG_MAX_BATCH + 1];
-  int batch_ready[2][GPUIMG_NVJPEG_MAX_BATCH + 1];
+  int hw_format; // output format hw_state is initialised for; -1 for none (also after a failure)
+  int hw_batch;  // batch size it is initialised for
   const char *hw_why; // why there is no hardware decoder, or a note on it
   const char *last;   // decoder of the last decode
 };
@@ -130,12 +130,6 @@ int decode_fail(nvjpegStatus_t st, const char *call, const char *what, const cha
 // Teardown: statuses cannot be acted on (the work's own errors were already checked).
 void hw_close(gpuimg_nvjpeg_t *nj)
 {
-  for (int i = 0; i <= GPUIMG_NVJPEG_MAX_BATCH; i++)
-    for (int k = 0; k < 2; k++)
-      if (nj->batch_state[k][i])
-        (void)nvjpegJpegStateDestroy(nj->batch_state[k][i]);
-  memset(nj->batch_state, 0, sizeof nj->batch_state);
-  memset(nj->batch_ready, 0, sizeof nj->batch_ready);
   if (nj->hw_header)
     (void)nvjpegJpegStreamDestroy(nj->hw_header);
   if (nj->hw_state)
@@ -176,6 +170,18 @@ int hw_open(gpuimg_nvjpeg_t *nj)
   return 0;
 }
 
+// Initialises the hardware decoder's state for batches of n images in format fmt, one CPU
+// thread, unless it already is (also the reset after a failed batch).
+nvjpegStatus_t hw_ready(gpuimg_nvjpeg_t *nj, int n, nvjpegOutputFormat_t fmt)
+{
+  if (nj->hw_format == (int)fmt && nj->hw_batch == n)
+    return NVJPEG_STATUS_SUCCESS;
+  nvjpegStatus_t st = nvjpegDecodeBatchedInitialize(nj->hw_handle, nj->hw_state, n, 1, fmt);
+  nj->hw_format = st == NVJPEG_STATUS_SUCCESS ? (int)fmt : -1;
+  nj->hw_batch = n;
+  return st;
+}
+
 // Decodes with the hardware decoder. 0 with *done = 1 when it decoded the image; 0 with
 // *done = 0 when it cannot decode this JPEG (progressive, 4:1:1, a size or format it
 // refuses) and the backend is AUTO: the caller uses the CUDA decoder; -1 on error.
@@ -190,12 +196,9 @@ int hw_decode(gpuimg_nvjpeg_t *nj, const uint8_t *jpeg, size_t n, const char *wh
     call = "nvjpegDecodeBatchedSupported";
     st = nvjpegDecodeBatchedSupported(nj->hw_handle, nj->hw_header, &unsupported);
   }
-  if (st == NVJPEG_STATUS_SUCCESS && unsupported == 0 && nj->hw_format != (int)fmt) {
-    // Batches of one image, one CPU thread; also the reset after a failed batch.
-    call = "nvjpegDecodeBatchedInitialize";
-    st = nvjpegDecodeBatchedInitialize(nj->hw_handle, nj->hw_state, 1, 1, fmt);
-    if (st == NVJPEG_STATUS_SUCCESS)
-      nj->hw_format = (int)fmt;
+  if (st == NVJPEG_STATUS_SUCCESS && unsupported == 0) {
+    call = "nvjpegDecodeBatchedInitialize"; // a batch of one image
+    st = hw_ready(nj, 1, fmt);
   }
   if (st == NVJPEG_STATUS_SUCCESS && unsupported == 0) {
     const unsigned char *data = jpeg;
@@ -272,7 +275,6 @@ extern "C" gpuimg_nvjpeg_t *gpuimg_nvjpeg_create(gpuimg_cuda_t *ctx,
     GPUIMG_CUDA_CHECK(cudaSetDevice(ctx->device));
     GPUIMG_NVJPEG_CHECK(nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, NULL, NULL,
                                        NVJPEG_FLAGS_BITSTREAM_STRICT, &nj->handle));
-    GPUIMG_NVJPEG_CHECK(nvjpegJpegStateCreate(nj->handle, &nj->state));
     GPUIMG_NVJPEG_CHECK(nvjpegJpegStreamCreate(nj->handle, &nj->header));
     if (backend != GPUIMG_NVJPEG_CUDA && hw_open(nj) < 0 && backend == GPUIMG_NVJPEG_HARDWARE) {
       gpuimg_error_set(GPUIMG_EXIT_DEVICE, "nvjpeg", "no hardware JPEG decoder on %s: %s",
@@ -390,6 +392,10 @@ extern "C" int gpuimg_nvjpeg_decode_device(gpuimg_nvjpeg_t *nj, const uint8_t *j
   dst.pitch[0] = (size_t)w * (size_t)channels;
   if (nj->hw_handle && hw_decode(nj, jpeg, n, what, fmt, &dst, &done) < 0)
     return -1;
+  // The CUDA decoder's state, made by its first decode: about 0.3 s on the H200, which an
+  // encoder, or a decoder whose JPEGs all go to the hardware, never needs.
+  if (!done && !nj->state)
+    GPUIMG_NVJPEG_CHECK(nvjpegJpegStateCreate(nj->handle, &nj->state));
   if (!done)
     GPUIMG_NVJPEG_CHECK_DATA(
         nvjpegDecode(nj->handle, nj->state, jpeg, n, fmt, &dst, nj->ctx->stream), what);
@@ -485,35 +491,9 @@ extern "C" int gpuimg_nvjpeg_hw_supported(gpuimg_nvjpeg_t *nj, const uint8_t *jp
   return unsupported == 0;
 }
 
-// The hardware decoder's state for batches of n images of this channel count, created and
-// initialised if it is not; 0, or -1 with the error set.
-static int batch_ready(gpuimg_nvjpeg_t *nj, int n, int channels)
+static nvjpegOutputFormat_t batch_format(int channels)
 {
-  const int k = channels == 3;
-  nvjpegJpegState_t *state = &nj->batch_state[k][n];
-  if (!*state)
-    GPUIMG_NVJPEG_CHECK(nvjpegJpegStateCreate(nj->hw_handle, state));
-  if (!nj->batch_ready[k][n]) {
-    nvjpegOutputFormat_t fmt = channels == 3 ? NVJPEG_OUTPUT_RGBI : NVJPEG_OUTPUT_Y;
-    GPUIMG_NVJPEG_CHECK(nvjpegDecodeBatchedInitialize(nj->hw_handle, *state, n, 1, fmt));
-    nj->batch_ready[k][n] = 1;
-  }
-  return 0;
-}
-
-extern "C" int gpuimg_nvjpeg_batch_prepare(gpuimg_nvjpeg_t *nj, int channels)
-{
-  if (channels != 1 && channels != 3) {
-    gpuimg_error_set(GPUIMG_EXIT_FAILURE, "nvjpeg", "batch states for %d channels", channels);
-    return -1;
-  }
-  if (!nj->hw_handle)
-    return 0;
-  GPUIMG_CUDA_CHECK(cudaSetDevice(nj->ctx->device));
-  for (int n = 1; n <= GPUIMG_NVJPEG_MAX_BATCH; n *= 2)
-    if (batch_ready(nj, n, channels) < 0)
-      return -1;
-  return 0;
+  return channels == 3 ? NVJPEG_OUTPUT_RGBI : NVJPEG_OUTPUT_Y;
 }
 
 extern "C" int gpuimg_nvjpeg_decode_batch(gpuimg_nvjpeg_t *nj, int n, const uint8_t *const *jpegs,
@@ -530,10 +510,7 @@ extern "C" int gpuimg_nvjpeg_decode_batch(gpuimg_nvjpeg_t *nj, int n, const uint
     return -1;
   }
   GPUIMG_CUDA_CHECK(cudaSetDevice(nj->ctx->device));
-  const int k = channels == 3;
-  nvjpegJpegState_t *state = &nj->batch_state[k][n];
-  if (batch_ready(nj, n, channels) < 0)
-    return -1;
+  GPUIMG_NVJPEG_CHECK(hw_ready(nj, n, batch_format(channels)));
   nvjpegImage_t dst[GPUIMG_NVJPEG_MAX_BATCH];
   memset(dst, 0, sizeof dst);
   for (int i = 0; i < n; i++) {
@@ -541,11 +518,11 @@ extern "C" int gpuimg_nvjpeg_decode_batch(gpuimg_nvjpeg_t *nj, int n, const uint
     dst[i].pitch[0] = (size_t)widths[i] * (size_t)channels;
   }
   nvjpegStatus_t st =
-      nvjpegDecodeBatched(nj->hw_handle, *state, jpegs, sizes, dst, nj->ctx->stream);
+      nvjpegDecodeBatched(nj->hw_handle, nj->hw_state, jpegs, sizes, dst, nj->ctx->stream);
   cudaError_t err =
       st == NVJPEG_STATUS_SUCCESS ? cudaStreamSynchronize(nj->ctx->stream) : cudaSuccess;
   if (st != NVJPEG_STATUS_SUCCESS) {
-    nj->batch_ready[k][n] = 0; // a failed batch needs initialising again
+    nj->hw_format = -1; // a failed batch needs initialising again
     if (is_data_status(st) || st == NVJPEG_STATUS_BAD_JPEG) {
       cudaGetLastError();
       gpuimg_error_set(GPUIMG_EXIT_INPUT, "nvjpeg", "a JPEG of the batch did not decode (%s)",

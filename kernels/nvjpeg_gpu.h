@@ -90,17 +90,11 @@ int gpuimg_nvjpeg_hw_supported(gpuimg_nvjpeg_t *nj, const uint8_t *jpeg, size_t 
  * tightly packed; every image decoded to the same channels), finished before it returns.
  * Each JPEG must be one gpuimg_nvjpeg_hw_supported() accepted. -1 with the error set when
  * the batch failed: exit code 3 when nvJPEG blamed the data (without saying which image:
- * decode each alone to find out), 5 otherwise. The handle keeps one decoder state per output
- * (Y or RGB) and batch size used. */
+ * decode each alone to find out), 5 otherwise. The handle keeps one hardware decoder state,
+ * initialised again whenever the batch size or the channels change (microseconds). */
 int gpuimg_nvjpeg_decode_batch(gpuimg_nvjpeg_t *nj, int n, const uint8_t *const *jpegs,
                                const size_t *sizes, uint8_t *const *d_dst, const int *widths,
                                int channels);
-
-/* Makes ready the hardware decoder's states for batches of every power of two up to
- * GPUIMG_NVJPEG_MAX_BATCH of this channel count (1 or 3), which the first batches of each size
- * would otherwise make (about 130 ms each on an H200): for a decoder thread's set-up. 0 also
- * without a hardware decoder; -1 with the error set. */
-int gpuimg_nvjpeg_batch_prepare(gpuimg_nvjpeg_t *nj, int channels);
 
 #ifdef __cplusplus
 }

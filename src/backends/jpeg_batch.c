@@ -165,17 +165,12 @@ static void do_decode_call(lane_t *lane, gpuimg_nvjpeg_t *nj, request_t **rs, in
     complete(lane, rs[i]);
 }
 
-/* Decodes n requests in calls of 32, 16, 8, 4, 2 and 1 images: nvJPEG's batch state is
- * made for one batch size, and making one costs about 130 ms (H200), so the thread keeps
- * one per power of two instead of one per size. */
+/* Decodes n requests in calls of at most GPUIMG_NVJPEG_MAX_BATCH images (the decoder's one
+ * state is initialised again for another size in microseconds). */
 static void do_decode_batch(lane_t *lane, gpuimg_nvjpeg_t *nj, request_t **rs, int n)
 {
-  for (int size = GPUIMG_NVJPEG_MAX_BATCH; n > 0; size /= 2)
-    while (n >= size) {
-      do_decode_call(lane, nj, rs, size);
-      rs += size;
-      n -= size;
-    }
+  for (; n > 0; rs += GPUIMG_NVJPEG_MAX_BATCH, n -= GPUIMG_NVJPEG_MAX_BATCH)
+    do_decode_call(lane, nj, rs, n < GPUIMG_NVJPEG_MAX_BATCH ? n : GPUIMG_NVJPEG_MAX_BATCH);
 }
 
 static void serve(lane_t *lane, gpuimg_nvjpeg_t *nj, request_t *list)
@@ -219,27 +214,16 @@ static const char *lane_kind(const lane_t *lane)
   return lane->backend == GPUIMG_NVJPEG_CUDA ? "encoder" : "decoder";
 }
 
-/* The thread's CUDA context (*ctx) and nvJPEG handle; a decoder readies its batch states for
- * RGB now (0.7-0.9 s on an H200, docs/performance.md), not in the middle of its first
- * batches. NULL with the error set. */
+/* The thread's CUDA context (*ctx) and nvJPEG handle; NULL with the error set. */
 static gpuimg_nvjpeg_t *lane_setup(lane_t *lane, gpuimg_cuda_t **ctx, int debug)
 {
   double t0 = gpuimg_now_ms();
   *ctx = gpuimg_cuda_create(lane->jb->device);
   double t1 = gpuimg_now_ms();
   gpuimg_nvjpeg_t *nj = *ctx ? gpuimg_nvjpeg_create(*ctx, lane->backend) : NULL;
-  double t2 = gpuimg_now_ms();
-  if (nj && lane->backend != GPUIMG_NVJPEG_CUDA && lane->jb->batching &&
-      gpuimg_nvjpeg_batch_prepare(nj, 3) < 0) {
-    if (debug) /* no failure: the first batch of each size tries again (do_decode_call) */
-      fprintf(stderr, "gpuimg: nvjpeg decoder thread: batch states not ready: %s\n",
-              gpuimg_error_message());
-    gpuimg_error_clear();
-  }
   if (debug)
-    fprintf(stderr,
-            "gpuimg: nvjpeg %s thread set-up: context %.1f ms, handle %.1f ms, states %.1f ms\n",
-            lane_kind(lane), t1 - t0, t2 - t1, gpuimg_now_ms() - t2);
+    fprintf(stderr, "gpuimg: nvjpeg %s thread set-up: context %.1f ms, handles %.1f ms\n",
+            lane_kind(lane), t1 - t0, gpuimg_now_ms() - t1);
   return nj;
 }
 

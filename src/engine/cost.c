@@ -38,9 +38,10 @@
 
 /* A batch split between the host codecs and the device's JPEG path (gpuimg_cost_device_share,
  * H200, 16 cores, 1024x768 JPEGs, scripts/bench-batch-bound 2026-12-01): the JPEG lane's set-up
- * (GPUIMG_JPEG_DEBUG, 2026-12-02: a CUDA context 0.24-0.35 s, nvJPEG's handles and hardware
- * decoder 0.9-1.2 s, its batch states 0.74-0.89 s; the summary's jpeg_setup_ms 1.9-2.4 s
- * beside busy host workers), the hardware decoder 0.45 ms per image in batches (in ns per
+ * (the summary's jpeg_setup_ms beside busy host workers: 1.9-2.4 s with a hardware decoder
+ * state per batch size, when this 2 s was set; 0.9-1.2 s in split runs since it keeps one
+ * state and makes the CUDA decoder's on first use, 2026-12-02, kept at 2 s until the share
+ * it would give is measured), the hardware decoder 0.45 ms per image in batches (in ns per
  * byte of pixels), what a device image costs the host besides a host encode (its read,
  * header, write and waits: 1.36 ms of process CPU time per image with --codec nvjpeg, set-up
  * included), and a host image's own read, header and write. */
