@@ -77,7 +77,7 @@ int gpuimg_nvjpeg_encode_device(gpuimg_nvjpeg_t *nj, const uint8_t *d_src, int w
                                 int channels, int quality, const char *what, uint8_t **out,
                                 size_t *out_size, float *ms);
 
-/* Largest batch of gpuimg_nvjpeg_decode_batch(); a power of two (src/jpeg_batch.c). */
+/* Largest batch of gpuimg_nvjpeg_decode_batch() (src/backends/jpeg_batch.c). */
 #define GPUIMG_NVJPEG_MAX_BATCH 32
 
 /* 1 when the handle has the hardware decoder and it takes this JPEG (a parsed header it

@@ -12,9 +12,9 @@
  * 0.43, and more decoder threads only queue behind the same engines. Requests wait in each thread's
  * list; an encode goes to the encoder with the fewest waiting; the thread takes everything waiting,
  * works through it and wakes each requester. The decoder reads every header, decodes what the
- * hardware decoder takes in calls of 32, 16, 8, 4, 2 and 1 images per channel count, and the rest
- * one by one with nvJPEG's single-image path (which also finds which image of a failed batch is
- * bad, and why). No timer: a batch is whatever arrived while the previous one was being worked on.
+ * hardware decoder takes in calls of up to 32 images per channel count, and the rest one by
+ * one with nvJPEG's single-image path (which also finds which image of a failed batch is bad,
+ * and why). No timer: a batch is whatever arrived while the previous one was being worked on.
  */
 #include "jpeg_batch.h"
 
