@@ -157,16 +157,16 @@ static void run_deflate_own(void *arg)
 {
   job_t *j = arg;
   gpuimg_buf_t buf = {0};
-  token_t *tok = malloc(BLOCK_BYTES * sizeof *tok);
+  run_t *runs = malloc(max_runs(BLOCK_BYTES) * sizeof *runs);
   reserve(&buf, stored_bytes(j->n) + 64);
   bit_writer_t w = {.out = &buf};
   for (size_t off = 0; off < j->n; off += BLOCK_BYTES) {
     size_t k = j->n - off < BLOCK_BYTES ? j->n - off : BLOCK_BYTES;
-    put_block(&w, j->filtered + off, k, tok, off + k == j->n);
+    put_block(&w, j->filtered + off, k, runs, off + k == j->n);
   }
   align_bits(&w);
   j->out_bytes = buf.size;
-  free(tok);
+  free(runs);
   gpuimg_buf_free(&buf);
 }
 

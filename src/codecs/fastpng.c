@@ -275,17 +275,38 @@ static void length_init(void)
   }
 }
 
-/* A block's data as tokens: a literal byte (0..255), or 256 + (length - 3) for a copy of
- * the previous byte repeated length times (distance 1). */
-typedef uint16_t token_t;
+/* A block's matches, in order: each a copy of len (3..258) bytes at distance 1 (a run of the
+ * byte before) starting at data[at], packed as at | (len - 3) << 18 (a block is at most
+ * 2^18 bytes); the bytes between them are literals. Photographs have few, so the literals are
+ * not copied anywhere: they are coded straight from the data. */
+typedef uint32_t run_t;
+#define RUN_AT_BITS 18
+_Static_assert(BLOCK_BYTES <= 1u << RUN_AT_BITS, "a run's start fits its bits");
 
-/* Tokens of data[0..n) into tok, counting symbols in lit_freq (286) and matches. A byte
- * that repeats the one before it at least 3 times becomes a match (as zlib's Z_RLE): the
- * longest run from there, up to MAX_MATCH. Literals are counted in four tables by position
- * and summed at the end: filtered photos repeat the same few values, and one table would make
- * each count wait for the last. Eight bytes at a time: a word tells at once that none of the
- * next five positions starts a run (the common case on photographs), and a run is extended a
- * word at a time; the tokens are those of the byte-by-byte rule. */
+static uint32_t run_at(run_t r)
+{
+  return r & ((1u << RUN_AT_BITS) - 1);
+}
+
+static uint32_t run_len(run_t r)
+{
+  return (r >> RUN_AT_BITS) + 3;
+}
+
+/* The most runs a block of n bytes can have (each covers at least 3 bytes). */
+static size_t max_runs(size_t n)
+{
+  return n / 3 + 1;
+}
+
+/* The runs of data[0..n) into runs (at most max_runs(n)), counting the symbols in lit_freq
+ * (286); returns how many. A byte that repeats the one before it at least 3 times starts a
+ * match (as zlib's Z_RLE): the longest run from there, up to MAX_MATCH. Literals are counted
+ * in four tables by position and summed at the end: filtered photos repeat the same few
+ * values, and one table would make each count wait for the last. Eight bytes at a time: a word
+ * tells at once that none of the next five positions starts a run (the common case on
+ * photographs), and a run is extended a word at a time; the runs are those of the
+ * byte-by-byte rule. */
 static inline uint64_t load64le(const uint8_t *p)
 {
   uint64_t v;
@@ -327,42 +348,36 @@ static inline size_t run_length(const uint8_t *data, size_t i, uint8_t v, size_t
   return run;
 }
 
-static size_t tokenize(const uint8_t *data, size_t n, token_t *tok, uint32_t *lit_freq,
-                       uint32_t *matches)
+static size_t find_runs(const uint8_t *data, size_t n, run_t *runs, uint32_t *lit_freq)
 {
   uint32_t part[4][256];
-  size_t t = 0, i = 0;
+  size_t nruns = 0, i = 0;
   memset(part, 0, sizeof part);
   /* The first byte can only be a literal. */
   if (n > 0) {
     part[0][data[0]]++;
-    tok[t++] = data[0];
     i = 1;
   }
   while (i < n) {
     if (i + 7 <= n && !run_ahead(data, i)) {
-      for (int k = 0; k < 5; k++, i++) {
-        part[t & 3][data[i]]++;
-        tok[t++] = data[i];
-      }
+      for (int k = 0; k < 5; k++, i++)
+        part[i & 3][data[i]]++;
       continue;
     }
     uint8_t v = data[i];
     if (i + 3 <= n && load32le(data + i - 1) == 0x01010101u * data[i - 1]) {
       size_t run = run_length(data, i, v, n - i < MAX_MATCH ? n - i : MAX_MATCH);
-      tok[t++] = (token_t)(256 + run - 3);
+      runs[nruns++] = (run_t)(i | (run - 3) << RUN_AT_BITS);
       lit_freq[length_table.sym[run]]++;
-      (*matches)++;
       i += run;
     } else {
-      part[t & 3][v]++;
-      tok[t++] = v;
+      part[i & 3][v]++;
       i++;
     }
   }
   for (int v = 0; v < 256; v++)
     lit_freq[v] += part[0][v] + part[1][v] + part[2][v] + part[3][v];
-  return t;
+  return nruns;
 }
 
 /* The order in which the code-length code's lengths are sent (RFC 1951 3.2.7). */
@@ -429,47 +444,54 @@ static size_t stored_bytes(size_t n)
   return n + 5 * (n ? (n - 1) / MAX_STORED + 1 : 1);
 }
 
-/* A block's ntok tokens with the literal/length code (code, lens), then its end. matches:
- * whether any token is a match. */
-static void put_tokens(bit_writer_t *w, const token_t *tok, size_t ntok, const uint16_t *code,
-                       const uint8_t *lens, uint32_t matches)
+/* The literals data[0..n) with the literal/length code (code, lens), three to a put (45
+ * bits at most). */
+static void put_literals(bit_writer_t *w, const uint8_t *data, size_t n, const uint16_t *code,
+                         const uint8_t *lens)
+{
+  size_t k = 0;
+  for (; k + 3 <= n; k += 3) {
+    uint8_t a = data[k], b = data[k + 1], c = data[k + 2];
+    put_bits(w, code[a] | (uint64_t)code[b] << lens[a] | (uint64_t)code[c] << (lens[a] + lens[b]),
+             (unsigned)lens[a] + lens[b] + lens[c]);
+  }
+  for (; k < n; k++)
+    put_bits(w, code[data[k]], lens[data[k]]);
+}
+
+/* A block's data[0..n), its nruns runs as matches and the rest as literals, with the
+ * literal/length code (code, lens), then its end. */
+static void put_data(bit_writer_t *w, const uint8_t *data, size_t n, const run_t *runs,
+                     size_t nruns, const uint16_t *code, const uint8_t *lens)
 {
   /* A match of length l: its length symbol, the extra bits, then distance code 0 (one bit,
    * 0), as one put. */
   uint32_t match_code[MAX_MATCH + 1];
   uint8_t match_bits[MAX_MATCH + 1];
-  if (matches)
+  if (nruns)
     for (int l = 3; l <= MAX_MATCH; l++) {
       int s = length_table.sym[l];
       match_code[l] = code[s] | (uint32_t)length_table.extra[l] << lens[s];
       match_bits[l] = (uint8_t)(lens[s] + length_table.extra_bits[l] + 1);
     }
-  for (size_t k = 0; k < ntok;) {
-    token_t a = tok[k];
-    if (k + 3 <= ntok && (a | tok[k + 1] | tok[k + 2]) < 256) {
-      /* Three literals (45 bits at most) in one put. */
-      token_t b = tok[k + 1], c = tok[k + 2];
-      put_bits(w, code[a] | (uint64_t)code[b] << lens[a] | (uint64_t)code[c] << (lens[a] + lens[b]),
-               (unsigned)lens[a] + lens[b] + lens[c]);
-      k += 3;
-    } else {
-      if (a < 256)
-        put_bits(w, code[a], lens[a]);
-      else
-        put_bits(w, match_code[a - 253], match_bits[a - 253]);
-      k++;
-    }
+  size_t i = 0;
+  for (size_t r = 0; r < nruns; r++) {
+    uint32_t at = run_at(runs[r]), len = run_len(runs[r]);
+    put_literals(w, data + i, at - i, code, lens);
+    put_bits(w, match_code[len], match_bits[len]);
+    i = at + len;
   }
+  put_literals(w, data + i, n - i, code, lens);
   put_bits(w, code[256], lens[256]);
 }
 
-/* One dynamic-Huffman block for data[0..n) with the tokens made by tokenize(), or stored
- * blocks when those would be smaller. tok has room for n tokens. */
-static void put_block(bit_writer_t *w, const uint8_t *data, size_t n, token_t *tok, int last)
+/* One dynamic-Huffman block for data[0..n) with the runs find_runs() finds, or stored blocks
+ * when those would be smaller. runs has room for max_runs(n). */
+static void put_block(bit_writer_t *w, const uint8_t *data, size_t n, run_t *runs, int last)
 {
   static const uint8_t cl_extra_bits[19] = {[16] = 2, [17] = 3, [18] = 7};
-  uint32_t lit_freq[286] = {0}, matches = 0;
-  size_t ntok = tokenize(data, n, tok, lit_freq, &matches);
+  uint32_t lit_freq[286] = {0};
+  size_t matches = find_runs(data, n, runs, lit_freq);
   lit_freq[256] = 1;
 
   uint8_t lens[286];
@@ -520,7 +542,7 @@ static void put_block(bit_writer_t *w, const uint8_t *data, size_t n, token_t *t
     put_bits(w, (uint64_t)cl_code[s] | (uint64_t)cl.extra[k] << cl_len[s],
              (unsigned)cl_len[s] + cl_extra_bits[s]);
   }
-  put_tokens(w, tok, ntok, code, lens, matches);
+  put_data(w, data, n, runs, matches, code, lens);
 }
 
 /* ---- PNG filters -------------------------------------------------------------------- */
@@ -591,7 +613,7 @@ static void chunk_end(bit_writer_t *w, size_t at)
  * flush does with an empty stored block when its last block does not, so that each slice's
  * bytes can be made on their own; the image's last block (last) has BFINAL. 0, or -1 when out
  * of memory. */
-static int put_slice(bit_writer_t *w, const uint8_t *filtered, size_t n, token_t *tok, int level,
+static int put_slice(bit_writer_t *w, const uint8_t *filtered, size_t n, run_t *runs, int level,
                      int first, int last)
 {
   for (size_t off = 0; off < n;) {
@@ -604,7 +626,7 @@ static int put_slice(bit_writer_t *w, const uint8_t *filtered, size_t n, token_t
     if (first && off == 0)
       put_bytes(w, (const uint8_t[]){0x78, 0x01}, 2); /* deflate, 32K window, fastest */
     if (level)
-      put_block(w, filtered + off, k, tok, last && at_end);
+      put_block(w, filtered + off, k, runs, last && at_end);
     else
       put_stored(w, filtered + off, k, last && at_end);
     if (at_end && !last && w->nbits > 0)
@@ -642,10 +664,11 @@ static int encode_slice(encoding_t *e, int i, gpuimg_buf_t *dst)
   const size_t h = (size_t)e->img->height, y0 = (size_t)i * e->slice_rows;
   const size_t rows = h - y0 < e->slice_rows ? h - y0 : e->slice_rows, n = rows * e->row_bytes;
   uint8_t *filtered = malloc(n);
-  token_t *tok = e->level ? malloc((n < BLOCK_BYTES ? n : BLOCK_BYTES) * sizeof *tok) : NULL;
+  run_t *runs =
+      e->level ? malloc(max_runs(n < BLOCK_BYTES ? n : BLOCK_BYTES) * sizeof *runs) : NULL;
   bit_writer_t w = {.out = dst};
   uint32_t adler = 1;
-  int rc = filtered && (tok || !e->level) ? 0 : -1;
+  int rc = filtered && (runs || !e->level) ? 0 : -1;
   if (rc == 0) {
     /* Each row's Adler-32 while it is in the cache. */
     for (size_t r = 0; r < rows; r++) {
@@ -656,10 +679,10 @@ static int encode_slice(encoding_t *e, int i, gpuimg_buf_t *dst)
     }
     e->slices[i].adler = adler;
     e->slices[i].filtered = n;
-    rc = put_slice(&w, filtered, n, tok, e->level, i == 0, i == e->nslices - 1);
+    rc = put_slice(&w, filtered, n, runs, e->level, i == 0, i == e->nslices - 1);
   }
   free(filtered);
-  free(tok);
+  free(runs);
   if (rc < 0)
     gpuimg_error_set(GPUIMG_EXIT_FAILURE, e->what, "out of memory");
   return rc;
