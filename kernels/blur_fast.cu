@@ -346,8 +346,10 @@ enum class Design { kStrip, kFused, kTwopass, kTiled, kChunk };
 // set-up rows per run, and a small image gives short runs (to fill the GPU), so their time
 // grows with r; the two passes' does not, while the image and its row sums stay in L2. On
 // the H200 (gray, RGB and RGBA, 640x480 to 7680x4320, r = 16 to 127; docs/performance.md)
-// they were the faster from r = 1.8 (C + 2) Mpx on, r >= 16: 1024x768 RGB from r = 16
-// (0.026 ms against the chunk kernel's 0.045), 3840x2160 RGB from r = 96, never at 8K.
+// the crossover lay within one measured radius of r = 1.8 (C + 2) Mpx (r >= 16, the
+// tiled kernel's rule first): 1024x768 RGB from r = 16 (0.026 ms against the chunk kernel's
+// 0.045), 3840x2160 RGB from r = 75 by the rule (measured faster at 96, slower at 64), never
+// at 8K. Two channels were not measured.
 bool twopass_faster(BlurShape s, int channels)
 {
   long long px = (long long)s.w * s.h;
@@ -385,9 +387,9 @@ const char *forced_design(int *blocks)
 // back to the two passes where the kernel cannot serve (*blocks: the chunk kernel's resident
 // blocks per SM it asks for, 0 for the launcher's own). On a small image at a small radius
 // none of them fills the GPU as well as the tiled kernel, one block per 16x16 pixels
-// (H200, docs/performance.md: 1024x768 up to r = 8, 640x480 gray up to r = 16), so a blur (not
-// portrait: the tiled kernel has no composite) takes it; at a larger radius the two passes
-// (twopass_faster) take what they were measured faster on.
+// (H200, docs/performance.md: 1024x768 up to r = 8, 640x480 up to r = 15, and gray at 16), so a
+// blur (not portrait: the tiled kernel has no composite) takes it; at a larger radius the two
+// passes (twopass_faster) take what they were measured faster on.
 template <int C>
 Design choose(const gpuimg_cuda_t *ctx, BlurShape s, const uint8_t *d_src, const uint8_t *d_dst,
               const uint8_t *d_mask, int *blocks)
@@ -402,7 +404,7 @@ Design choose(const gpuimg_cuda_t *ctx, BlurShape s, const uint8_t *d_src, const
   bool tiled_fits = !ctx->block_w && (s.h + 15LL) / 16 <= ctx->prop.maxGridSize[1] &&
                     (s.w + 15LL) / 16 <= ctx->prop.maxGridSize[0];
   if (!impl && !d_mask && tiled_fits &&
-      ((s.r <= 8 && px <= (1LL << 20)) || (C <= 2 && s.r <= 16 && px <= 400000)))
+      ((s.r <= 8 && px <= (1LL << 20)) || (px <= 400000 && (s.r < 16 || (s.r == 16 && C <= 2)))))
     return Design::kTiled;
   if (!impl && twopass_faster(s, C))
     return Design::kTwopass;

@@ -15,8 +15,9 @@
 // - handle (NVJPEG_BACKEND_DEFAULT) reads headers, runs the CUDA decoder through the
 //   single-image nvjpegDecode(), and encodes;
 // - hw_handle (NVJPEG_BACKEND_HARDWARE), only where asked for and present, runs the
-//   hardware decoder through the batched API with batches of one image (the only API that
-//   reaches the hardware engines).
+//   hardware decoder through the batched API (the only API that reaches the hardware
+//   engines): batches of one image for gpuimg_nvjpeg_decode_device(), of up to
+//   GPUIMG_NVJPEG_MAX_BATCH for gpuimg_nvjpeg_decode_batch().
 // Both are strict about bitstream errors, so a truncated file is an error instead of an
 // image padded with grey.
 struct gpuimg_nvjpeg {
@@ -142,7 +143,7 @@ void hw_close(gpuimg_nvjpeg_t *nj)
 }
 
 // Opens the hardware decoder: strict about bitstream errors if the backend takes the flag,
-// else without; not pipelined (each decode is one image, finished before the next). 0, or
+// else without; not pipelined (each call is finished before the next). 0, or
 // -1 with hw_why set (no error recorded: under AUTO its absence is not one).
 int hw_open(gpuimg_nvjpeg_t *nj)
 {
@@ -168,6 +169,12 @@ int hw_open(gpuimg_nvjpeg_t *nj)
   }
   nj->hw_why = note;
   return 0;
+}
+
+// The output format for a channel count: interleaved RGB or Y, in channel[0] alone.
+nvjpegOutputFormat_t output_format(int channels)
+{
+  return channels == 3 ? NVJPEG_OUTPUT_RGBI : NVJPEG_OUTPUT_Y;
 }
 
 // Initialises the hardware decoder's state for batches of n images in format fmt, one CPU
@@ -384,8 +391,8 @@ extern "C" int gpuimg_nvjpeg_decode_device(gpuimg_nvjpeg_t *nj, const uint8_t *j
   GPUIMG_CUDA_CHECK(cudaSetDevice(nj->ctx->device));
   if (gpuimg_nvjpeg_info(nj, jpeg, n, what, &w, &h, &c) < 0)
     return -1;
-  // Interleaved RGB or Y is written to channel[0] alone, rows pitch[0] bytes apart.
-  nvjpegOutputFormat_t fmt = channels == 3 ? NVJPEG_OUTPUT_RGBI : NVJPEG_OUTPUT_Y;
+  // Rows pitch[0] bytes apart in channel[0].
+  nvjpegOutputFormat_t fmt = output_format(channels);
   nvjpegImage_t dst;
   memset(&dst, 0, sizeof dst);
   dst.channel[0] = d_dst;
@@ -491,11 +498,6 @@ extern "C" int gpuimg_nvjpeg_hw_supported(gpuimg_nvjpeg_t *nj, const uint8_t *jp
   return unsupported == 0;
 }
 
-static nvjpegOutputFormat_t batch_format(int channels)
-{
-  return channels == 3 ? NVJPEG_OUTPUT_RGBI : NVJPEG_OUTPUT_Y;
-}
-
 extern "C" int gpuimg_nvjpeg_decode_batch(gpuimg_nvjpeg_t *nj, int n, const uint8_t *const *jpegs,
                                           const size_t *sizes, uint8_t *const *d_dst,
                                           const int *widths, int channels)
@@ -510,7 +512,9 @@ extern "C" int gpuimg_nvjpeg_decode_batch(gpuimg_nvjpeg_t *nj, int n, const uint
     return -1;
   }
   GPUIMG_CUDA_CHECK(cudaSetDevice(nj->ctx->device));
-  GPUIMG_NVJPEG_CHECK(hw_ready(nj, n, batch_format(channels)));
+  nvjpegStatus_t init = hw_ready(nj, n, output_format(channels));
+  if (init != NVJPEG_STATUS_SUCCESS)
+    return nvjpeg_fail(init, "nvjpegDecodeBatchedInitialize", __FILE__, __LINE__);
   nvjpegImage_t dst[GPUIMG_NVJPEG_MAX_BATCH];
   memset(dst, 0, sizeof dst);
   for (int i = 0; i < n; i++) {

@@ -165,14 +165,6 @@ static void do_decode_call(lane_t *lane, gpuimg_nvjpeg_t *nj, request_t **rs, in
     complete(lane, rs[i]);
 }
 
-/* Decodes n requests in calls of at most GPUIMG_NVJPEG_MAX_BATCH images (the decoder's one
- * state is initialised again for another size in microseconds). */
-static void do_decode_batch(lane_t *lane, gpuimg_nvjpeg_t *nj, request_t **rs, int n)
-{
-  for (; n > 0; rs += GPUIMG_NVJPEG_MAX_BATCH, n -= GPUIMG_NVJPEG_MAX_BATCH)
-    do_decode_call(lane, nj, rs, n < GPUIMG_NVJPEG_MAX_BATCH ? n : GPUIMG_NVJPEG_MAX_BATCH);
-}
-
 static void serve(lane_t *lane, gpuimg_nvjpeg_t *nj, request_t *list)
 {
   gpuimg_jpeg_batch_t *jb = lane->jb;
@@ -199,13 +191,13 @@ static void serve(lane_t *lane, gpuimg_nvjpeg_t *nj, request_t *list)
     int k = r->channels == 3;
     batch[k][nbatch[k]++] = r;
     if (nbatch[k] == GPUIMG_NVJPEG_MAX_BATCH) {
-      do_decode_batch(lane, nj, batch[k], nbatch[k]);
+      do_decode_call(lane, nj, batch[k], nbatch[k]);
       nbatch[k] = 0;
     }
   }
   for (int k = 0; k < 2; k++)
     if (nbatch[k])
-      do_decode_batch(lane, nj, batch[k], nbatch[k]);
+      do_decode_call(lane, nj, batch[k], nbatch[k]);
 }
 
 /* The lane's kind, for GPUIMG_JPEG_DEBUG's lines on standard error. */

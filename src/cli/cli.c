@@ -179,16 +179,19 @@ static int is_directory(const char *path)
   return (len > 0 && path[len - 1] == '/') || (stat(path, &st) == 0 && S_ISDIR(st.st_mode));
 }
 
-/* -o NAME with an image extension names a file when it is not a directory: one input is then
- * a one-image run writing NAME (1); several are a usage error (-1). 0: NAME is a directory. */
+/* -o NAME with an image extension names a file when it is not a directory: one input, or none
+ * (the built-in sample, as without -o), is then a one-image run writing NAME (1); several are a
+ * usage error (-1). 0: NAME is a directory. */
 static int output_file(gpuimg_cli_t *cli, const char **positional)
 {
   if (gpuimg_format_from_name(cli->outdir) == GPUIMG_FORMAT_NONE || is_directory(cli->outdir))
     return 0;
-  if (cli->ninputs != 1 || cli->from)
+  if (cli->ninputs > 1 || cli->from)
     return usage_error(cli->outdir,
                        "%sseveral inputs need -o DIR, a directory (end the name with '/' to make "
                        "it one)", "");
+  if (cli->ninputs == 0)
+    positional[0] = GPUIMG_SAMPLE_INPUT;
   positional[1] = cli->outdir;
   cli->outdir = NULL;
   cli->ninputs = 2;
@@ -357,8 +360,9 @@ void gpuimg_cli_help(FILE *f)
   gpuimg_options_help(f, gpuimg_cli_options, 2, 16);
   fprintf(f, "  %-16s end of options\n", "--");
   fprintf(f, "\nBatch mode (-o DIR): every INPUT is converted into DIR under its own base name;\n"
-             "an INPUT directory gives its PNG and JPEG files. With one INPUT, -o NAME.png (an\n"
-             "image extension, no trailing '/', not a directory) writes the file NAME.png.\n");
+             "an INPUT directory gives its PNG and JPEG files. With one INPUT (or none: the\n"
+             "sample), -o NAME.png (an image extension, no trailing '/', not a directory)\n"
+             "writes the file NAME.png.\n");
   gpuimg_options_help(f, gpuimg_cli_batch_options, 2, 16);
   fprintf(f,
           "  With --report FILE the report is JSON Lines: one object per image and a summary.\n"

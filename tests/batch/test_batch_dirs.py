@@ -37,6 +37,11 @@ def output_file_name():
           "-o result.png did not write the file OUTPUT writes")
     expect(run("gray", "-o", "result.JPEG", inputs[0]), 0, b"")
     check(read("result.JPEG")[:3] == b"\xff\xd8\xff", "-o result.JPEG is not a JPEG")
+    # No input: the built-in sample, as without -o.
+    expect(run("gray", "-o", "sample-out.png"), 0, b"")
+    expect(run("gray", "sample:", "sample-want.png"), 0, b"")
+    check(read("sample-out.png") == read("sample-want.png"),
+          "-o NAME.png without INPUT did not write the sample's result")
     # Several inputs: a usage error, nothing created.
     for args in (inputs, [inputs[0], "--from", "list.txt"]):
         expect(run("gray", "-o", "many.png", *args), EXIT_USAGE,
