@@ -8,15 +8,19 @@
  * makes its own); the HARDWARE-backend handle and its state; per batch size 32, 16, ..., 1 a
  * state and nvjpegDecodeBatchedInitialize; the same state initialised again for another
  * size; the encoder's state and parameters; then the decoder's and the encoder's handles
- * made at once on two threads. With ENC_FIRST 1 the encoder's state is made before the
- * DEFAULT handle's decode state (who pays the first state's cost). With BUSY_THREADS > 0, that many
- * threads spin on the cores meanwhile (as gpuimg's host workers do during the set-up). */
+ * made at once on two threads; last, batches of 32, 7, 32, 1, ... copies of one 1024x768
+ * JPEG decoded on the hardware decoder, its one state initialised again before each (what a
+ * decode costs after a re-initialisation). With ENC_FIRST 1 the encoder's state is made
+ * before the DEFAULT handle's decode state (who pays the first state's cost). With
+ * BUSY_THREADS > 0, that many threads spin on the cores meanwhile (as gpuimg's host workers
+ * do during the set-up). */
 #define _POSIX_C_SOURCE 200809L
 #include <cuda_runtime.h>
 #include <nvjpeg.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static double now_ms(void)
@@ -81,6 +85,115 @@ static void *encoder_setup(void *arg)
   return NULL;
 }
 
+/* The set-up steps on one thread, in gpuimg's order; the handles and the encoder's state and
+ * parameters are handed back for the decode timing. */
+static void setup_steps(int enc_first, nvjpegHandle_t *dflt, nvjpegHandle_t *hw,
+                        nvjpegEncoderState_t *enc, nvjpegEncoderParams_t *par)
+{
+  nvjpegHandle_t dflt2;
+  nvjpegJpegState_t dstate, hstate, batch[6];
+  STEP("DEFAULT handle",
+       nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, NULL, NULL, NVJPEG_FLAGS_BITSTREAM_STRICT, dflt));
+  if (enc_first) /* who pays the first state's cost when the encoder's state comes first */
+    STEP("encoder state (first on DEFAULT handle)", nvjpegEncoderStateCreate(*dflt, enc, 0));
+  STEP("DEFAULT state", nvjpegJpegStateCreate(*dflt, &dstate));
+  STEP("second DEFAULT handle",
+       nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, NULL, NULL, NVJPEG_FLAGS_BITSTREAM_STRICT, &dflt2));
+  STEP("HARDWARE handle",
+       nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, NULL, NULL,
+                      NVJPEG_FLAGS_BITSTREAM_STRICT | NVJPEG_FLAGS_HW_DECODE_NO_PIPELINE, hw));
+  STEP("HARDWARE state", nvjpegJpegStateCreate(*hw, &hstate));
+  char name[64];
+  for (int i = 0, n = 32; n >= 1; n /= 2, i++) {
+    snprintf(name, sizeof name, "batch %2d: state", n);
+    STEP(name, nvjpegJpegStateCreate(*hw, &batch[i]));
+    snprintf(name, sizeof name, "batch %2d: nvjpegDecodeBatchedInitialize", n);
+    STEP(name, nvjpegDecodeBatchedInitialize(*hw, batch[i], n, 1, NVJPEG_OUTPUT_RGBI));
+  }
+  STEP("state of 32 initialised again for 32",
+       nvjpegDecodeBatchedInitialize(*hw, batch[0], 32, 1, NVJPEG_OUTPUT_RGBI));
+  STEP("state of 32 initialised again for 16",
+       nvjpegDecodeBatchedInitialize(*hw, batch[0], 16, 1, NVJPEG_OUTPUT_RGBI));
+  STEP("state of 32 initialised again for 1",
+       nvjpegDecodeBatchedInitialize(*hw, batch[0], 1, 1, NVJPEG_OUTPUT_RGBI));
+  STEP("state of 32 initialised again for 32 (Y)",
+       nvjpegDecodeBatchedInitialize(*hw, batch[0], 32, 1, NVJPEG_OUTPUT_Y));
+  if (!enc_first)
+    STEP("encoder state (DEFAULT handle)", nvjpegEncoderStateCreate(*dflt, enc, 0));
+  STEP("encoder parameters", nvjpegEncoderParamsCreate(*dflt, par, 0));
+}
+
+/* The decoder's and the encoder's handles made at once on two threads. */
+static void two_threads(void)
+{
+  double dec_ms = 0, enc_ms = 0, t0 = now_ms();
+  pthread_t a, b;
+  pthread_create(&a, NULL, decoder_setup, &dec_ms);
+  pthread_create(&b, NULL, encoder_setup, &enc_ms);
+  pthread_join(a, NULL);
+  pthread_join(b, NULL);
+  printf("%-44s %9.2f ms\n", "two threads: decoder (HW handle, state, 32)", dec_ms);
+  printf("%-44s %9.2f ms\n", "two threads: encoder (DEFAULT handle, state)", enc_ms);
+  printf("%-44s %9.2f ms\n", "two threads: both done", now_ms() - t0);
+}
+
+#define W 1024
+#define H 768
+
+/* A 1024x768 RGB JPEG (quality 90, 4:2:0) of a gradient, encoded by nvJPEG; *len its size. */
+static unsigned char *make_jpeg(nvjpegHandle_t dflt, nvjpegEncoderState_t enc,
+                                nvjpegEncoderParams_t par, unsigned char *d_img, size_t *len)
+{
+  static unsigned char host[W * H * 3];
+  for (size_t i = 0; i < sizeof host; i++)
+    host[i] = (unsigned char)(i % (W * 3) / 12 + i / (W * 3) / 3);
+  check(cudaMemcpy(d_img, host, sizeof host, cudaMemcpyHostToDevice), "upload");
+  nvjpegImage_t src = {{d_img}, {W * 3}};
+  check(nvjpegEncoderParamsSetQuality(par, 90, 0), "quality");
+  check(nvjpegEncoderParamsSetSamplingFactors(par, NVJPEG_CSS_420, 0), "sampling");
+  check(nvjpegEncodeImage(dflt, enc, par, &src, NVJPEG_INPUT_RGBI, W, H, 0), "encode");
+  check(nvjpegEncodeRetrieveBitstream(dflt, enc, NULL, len, 0), "bitstream size");
+  unsigned char *jpeg = malloc(*len);
+  check(nvjpegEncodeRetrieveBitstream(dflt, enc, jpeg, len, 0), "bitstream");
+  check(cudaStreamSynchronize(0), "encode sync");
+  return jpeg;
+}
+
+/* Batches of the sizes below on one hardware state, initialised again before each: the
+ * initialisation and the decode timed apart. */
+static void decode_after_reinit(nvjpegHandle_t dflt, nvjpegHandle_t hw, nvjpegEncoderState_t enc,
+                                nvjpegEncoderParams_t par)
+{
+  static const int sizes[] = {32, 7, 32, 1, 32, 7, 7, 32};
+  unsigned char *d_img, *d_out;
+  check(cudaMalloc((void **)&d_img, W * H * 3), "cudaMalloc");
+  check(cudaMalloc((void **)&d_out, (size_t)32 * W * H * 3), "cudaMalloc");
+  size_t len;
+  unsigned char *jpeg = make_jpeg(dflt, enc, par, d_img, &len);
+  const unsigned char *data[32];
+  size_t lengths[32];
+  nvjpegImage_t dst[32];
+  memset(dst, 0, sizeof dst);
+  for (int i = 0; i < 32; i++) {
+    data[i] = jpeg;
+    lengths[i] = len;
+    dst[i].channel[0] = d_out + (size_t)i * W * H * 3;
+    dst[i].pitch[0] = W * 3;
+  }
+  nvjpegJpegState_t st;
+  check(nvjpegJpegStateCreate(hw, &st), "state");
+  for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+    double t0 = now_ms();
+    check(nvjpegDecodeBatchedInitialize(hw, st, sizes[k], 1, NVJPEG_OUTPUT_RGBI), "init");
+    double t1 = now_ms();
+    check(nvjpegDecodeBatched(hw, st, data, lengths, dst, 0), "decode");
+    check(cudaStreamSynchronize(0), "decode sync");
+    printf("decode %2d after initialising for it: init %6.3f ms, decode %7.3f ms (%zu-byte JPEG)\n",
+           sizes[k], t1 - t0, now_ms() - t1, len);
+  }
+  free(jpeg);
+}
+
 int main(int argc, char **argv)
 {
   int busy = argc > 1 ? atoi(argv[1]) : 0, enc_first = argc > 2 && atoi(argv[2]) != 0;
@@ -92,51 +205,13 @@ int main(int argc, char **argv)
   printf("# nvjpeg-setup, %d busy threads\n", busy);
   double start = now_ms();
   STEP("cuda context (cudaFree(0))", cudaFree(0));
-  nvjpegHandle_t dflt, dflt2, hw;
-  nvjpegJpegState_t dstate, hstate;
-  STEP("DEFAULT handle",
-       nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, NULL, NULL, NVJPEG_FLAGS_BITSTREAM_STRICT, &dflt));
+  nvjpegHandle_t dflt, hw;
   nvjpegEncoderState_t enc;
-  if (enc_first) /* who pays the first state's cost when the encoder's state comes first */
-    STEP("encoder state (first on DEFAULT handle)", nvjpegEncoderStateCreate(dflt, &enc, 0));
-  STEP("DEFAULT state", nvjpegJpegStateCreate(dflt, &dstate));
-  STEP("second DEFAULT handle",
-       nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, NULL, NULL, NVJPEG_FLAGS_BITSTREAM_STRICT, &dflt2));
-  STEP("HARDWARE handle",
-       nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, NULL, NULL,
-                      NVJPEG_FLAGS_BITSTREAM_STRICT | NVJPEG_FLAGS_HW_DECODE_NO_PIPELINE, &hw));
-  STEP("HARDWARE state", nvjpegJpegStateCreate(hw, &hstate));
-  nvjpegJpegState_t batch[6];
-  char name[64];
-  for (int i = 0, n = 32; n >= 1; n /= 2, i++) {
-    snprintf(name, sizeof name, "batch %2d: state", n);
-    STEP(name, nvjpegJpegStateCreate(hw, &batch[i]));
-    snprintf(name, sizeof name, "batch %2d: nvjpegDecodeBatchedInitialize", n);
-    STEP(name, nvjpegDecodeBatchedInitialize(hw, batch[i], n, 1, NVJPEG_OUTPUT_RGBI));
-  }
-  STEP("state of 32 initialised again for 32",
-       nvjpegDecodeBatchedInitialize(hw, batch[0], 32, 1, NVJPEG_OUTPUT_RGBI));
-  STEP("state of 32 initialised again for 16",
-       nvjpegDecodeBatchedInitialize(hw, batch[0], 16, 1, NVJPEG_OUTPUT_RGBI));
-  STEP("state of 32 initialised again for 1",
-       nvjpegDecodeBatchedInitialize(hw, batch[0], 1, 1, NVJPEG_OUTPUT_RGBI));
-  STEP("state of 32 initialised again for 32 (Y)",
-       nvjpegDecodeBatchedInitialize(hw, batch[0], 32, 1, NVJPEG_OUTPUT_Y));
   nvjpegEncoderParams_t par;
-  if (!enc_first)
-    STEP("encoder state (DEFAULT handle)", nvjpegEncoderStateCreate(dflt, &enc, 0));
-  STEP("encoder parameters", nvjpegEncoderParamsCreate(dflt, &par, 0));
+  setup_steps(enc_first, &dflt, &hw, &enc, &par);
   printf("%-44s %9.2f ms\n", "all of the above", now_ms() - start);
-
-  double dec_ms = 0, enc_ms = 0, t0 = now_ms();
-  pthread_t a, b;
-  pthread_create(&a, NULL, decoder_setup, &dec_ms);
-  pthread_create(&b, NULL, encoder_setup, &enc_ms);
-  pthread_join(a, NULL);
-  pthread_join(b, NULL);
-  printf("%-44s %9.2f ms\n", "two threads: decoder (HW handle, state, 32)", dec_ms);
-  printf("%-44s %9.2f ms\n", "two threads: encoder (DEFAULT handle, state)", enc_ms);
-  printf("%-44s %9.2f ms\n", "two threads: both done", now_ms() - t0);
+  two_threads();
+  decode_after_reinit(dflt, hw, enc, par);
   spinning = 0;
   for (int i = 0; i < busy; i++)
     pthread_join(spinners[i], NULL);
