@@ -302,14 +302,6 @@ static size_t max_runs(size_t n)
   return n / 3 + 1;
 }
 
-/* The runs of data[0..n) into runs (at most max_runs(n)), counting the symbols in lit_freq
- * (286); returns how many. A byte that repeats the one before it at least 3 times starts a
- * match (as zlib's Z_RLE): the longest run from there, up to MAX_MATCH. Literals are counted
- * in four tables by position and summed at the end: filtered photos repeat the same few
- * values, and one table would make each count wait for the last. Eight bytes at a time: a word
- * tells at once that none of the next five positions starts a run (the common case on
- * photographs), and a run is extended a word at a time; the runs are those of the
- * byte-by-byte rule. */
 static inline uint64_t load64le(const uint8_t *p)
 {
   uint64_t v;
@@ -351,6 +343,14 @@ static inline size_t run_length(const uint8_t *data, size_t i, uint8_t v, size_t
   return run;
 }
 
+/* The runs of data[0..n) into runs (at most max_runs(n)), counting the symbols in lit_freq
+ * (286); returns how many. A byte that repeats the one before it at least 3 times starts a
+ * match (as zlib's Z_RLE): the longest run from there, up to MAX_MATCH. Literals are counted
+ * in four tables by position and summed at the end: filtered photos repeat the same few
+ * values, and one table would make each count wait for the last. Eight bytes at a time: a word
+ * tells at once that none of the next five positions starts a run (the common case on
+ * photographs), and a run is extended a word at a time; the runs are those of the
+ * byte-by-byte rule. */
 static size_t find_runs(const uint8_t *data, size_t n, run_t *runs, uint32_t *lit_freq)
 {
   uint32_t part[4][256];
