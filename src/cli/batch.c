@@ -286,7 +286,7 @@ static int run_workers(batch_t *b, int *status)
                                 .progress = b->progress ? progress_cb : NULL,
                                 .progress_ms = PROGRESS_MS};
   int rc = -1;
-  b->nworkers = gpuimg_sched_workers(b->cli.jobs, b->ntodo);
+  b->nworkers = gpuimg_sched_workers(&b->sched, b->cli.jobs, b->ntodo);
   b->cli.plan.threads = gpuimg_sched_threads(b->cli.plan.threads, b->nworkers);
   if (split(b) < 0) {
     *status = setup_error();

@@ -37,16 +37,15 @@
 #define NVJPEG_ENCODE_NS 0.064
 
 /* A batch split between the host codecs and the device's JPEG path (gpuimg_cost_device_share,
- * H200, 16 cores, 1024x768 JPEGs, scripts/bench-batch-bound 2026-12-01): the JPEG lane's set-up
- * (the summary's jpeg_setup_ms beside busy host workers: 1.9-2.4 s with a hardware decoder
- * state per batch size, when this 2 s was set; 0.9-1.2 s in split runs since it keeps one
- * state and makes the CUDA decoder's on first use, 2026-12-02, kept at 2 s until the share
- * it would give is measured), the hardware decoder 0.45 ms per image in batches (in ns per
- * byte of pixels), what a device image costs the host besides a host encode (its read,
- * header, write and waits: 1.36 ms of process CPU time per image with --codec nvjpeg, set-up
- * included), and a host image's own read, header and write. */
-#define SPLIT_SETUP_MS 2000.0
-#define SPLIT_HW_DECODE_NS 0.19
+ * H200, 16 cores, 1024x768 JPEGs, scripts/bench-batch-bound 2026-12-02): the JPEG lanes' set-up
+ * beside busy host workers (the summary's jpeg_setup_ms in split runs: 1.0-1.8 s, before the
+ * lanes set up one after another), the device path's time per image in steady state (7,985
+ * images in 1.69 s after the set-up, at a share of 0.8: 0.21 ms; 0.26 ms alone with 64
+ * workers; in ns per byte of pixels), what a device image costs the host besides a host encode
+ * (its read, header, write and waits: 1.36 ms of process CPU time per image with --codec
+ * nvjpeg, set-up included), and a host image's own read, header and write. */
+#define SPLIT_SETUP_MS 1500.0
+#define SPLIT_HW_DECODE_NS 0.10
 #define SPLIT_DEVICE_HOST_MS 1.0
 #define SPLIT_HOST_IMAGE_MS 0.4
 /* Every core busy, a host image takes longer than the model's one-thread figures: 1.15x

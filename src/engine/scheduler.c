@@ -163,11 +163,16 @@ const char *gpuimg_sched_fallback(const gpuimg_sched_t *s)
   return NULL;
 }
 
-int gpuimg_sched_workers(int jobs, int ntodo)
+/* --codec nvjpeg's workers per core by default: they mostly wait on the device, and more
+ * images in flight fill the hardware decoder's batches (32 workers made gray -> PNG 1.26x and
+ * blur -> JPEG 1.13x faster than 16 on an H200 with 16 cores, 2026-12-02). */
+#define DEVICE_JPEG_WORKERS_PER_CORE 2
+
+int gpuimg_sched_workers(const gpuimg_sched_t *s, int jobs, int ntodo)
 {
   int n = jobs;
   if (n <= 0)
-    n = gpuimg_cpu_cores();
+    n = gpuimg_cpu_cores() * (s->device_jpeg ? DEVICE_JPEG_WORKERS_PER_CORE : 1);
   return n > ntodo ? ntodo : n;
 }
 
@@ -244,8 +249,6 @@ void gpuimg_sched_stop_starter(gpuimg_sched_t *s)
 
 /* ---- the split between the host codecs and the device's JPEG path ---- */
 
-/* Whether a batch splits by the cost model without GPUIMG_JPEG_SPLIT=auto. */
-#define SPLIT_BY_DEFAULT 0
 /* How many device-path workers per device: enough images in flight to fill the hardware
  * decoder's batches while the others wait on the device (24 made blur -> JPEG faster than 48
  * on an H200 with 16 cores, 2026-12-02: fewer threads wake for each batch). */
@@ -289,8 +292,6 @@ double gpuimg_sched_split(gpuimg_sched_t *s, const char *first, gpuimg_format_t 
       (env && strcmp(env, "0") == 0))
     return 0;
   int model = !env || !*env || strcmp(env, "auto") == 0;
-  if (model && !SPLIT_BY_DEFAULT && !env)
-    return 0;
   double share = model ? model_share(s, first, out, n) : atof(env);
   if (!(share > 0))
     return 0;

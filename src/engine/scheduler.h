@@ -110,9 +110,10 @@ int gpuimg_sched_open(gpuimg_sched_t *s, const gpuimg_plan_t *plan, const char *
 /* The reason for the notice that auto fell back to the CPU backend, or NULL when none is due. */
 const char *gpuimg_sched_fallback(const gpuimg_sched_t *s);
 
-/* How many workers for ntodo items: jobs, or the cores this process may use when jobs <= 0
- * (its affinity and cgroup CPU quota: gpuimg_cpu_cores). */
-int gpuimg_sched_workers(int jobs, int ntodo);
+/* How many workers for ntodo items: jobs, or when jobs <= 0 the cores this process may use
+ * (its affinity and cgroup CPU quota: gpuimg_cpu_cores), twice that on the device's JPEG path
+ * (--codec nvjpeg on CUDA). After gpuimg_sched_open(). */
+int gpuimg_sched_workers(const gpuimg_sched_t *s, int jobs, int ntodo);
 
 /* Each worker's CPU threads (--threads) when nworkers share the machine: threads when given
  * (> 0), else the cores this process may use divided by nworkers, at least 1. */
@@ -122,8 +123,8 @@ int gpuimg_sched_threads(int threads, int nworkers);
  * JPEG path, and starts the devices' JPEG threads when it does: under --codec auto on CUDA
  * with nvJPEG built in and the fast kernels, by the cost model (gpuimg_cost_device_share) for
  * inputs like the file first written as out, at online-core count (not --jobs, so that the same
- * files come out at every -j); GPUIMG_JPEG_SPLIT=0 turns it off, =auto asks for the model's share,
- * =<0..1> sets the share (measurements). Returns the share (0: no split). */
+ * files come out at every -j); GPUIMG_JPEG_SPLIT=0 turns it off, unset or =auto asks for the
+ * model's share, =<0..1> sets the share (measurements). Returns the share (0: no split). */
 double gpuimg_sched_split(gpuimg_sched_t *s, const char *first, gpuimg_format_t out, long n);
 
 /* Whether a split batch sends the item named name down the device's path: a hash of the name
