@@ -9,12 +9,12 @@
  * so that encodes do not wait behind decodes. GPUIMG_JPEG_DECODERS and GPUIMG_JPEG_ENCODERS
  * (1..8, default 1 decoder and 2 encoders) set how many of each: on an H200 one encoder
  * thread takes about 0.29 ms per 1024x768 image, and a second made blur -> JPEG 1.06x faster
- * at -j 32 (2026-12-02); more decoder threads queue behind the same engines. Requests wait in each thread's
- * list; an encode goes to the encoder with the fewest waiting; the thread takes everything waiting,
- * works through it and wakes each requester. The decoder reads every header, decodes what the
- * hardware decoder takes in calls of up to 32 images per channel count, and the rest one by
- * one with nvJPEG's single-image path (which also finds which image of a failed batch is bad,
- * and why). No timer: a batch is whatever arrived while the previous one was being worked on.
+ * at -j 32 (2026-12-02); more decoder threads queue behind the same engines. Requests wait in each
+ * thread's list; an encode goes to the encoder with the fewest waiting; the thread takes everything
+ * waiting, works through it and wakes each requester. The decoder reads every header, decodes what
+ * the hardware decoder takes in calls of up to 32 images per channel count, and the rest one by one
+ * with nvJPEG's single-image path (which also finds which image of a failed batch is bad, and why).
+ * No timer: a batch is whatever arrived while the previous one was being worked on.
  */
 #include "jpeg_batch.h"
 
@@ -451,6 +451,17 @@ void gpuimg_jpeg_batch_waits(gpuimg_jpeg_batch_t *jb, int encode, double *ms, lo
   }
 }
 
+int gpuimg_jpeg_batch_hardware(gpuimg_jpeg_batch_t *jb)
+{
+  lane_t *lane = &jb->lanes[LANE_DECODE];
+  pthread_mutex_lock(&lane->mu);
+  while (!lane->started)
+    pthread_cond_wait(&lane->work, &lane->mu);
+  int hardware = lane->ok && lane->hardware;
+  pthread_mutex_unlock(&lane->mu);
+  return hardware;
+}
+
 void gpuimg_jpeg_batch_destroy(gpuimg_jpeg_batch_t *jb)
 {
   if (!jb)
@@ -521,6 +532,12 @@ void gpuimg_jpeg_batch_waits(gpuimg_jpeg_batch_t *jb, int encode, double *ms, lo
   (void)jb, (void)encode;
   ms[0] = ms[1] = ms[2] = 0;
   *requests = 0;
+}
+
+int gpuimg_jpeg_batch_hardware(gpuimg_jpeg_batch_t *jb)
+{
+  (void)jb;
+  return 0;
 }
 
 void gpuimg_jpeg_batch_destroy(gpuimg_jpeg_batch_t *jb)

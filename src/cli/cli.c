@@ -108,7 +108,9 @@ const gpuimg_option_t gpuimg_cli_batch_options[] = {
     {.long_name = "force", .kind = GPUIMG_OPTION_FLAG, .offset = CLI(force), .value = 1,
      .help = "replace existing outputs (never an input)"},
     {.long_name = "jobs", .short_name = 'j', .kind = GPUIMG_OPTION_INT, .offset = CLI(jobs),
-     .min = 1, .max = 1024, .metavar = "N", .help = "host threads (default: the usable CPU cores)"},
+     .min = 1, .max = 1024, .metavar = "N",
+     .help = "host threads (default: the usable CPU cores; twice that with\n"
+             "--codec nvjpeg on CUDA)"},
     {.long_name = "devices", .kind = GPUIMG_OPTION_STRING, .offset = CLI(devices),
      .metavar = "D", .help = "all, or a list of CUDA device numbers like 0,1 (default 0)",
      .empty_what = "device list"},

@@ -250,9 +250,10 @@ void gpuimg_sched_stop_starter(gpuimg_sched_t *s)
 /* ---- the split between the host codecs and the device's JPEG path ---- */
 
 /* How many device-path workers per device: enough images in flight to fill the hardware
- * decoder's batches while the others wait on the device (24 made blur -> JPEG faster than 48
- * on an H200 with 16 cores, 2026-12-02: fewer threads wake for each batch). */
-#define DEVICE_PATH_WORKERS 24
+ * decoder's batches while the others wait on the device (on an H200 with 16 cores, 10,000
+ * 1024x768 JPEGs, 2026-12-02: 48 made gray -> PNG 1.05-1.17x faster than 24 in three pairs of
+ * runs, blur -> JPEG the same within 1%). */
+#define DEVICE_PATH_WORKERS 48
 /* A split batch's host workers run at this nice value (Linux: per thread), so that the JPEG
  * threads and the device-path workers, which work briefly between waits, run when they wake
  * (19, the lowest priority, did no worse than 5 on that machine). */
@@ -302,6 +303,7 @@ double gpuimg_sched_split(gpuimg_sched_t *s, const char *first, gpuimg_format_t 
       return 0;
     }
   s->device_share = share < 1 ? share : 1;
+  s->split_default = !env;
   s->device_workers =
       gpuimg_env_int("GPUIMG_SPLIT_WORKERS", DEVICE_PATH_WORKERS, 1, 256) * s->ndevices;
   return s->device_share;
@@ -363,7 +365,8 @@ static int make_queues(gpuimg_sched_t *s)
 
 /* A device-path worker's runner, at its first item: on its device once that is up (after the
  * hybrid start, when there is one); else, like a worker whose device failed, the CPU backend
- * and the host codecs, with a notice (once per batch). */
+ * and the host codecs, with a notice (once per batch) unless it is only the default split
+ * meeting a GPU without a hardware JPEG decoder. */
 static void open_device_path(gpuimg_sched_t *s, gpuimg_worker_t *wk)
 {
   while (s->hybrid && atomic_load(&s->dev_state) == 0) {
@@ -372,12 +375,20 @@ static void open_device_path(gpuimg_sched_t *s, gpuimg_worker_t *wk)
   }
   if (!s->hybrid || atomic_load(&s->dev_state) == 1)
     wk->pipe = gpuimg_pipeline_create(s->plan, wk->device);
+  /* The default split was priced for a hardware decoder: without one (it waits for the
+   * decoder thread's set-up to know) the device path's images go to the host codecs, as
+   * though there were no split, without a notice. */
+  int no_hardware = wk->pipe && s->split_default && !gpuimg_jpeg_batch_hardware(wk->jpeg);
+  if (no_hardware) {
+    gpuimg_pipeline_destroy(wk->pipe);
+    wk->pipe = NULL;
+  }
   if (wk->pipe) {
     gpuimg_codec_set_pixel_source(gpuimg_pipeline_pixel_source, wk->pipe);
     return;
   }
   /* A device that never came up was said by the starter; a runner that failed is said here. */
-  int said = s->hybrid && atomic_load(&s->dev_state) != 1;
+  int said = no_hardware || (s->hybrid && atomic_load(&s->dev_state) != 1);
   if (!said && !atomic_exchange(&s->move_failed, 1) && !s->plan->quiet) {
     char msg[1200];
     snprintf(msg, sizeof msg,
