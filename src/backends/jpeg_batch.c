@@ -222,16 +222,21 @@ static gpuimg_nvjpeg_t *lane_setup(lane_t *lane, gpuimg_cuda_t **ctx, int debug)
 /* Waits until the lane before this one has set up: nvJPEG's handles come one after another
  * however many threads ask at once (three lanes starting together were ready after 0.5, 1.1
  * and 1.5 s on an H200, the decoder last), so the decoder, which every image needs first,
- * sets up first and the encoders after it, in order. */
-static void wait_previous(lane_t *lane)
+ * sets up first and the encoders after it, in order. 1 when this lane is to stop instead
+ * (gpuimg_jpeg_batch_destroy() came first). */
+static int wait_previous(lane_t *lane)
 {
   lane_t *prev = lane == lane->jb->lanes ? NULL : lane - 1;
-  if (!prev)
-    return;
-  pthread_mutex_lock(&prev->mu);
-  while (!prev->started)
-    pthread_cond_wait(&prev->work, &prev->mu);
-  pthread_mutex_unlock(&prev->mu);
+  if (prev) {
+    pthread_mutex_lock(&prev->mu);
+    while (!prev->started)
+      pthread_cond_wait(&prev->work, &prev->mu);
+    pthread_mutex_unlock(&prev->mu);
+  }
+  pthread_mutex_lock(&lane->mu);
+  int stop = lane->stop;
+  pthread_mutex_unlock(&lane->mu);
+  return stop;
 }
 
 static void *lane_main(void *arg)
@@ -239,9 +244,12 @@ static void *lane_main(void *arg)
   lane_t *lane = arg;
   double t_setup = gpuimg_now_ms();
   int debug = getenv("GPUIMG_JPEG_DEBUG") != NULL, serves = 0;
-  wait_previous(lane);
   gpuimg_cuda_t *ctx = NULL;
-  gpuimg_nvjpeg_t *nj = lane_setup(lane, &ctx, debug);
+  gpuimg_nvjpeg_t *nj = NULL;
+  if (!wait_previous(lane))
+    nj = lane_setup(lane, &ctx, debug);
+  else
+    gpuimg_error_set(GPUIMG_EXIT_DEVICE, "", "the nvJPEG threads were stopped during set-up");
 
   pthread_mutex_lock(&lane->mu);
   lane->setup_ms = gpuimg_now_ms() - t_setup;
@@ -476,12 +484,13 @@ void gpuimg_jpeg_batch_destroy(gpuimg_jpeg_batch_t *jb)
       pthread_mutex_unlock(&lane->mu);
     }
   }
+  /* Every thread joined before any lock goes: one may still be leaving wait_previous(). */
+  for (int i = 0; i < jb->nlanes; i++)
+    if (jb->lanes[i].created)
+      pthread_join(jb->lanes[i].thread, NULL);
   for (int i = 0; i < jb->nlanes; i++) {
-    lane_t *lane = &jb->lanes[i];
-    if (lane->created)
-      pthread_join(lane->thread, NULL);
-    pthread_mutex_destroy(&lane->mu);
-    pthread_cond_destroy(&lane->work);
+    pthread_mutex_destroy(&jb->lanes[i].mu);
+    pthread_cond_destroy(&jb->lanes[i].work);
   }
   free(jb);
 }

@@ -100,6 +100,44 @@ int gpuimg_codec_is_jpeg(const uint8_t *bytes, size_t size)
   return size >= 3 && bytes[0] == 0xff && bytes[1] == 0xd8 && bytes[2] == 0xff;
 }
 
+/* A frame header's body (after the length) of n bytes: see gpuimg_codec_jpeg_is_common(). */
+static int common_frame(const uint8_t *f, size_t n)
+{
+  if (n < 6 || f[0] != 8 || (f[5] != 1 && f[5] != 3) || n < 6 + 3 * (size_t)f[5])
+    return 0;
+  if (f[5] == 1)
+    return 1;
+  int h = f[7] >> 4, v = f[7] & 15;
+  int luma = (h == 1 || h == 2 || h == 4) && (v == 1 || v == 2);
+  int rgb = f[6] == 'R' && f[9] == 'G' && f[12] == 'B'; /* libjpeg takes these ids for RGB */
+  return luma && f[10] == 0x11 && f[13] == 0x11 && !rgb;
+}
+
+int gpuimg_codec_jpeg_is_common(const uint8_t *bytes, size_t size)
+{
+  if (!gpuimg_codec_is_jpeg(bytes, size))
+    return 0;
+  size_t p = 2;
+  while (p + 4 <= size && bytes[p] == 0xff) {
+    int m = bytes[p + 1];
+    if (m == 0xff) { /* a fill byte before the marker */
+      p++;
+      continue;
+    }
+    size_t len = (size_t)bytes[p + 2] << 8 | bytes[p + 3];
+    if (len < 2 || len > size - p - 2 || m == 0xda || (m >= 0xd0 && m <= 0xd9) || m == 0x01)
+      return 0; /* damaged, a scan before any frame, or a marker without a length */
+    if (m == 0xee && len >= 14 && memcmp(bytes + p + 4, "Adobe", 5) == 0 && bytes[p + 15] == 0)
+      return 0; /* Adobe's APP14 saying the channels are stored untransformed (RGB or CMYK) */
+    if (m == 0xc0 || m == 0xc1 || m == 0xc2)
+      return common_frame(bytes + p + 4, len - 2);
+    if (m >= 0xc3 && m <= 0xcf && m != 0xc4 && m != 0xc8 && m != 0xcc)
+      return 0; /* lossless, hierarchical or arithmetic-coded */
+    p += 2 + len;
+  }
+  return 0;
+}
+
 int gpuimg_codec_is_png(const uint8_t *bytes, size_t size)
 {
   static const uint8_t signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};

@@ -85,6 +85,15 @@ extern const gpuimg_codec_t gpuimg_codec_nvjpeg;
 
 /* The JPEG signature, as stb recognises it (0xff 0xd8 0xff): the test of the JPEG codecs. */
 int gpuimg_codec_is_jpeg(const uint8_t *bytes, size_t size);
+
+/* 1 when the JPEG's frame is of the kind every JPEG decoder here takes alike: Huffman-coded
+ * (SOF0, SOF1 or SOF2), 8-bit, and one component or three (Y, Cb, Cr) with the chroma
+ * sampled 1x1 and the luma 1x1, 2x1, 1x2, 2x2, 4x1 or 4x2, not marked as RGB (Adobe's
+ * transform 0, or component ids R, G, B); its header read marker by marker up to that frame.
+ * 0 for anything else, a header it cannot follow there included (bytes between segments, a
+ * damaged length): CMYK, RGB, arithmetic, lossless and 12-bit files, which nvJPEG refuses or
+ * reads otherwise and libjpeg decodes. */
+int gpuimg_codec_jpeg_is_common(const uint8_t *bytes, size_t size);
 /* The PNG signature (its 8 bytes). */
 int gpuimg_codec_is_png(const uint8_t *bytes, size_t size);
 

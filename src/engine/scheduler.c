@@ -303,7 +303,7 @@ double gpuimg_sched_split(gpuimg_sched_t *s, const char *first, gpuimg_format_t 
       return 0;
     }
   s->device_share = share < 1 ? share : 1;
-  s->split_default = !env;
+  s->split_model = model;
   s->device_workers =
       gpuimg_env_int("GPUIMG_SPLIT_WORKERS", DEVICE_PATH_WORKERS, 1, 256) * s->ndevices;
   return s->device_share;
@@ -333,8 +333,35 @@ int gpuimg_sched_total_workers(const gpuimg_sched_t *s, int nworkers)
   return nworkers + (s->to_device ? s->device_workers : 0);
 }
 
+/* Waits until every device worker has looked whether the device path is on (or the batch
+ * stops); 1 when it is off. mu not held. */
+static int device_path_off(gpuimg_sched_t *s)
+{
+  pthread_mutex_lock(&s->mu);
+  while (s->device_checked < s->device_workers && !s->stop)
+    pthread_cond_wait(&s->cv, &s->mu);
+  pthread_mutex_unlock(&s->mu);
+  return atomic_load(&s->device_off);
+}
+
+/* A device worker's look, before its first item (it waits for the decoder thread's set-up,
+ * as its first decode would): the model's split is off where the decoder thread has no
+ * hardware decoder, on any device, so that the device path's items go to the host codecs as
+ * though there were no split; a share set by GPUIMG_JPEG_SPLIT stays on (measurements). 1 when
+ * the device path is on. */
+static int device_path_check(gpuimg_sched_t *s, gpuimg_worker_t *wk)
+{
+  if (s->split_model && !gpuimg_jpeg_batch_hardware(wk->jpeg))
+    atomic_store(&s->device_off, 1);
+  pthread_mutex_lock(&s->mu);
+  s->device_checked++;
+  pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+  return !device_path_off(s);
+}
+
 /* The next work item for wk (-1: none left): in input order, from the worker's own queue in a
- * split batch. */
+ * split batch; the host's workers go on to the device's queue when the device path is off. */
 static int take(gpuimg_sched_t *s, gpuimg_worker_t *wk)
 {
   if (!s->to_device) {
@@ -342,7 +369,12 @@ static int take(gpuimg_sched_t *s, gpuimg_worker_t *wk)
     return k < s->ntodo ? k : -1;
   }
   int q = wk->device_path, i = atomic_fetch_add(&s->qnext[q], 1);
-  return i < s->nqueue[q] ? s->queue[q][i] : -1;
+  if (i < s->nqueue[q])
+    return s->queue[q][i];
+  if (q == 1 || s->nqueue[1] == 0 || !device_path_off(s))
+    return -1;
+  i = atomic_fetch_add(&s->qnext[1], 1);
+  return i < s->nqueue[1] ? s->queue[1][i] : -1;
 }
 
 /* The split's two queues from the client's flags; 0, or -1 with the error set. */
@@ -365,8 +397,7 @@ static int make_queues(gpuimg_sched_t *s)
 
 /* A device-path worker's runner, at its first item: on its device once that is up (after the
  * hybrid start, when there is one); else, like a worker whose device failed, the CPU backend
- * and the host codecs, with a notice (once per batch) unless it is only the default split
- * meeting a GPU without a hardware JPEG decoder. */
+ * and the host codecs, with a notice (once per batch). */
 static void open_device_path(gpuimg_sched_t *s, gpuimg_worker_t *wk)
 {
   while (s->hybrid && atomic_load(&s->dev_state) == 0) {
@@ -375,20 +406,12 @@ static void open_device_path(gpuimg_sched_t *s, gpuimg_worker_t *wk)
   }
   if (!s->hybrid || atomic_load(&s->dev_state) == 1)
     wk->pipe = gpuimg_pipeline_create(s->plan, wk->device);
-  /* The default split was priced for a hardware decoder: without one (it waits for the
-   * decoder thread's set-up to know) the device path's images go to the host codecs, as
-   * though there were no split, without a notice. */
-  int no_hardware = wk->pipe && s->split_default && !gpuimg_jpeg_batch_hardware(wk->jpeg);
-  if (no_hardware) {
-    gpuimg_pipeline_destroy(wk->pipe);
-    wk->pipe = NULL;
-  }
   if (wk->pipe) {
     gpuimg_codec_set_pixel_source(gpuimg_pipeline_pixel_source, wk->pipe);
     return;
   }
   /* A device that never came up was said by the starter; a runner that failed is said here. */
-  int said = no_hardware || (s->hybrid && atomic_load(&s->dev_state) != 1);
+  int said = s->hybrid && atomic_load(&s->dev_state) != 1;
   if (!said && !atomic_exchange(&s->move_failed, 1) && !s->plan->quiet) {
     char msg[1200];
     snprintf(msg, sizeof msg,
@@ -446,6 +469,8 @@ static void *worker_main(void *arg)
   if (go && s->to_device && !wk->device_path &&
       nice(gpuimg_env_int("GPUIMG_SPLIT_NICE", HOST_WORKER_NICE, 0, 19)) == -1)
     errno = 0; /* a priority it cannot change is no failure */
+  if (go && wk->device_path)
+    go = device_path_check(s, wk);
 
   for (int k; go && (k = take(s, wk)) >= 0;) {
     if (s->hybrid && !wk->hybrid_done && !wk->device_path && atomic_load(&s->dev_state) == 1)
@@ -577,6 +602,8 @@ int gpuimg_sched_run(gpuimg_sched_t *s, int nworkers, int ntodo, const gpuimg_sc
       pthread_join(s->workers[w].thread, NULL);
   gpuimg_sched_stop_starter(s);
   stop_device_jpeg(s);
+  if (atomic_load(&s->device_off)) /* the summary says there was no split */
+    s->device_share = 0, s->device_workers = 0;
   if (bad < 0)
     return 0;
   s->bad_code = s->workers[bad].init_code;

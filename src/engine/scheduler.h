@@ -81,8 +81,11 @@ struct gpuimg_sched {
    * host codecs on the client's workers; the last device worker stops the JPEG threads while
    * the host works on. queue[0] holds the host's items, queue[1] the device's. */
   double device_share;
-  int split_default;              /* the share is the model's without GPUIMG_JPEG_SPLIT: only with a
-                                   * hardware JPEG decoder (open_device_path) */
+  /* The share is the cost model's, which priced the hardware JPEG decoder: without one (or
+   * without a usable device) the device path is off and the host's workers take its items
+   * too (device_path_check); device_checked counts the device workers that have looked. */
+  int split_model, device_checked;
+  atomic_int device_off;
   const unsigned char *to_device; /* the client's, one flag per work item; NULL: no split */
   int device_workers, device_running;
   int *queue[2], nqueue[2];

@@ -508,10 +508,18 @@ PY
   # A split batch (--codec auto, GPUIMG_JPEG_SPLIT sets the share the cost model would
   # choose): the JPEGs whose names hash under the share go down the device's path (nvJPEG's
   # decode and encode), the others to the host codecs; the same files at -j 1 and -j 8, and each
-  # host-path file the CPU backend's.
+  # host-path file the CPU backend's. CMYK JPEGs, which nvJPEG refuses, are decoded on the
+  # host on either path: every file converts, as without a split.
   sp=$nj/split
   mkdir -p "$sp/in"
   cp "$mix"/*.jpg "$sp/in/" && rm -f "$sp/in/cut.jpg"
+  python3 - "$sp/in" "$nj/in/s1.jpg" <<'PY' || { echo "FAIL batch-split: CMYK inputs"; fail=1; }
+import sys
+from PIL import Image
+im = Image.open(sys.argv[2]).convert("CMYK")
+for k in range(8):
+    im.save("%s/cmyk%d.jpg" % (sys.argv[1], k), quality=80 + k)
+PY
   for j in 1 8; do
     GPUIMG_JPEG_SPLIT=0.5 "$GPUIMG" blur -r 3 --format jpg -q -j $j -o "$sp/j$j" \
       --report "$sp/j$j.jsonl" "$sp/in"/*.jpg || { echo "FAIL batch-split: -j $j exits $?"; fail=1; }
@@ -530,11 +538,15 @@ for o in items:
     name = os.path.basename(o["output"]["name"])
     same = open(os.path.join(sys.argv[2], name), "rb").read() == \
         open(os.path.join(sys.argv[3], name), "rb").read()
-    if codecs["decode"] == "nvjpeg":
-        assert codecs["encode"] == "nvjpeg", codecs
+    if codecs["encode"] == "nvjpeg":  # the device's path
+        want = "libjpeg" if name.startswith("cmyk") else "nvjpeg"
+        assert codecs["decode"] == want, (name, codecs)
     else:
         assert codecs["decode"] == "libjpeg" and same, (name, codecs)
+    if name.startswith("cmyk"):
+        paths.setdefault("cmyk", []).append(o)
 assert len(paths.get("nvjpeg", [])) >= 1 and len(paths.get("libjpeg", [])) >= 1, paths.keys()
+assert len(paths["cmyk"]) == 8, len(paths["cmyk"])
 assert 1 <= s["jpeg_batched_images"] <= len(paths["nvjpeg"]), s
 print("batch-split: %d of %d on the device's path" % (len(paths["nvjpeg"]), len(items)))
 PY
