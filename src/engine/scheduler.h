@@ -127,9 +127,10 @@ int gpuimg_sched_threads(int threads, int nworkers);
 /* Decides whether the batch of n work items splits between the host codecs and the device's
  * JPEG path, and starts the devices' JPEG threads when it does: under --codec auto on CUDA
  * with nvJPEG built in and the fast kernels, by the cost model (gpuimg_cost_device_share) for
- * inputs like the file first written as out, at online-core count (not --jobs, so that the same
- * files come out at every -j); GPUIMG_JPEG_SPLIT=0 turns it off, unset or =auto asks for the
- * model's share, =<0..1> sets the share (measurements). Returns the share (0: no split). */
+ * inputs like the file first written as out, on the cores this process may use
+ * (gpuimg_cpu_cores(), not --jobs, so that the same files come out at every -j);
+ * GPUIMG_JPEG_SPLIT=0 turns it off, unset or =auto asks for the model's share, =<0..1> sets the
+ * share (measurements). Returns the share (0: no split). */
 double gpuimg_sched_split(gpuimg_sched_t *s, const char *first, gpuimg_format_t out, long n);
 
 /* Whether a split batch sends the item named name down the device's path: a hash of the name
