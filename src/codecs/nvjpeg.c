@@ -112,13 +112,15 @@ static int nvjpeg_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
 }
 
 /* Only by name (priority 0): it needs a GPU. On the device (the CUDA backend's flow), else
- * through host memory as here; what is not JPEG goes to auto's choice. */
+ * through host memory as here; what is not JPEG, and the JPEGs nvJPEG refuses or reads
+ * otherwise (CMYK, RGB, 12-bit, arithmetic...: gpuimg_codec_jpeg_is_common()), go to auto's
+ * choice. */
 const gpuimg_codec_t gpuimg_codec_nvjpeg = {
     .name = "nvjpeg",
     .library = "nvJPEG",
     .decodes = GPUIMG_FORMAT_BIT(GPUIMG_FORMAT_JPEG),
     .encodes = GPUIMG_FORMAT_BIT(GPUIMG_FORMAT_JPEG),
-    .recognises = gpuimg_codec_is_jpeg,
+    .recognises = gpuimg_codec_jpeg_is_common,
     .priority = 0,
     .device = 1,
     .decode = nvjpeg_decode,

@@ -370,9 +370,9 @@ static int load(image_t *im)
   if (o > 1) /* the output shows the turned pixels as they are */
     gpuimg_meta_upright(&im->meta);
   /* A JPEG whose pixels must be turned is decoded here (the device decode keeps them), as is
-   * one of a batch's host share, and under --codec auto (a split batch's device path) one of
-   * a kind the device's decoder may refuse or read otherwise: as it would be without a split. */
-  int uncommon = im->device_jpeg && flow->plan->codec == GPUIMG_CODEC_AUTO &&
+   * one of a batch's host share, and one of a kind the device's decoder may refuse or read
+   * otherwise (CMYK, 12-bit...), which auto's host decoder takes. */
+  int uncommon = im->device_jpeg && gpuimg_codec_is_jpeg(bytes, size) &&
                  !gpuimg_codec_jpeg_is_common(bytes, size);
   im->host_jpeg = o > 1 || job->host_decode || uncommon;
   im->on_device =

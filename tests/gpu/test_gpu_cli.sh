@@ -454,6 +454,8 @@ for i, (w, h) in enumerate(((1024, 768), (640, 480), (333, 211), (64, 64), (17, 
 cv2.imwrite(d + "/gray.jpg", cv2.cvtColor(img, cv2.COLOR_BGR2GRAY), [cv2.IMWRITE_JPEG_QUALITY, 90])
 cv2.imwrite(d + "/prog.jpg", img, [cv2.IMWRITE_JPEG_QUALITY, 90, cv2.IMWRITE_JPEG_PROGRESSIVE, 1])
 cv2.imwrite(d + "/plain.png", img)
+from PIL import Image
+Image.open(src).convert("CMYK").save(d + "/cmyk.jpg", quality=90)  # nvJPEG refuses: libjpeg
 data = open("%s/c0-0.jpg" % d, "rb").read()
 open(d + "/cut.jpg", "wb").write(data[: len(data) // 2])
 PY
@@ -490,8 +492,9 @@ for o in lines[:-1]:
     names = [st["name"] for st in o["stages"]]
     codecs = {st["name"]: st.get("codec") for st in o["stages"]}
     assert codecs["encode"] == "nvjpeg", codecs  # from device memory: no download
-    if o["input"]["name"].endswith(".png"):
+    if o["input"]["name"].endswith((".png", "cmyk.jpg")):  # decoded on the host
         assert names == ["read", "decode", "upload", "blur", "encode", "write"], names
+        assert codecs["decode"] != "nvjpeg", codecs
     else:  # decoded and encoded on the device: no pixels cross the host
         assert names == ["read", "decode", "blur", "encode", "write"], names
         assert codecs["decode"] == "nvjpeg", codecs
@@ -546,7 +549,7 @@ for o in items:
     if name.startswith("cmyk"):
         paths.setdefault("cmyk", []).append(o)
 assert len(paths.get("nvjpeg", [])) >= 1 and len(paths.get("libjpeg", [])) >= 1, paths.keys()
-assert len(paths["cmyk"]) == 8, len(paths["cmyk"])
+assert len(paths["cmyk"]) == 9, len(paths["cmyk"])  # the mix's cmyk.jpg and eight more
 assert 1 <= s["jpeg_batched_images"] <= len(paths["nvjpeg"]), s
 print("batch-split: %d of %d on the device's path" % (len(paths["nvjpeg"]), len(items)))
 PY
