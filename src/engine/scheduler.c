@@ -344,14 +344,14 @@ static int device_path_off(gpuimg_sched_t *s)
   return atomic_load(&s->device_off);
 }
 
-/* A device worker's look, before its first item (it waits for the decoder thread's set-up,
- * as its first decode would): the model's split is off where the decoder thread has no
- * hardware decoder, on any device, so that the device path's items go to the host codecs as
- * though there were no split; a share set by GPUIMG_JPEG_SPLIT stays on (measurements). 1 when
- * the device path is on. */
-static int device_path_check(gpuimg_sched_t *s, gpuimg_worker_t *wk)
+/* A device worker's look, before its first item and after making its runner (it waits for
+ * the decoder thread's set-up, as its first decode would): the model's split is off where the
+ * decoder thread has no hardware decoder, on any device, so that the device path's items go to the
+ * host codecs as though there were no split; a share set by GPUIMG_JPEG_SPLIT stays on
+ * (measurements). 1 when the device path is on. */
+static int device_path_check(gpuimg_sched_t *s, gpuimg_jpeg_batch_t *jpeg)
 {
-  if (s->split_model && !gpuimg_jpeg_batch_hardware(wk->jpeg))
+  if (s->split_model && (!jpeg || !gpuimg_jpeg_batch_hardware(jpeg)))
     atomic_store(&s->device_off, 1);
   pthread_mutex_lock(&s->mu);
   s->device_checked++;
@@ -395,9 +395,9 @@ static int make_queues(gpuimg_sched_t *s)
   return 0;
 }
 
-/* A device-path worker's runner, at its first item: on its device once that is up (after the
- * hybrid start, when there is one); else, like a worker whose device failed, the CPU backend
- * and the host codecs, with a notice (once per batch). */
+/* A device-path worker's runner, before its first item: on its device once that is up (after
+ * the hybrid start, when there is one); else, like a worker whose device failed, the CPU
+ * backend and the host codecs, with a notice (once per batch). */
 static void open_device_path(gpuimg_sched_t *s, gpuimg_worker_t *wk)
 {
   while (s->hybrid && atomic_load(&s->dev_state) == 0) {
@@ -448,7 +448,7 @@ static void *worker_main(void *arg)
   if (!(wk->run = calloc(1, sizeof *wk->run))) {
     gpuimg_error_set(GPUIMG_EXIT_FAILURE, "", "out of memory");
     ok = 0;
-  } else if (!wk->device_path) { /* the device path's runner is made at its first item */
+  } else if (!wk->device_path) { /* the device path's runner is made after the start */
     wk->pipe = gpuimg_pipeline_create(s->plan, wk->device);
     ok = wk->pipe != NULL;
   }
@@ -468,15 +468,16 @@ static void *worker_main(void *arg)
   pthread_mutex_unlock(&s->mu);
   if (go && s->to_device && !wk->device_path &&
       nice(gpuimg_env_int("GPUIMG_SPLIT_NICE", HOST_WORKER_NICE, 0, 19)) == -1)
-    errno = 0; /* a priority it cannot change is no failure */
-  if (go && wk->device_path)
-    go = device_path_check(s, wk);
+    errno = 0;                            /* a priority it cannot change is no failure */
+  if (go && wk->device_path) {            /* its runner made while the JPEG threads set up */
+    gpuimg_jpeg_batch_t *jpeg = wk->jpeg; /* open_device_path() drops it on the CPU */
+    open_device_path(s, wk);
+    go = device_path_check(s, jpeg);
+  }
 
   for (int k; go && (k = take(s, wk)) >= 0;) {
     if (s->hybrid && !wk->hybrid_done && !wk->device_path && atomic_load(&s->dev_state) == 1)
       move_to_device(s, wk);
-    if (wk->device_path && !wk->pipe)
-      open_device_path(s, wk);
     if (s->calls.process(s->calls.ctx, wk, k) == 0 && wk->device >= 0)
       atomic_store(&s->cuda_ok, 1);
   }
