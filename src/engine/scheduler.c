@@ -468,9 +468,11 @@ static void *worker_main(void *arg)
   pthread_mutex_unlock(&s->mu);
   if (go && s->to_device && !wk->device_path &&
       nice(gpuimg_env_int("GPUIMG_SPLIT_NICE", HOST_WORKER_NICE, 0, 19)) == -1)
-    errno = 0;                            /* a priority it cannot change is no failure */
-  if (go && wk->device_path) {            /* its runner made while the JPEG threads set up */
-    gpuimg_jpeg_batch_t *jpeg = wk->jpeg; /* open_device_path() drops it on the CPU */
+    errno = 0; /* a priority it cannot change is no failure */
+  /* A device worker makes its runner while the JPEG threads set up, then looks whether the
+   * device path is on (with the threads it was given: a runner on the CPU drops them). */
+  if (go && wk->device_path) {
+    gpuimg_jpeg_batch_t *jpeg = wk->jpeg;
     open_device_path(s, wk);
     go = device_path_check(s, jpeg);
   }
