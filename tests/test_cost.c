@@ -170,8 +170,8 @@ int main(void)
     check_nvjpeg(&nvjpeg_cases[i]);
   check_nvjpeg_idle();
   const gpuimg_format_t none = GPUIMG_FORMAT_NONE;
-  check_share("blur radius 8", jpg, jpg, 10000, 35, 60); /* set-up 1.5 s: 48% */
-  check_share("gray", jpg, png, 10000, 70, 95); /* 87% */
+  check_share("blur radius 8", jpg, jpg, 10000, 35, 60);      /* set-up 1.5 s: 48% */
+  check_share("gray", jpg, png, 10000, 70, 95);               /* 87% */
   check_share("resize width 256", jpg, jpg, 10000, 20, 40);   /* 31% */
   check_share("resize width 256", jpg, jpg, 1000000, 50, 75); /* set-up amortised: 63% */
   check_share("blur radius 8", jpg, jpg, 100, 0, 0);          /* the set-up outruns */
