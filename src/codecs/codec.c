@@ -2,6 +2,8 @@
  * codecs compiled in and which of them serves under --codec. */
 #include "codec.h"
 
+#include "jpeg_layout.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,25 +119,19 @@ int gpuimg_codec_jpeg_is_common(const uint8_t *bytes, size_t size)
 {
   if (!gpuimg_codec_is_jpeg(bytes, size))
     return 0;
-  size_t p = 2;
-  while (p + 4 <= size && bytes[p] == 0xff) {
-    int m = bytes[p + 1];
-    if (m == 0xff) { /* a fill byte before the marker */
-      p++;
-      continue;
-    }
-    size_t len = (size_t)bytes[p + 2] << 8 | bytes[p + 3];
-    if (len < 2 || len > size - p - 2 || m == 0xda || (m >= 0xd0 && m <= 0xd9) || m == 0x01)
-      return 0; /* damaged, a scan before any frame, or a marker without a length */
-    if (m == 0xee && len >= 14 && memcmp(bytes + p + 4, "Adobe", 5) == 0 && bytes[p + 15] == 0)
+  gpuimg_jpeg_segment_t s;
+  for (size_t p = 2; gpuimg_jpeg_segment(bytes, size, &p, &s);) {
+    int m = s.marker;
+    if (!s.body || m == 0xda)
+      return 0; /* a marker without a length, or a scan before any frame */
+    if (m == 0xee && s.size >= 12 && memcmp(s.body, "Adobe", 5) == 0 && s.body[11] == 0)
       return 0; /* Adobe's APP14 saying the channels are stored untransformed (RGB or CMYK) */
     if (m == 0xc0 || m == 0xc1 || m == 0xc2)
-      return common_frame(bytes + p + 4, len - 2);
+      return common_frame(s.body, s.size);
     if (m >= 0xc3 && m <= 0xcf && m != 0xc4 && m != 0xc8 && m != 0xcc)
       return 0; /* lossless, hierarchical or arithmetic-coded */
-    p += 2 + len;
   }
-  return 0;
+  return 0; /* damaged, or no frame */
 }
 
 int gpuimg_codec_is_png(const uint8_t *bytes, size_t size)

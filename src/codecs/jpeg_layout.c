@@ -1,5 +1,6 @@
-/* jpeg_layout.c: finds a sequential JPEG's restart intervals in its bytes (the frame, the
- * restart interval, the scan's start, then every RST marker up to EOI). */
+/* jpeg_layout.c: walks a JPEG's header segment by segment, and finds a sequential JPEG's
+ * restart intervals in its bytes (the frame, the restart interval, the scan's start, then
+ * every RST marker up to EOI). */
 #include "jpeg_layout.h"
 
 #include <stdlib.h>
@@ -8,6 +9,28 @@
 static unsigned be16(const uint8_t *p)
 {
   return (unsigned)p[0] << 8 | p[1];
+}
+
+int gpuimg_jpeg_segment(const uint8_t *d, size_t size, size_t *pos, gpuimg_jpeg_segment_t *seg)
+{
+  size_t p = *pos;
+  while (p + 1 < size && d[p] == 0xff && d[p + 1] == 0xff)
+    p++; /* fill bytes before the marker */
+  if (p + 2 > size || d[p] != 0xff)
+    return 0;
+  int m = d[p + 1];
+  *seg = (gpuimg_jpeg_segment_t){.marker = m, .at = p};
+  if (m == 0x00 || m == 0x01 || (m >= 0xd0 && m <= 0xd9)) {
+    *pos = p + 2;
+    return 1;
+  }
+  size_t len = p + 4 <= size ? be16(d + p + 2) : 0;
+  if (len < 2 || len > size - p - 2)
+    return 0;
+  seg->body = d + p + 4;
+  seg->size = len - 2;
+  *pos = p + 2 + len;
+  return 1;
 }
 
 /* The frame header (SOF0 or SOF1) of segment length len at p: the size, the components and
@@ -45,32 +68,24 @@ static unsigned read_header(const uint8_t *d, size_t size, gpuimg_jpeg_layout_t 
 {
   unsigned dri = 0;
   int frame = 0;
-  size_t p = 2;
-  for (;;) {
-    if (p + 4 > size || d[p] != 0xff)
-      return 0;
-    int m = d[p + 1];
-    if (m == 0xff) { /* a fill byte before the marker */
-      p++;
-      continue;
-    }
-    size_t len = be16(d + p + 2);
+  gpuimg_jpeg_segment_t s;
+  for (size_t p = 2;;) {
     /* A marker without a length (RSTn, SOI, EOI, TEM) or FF 00, which libjpeg skips as junk
      * and reads on from: not a header this layout can follow. */
-    if (len < 2 || (m >= 0xd0 && m <= 0xd9) || m == 0x01 || m == 0x00 || len > size - p - 2)
+    if (!gpuimg_jpeg_segment(d, size, &p, &s) || !s.body)
       return 0;
+    int m = s.marker;
     if (m == 0xc0 || m == 0xc1) {
-      if (frame++ || !read_frame(d, p, len, l))
+      if (frame++ || !read_frame(d, s.at, s.size + 2, l))
         return 0;
-    } else if ((m >= 0xc2 && m <= 0xcf && m != 0xc4) || (m == 0xdd && len != 4)) {
+    } else if ((m >= 0xc2 && m <= 0xcf && m != 0xc4) || (m == 0xdd && s.size != 2)) {
       return 0; /* progressive, lossless, arithmetic or hierarchical; a bad DRI */
     } else if (m == 0xdd) {
-      dri = be16(d + p + 4);
+      dri = be16(s.body);
     } else if (m == 0xda) {
-      l->data = p + 2 + len;
-      return frame && len >= 3 && d[p + 4] == l->components ? dri : 0;
+      l->data = p;
+      return frame && s.size >= 1 && s.body[0] == l->components ? dri : 0;
     }
-    p += 2 + len;
   }
 }
 

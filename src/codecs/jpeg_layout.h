@@ -1,10 +1,25 @@
-/* jpeg_layout.h: where a sequential JPEG's restart intervals lie in its file, read from its
- * markers alone, so that a decoder can start at any interval (libjpeg.c decodes in bands). */
+/* jpeg_layout.h: a JPEG's layout read from its markers alone: its header's segments (the one
+ * walk of them for the codecs and the metadata), and where a sequential JPEG's restart intervals
+ * lie, so that a decoder can start at any interval (libjpeg.c decodes in bands). */
 #ifndef GPUIMG_JPEG_LAYOUT_H
 #define GPUIMG_JPEG_LAYOUT_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* One marker segment of a JPEG's header. */
+typedef struct {
+  int marker;          /* the byte after 0xff */
+  size_t at;           /* the offset of its 0xff */
+  const uint8_t *body; /* what follows its length; NULL for a marker without one */
+  size_t size;         /* body's bytes (0 without) */
+} gpuimg_jpeg_segment_t;
+
+/* The segment whose marker is at *pos in the JPEG d of size bytes (2, after SOI, to begin),
+ * fill bytes (0xff) before the marker skipped: 1 with *pos moved past it; 0 when no marker is
+ * there, or its length is under 2 or runs past size. RSTn, SOI, EOI, TEM (0x01) and 0xff 0x00
+ * have no length: body NULL. */
+int gpuimg_jpeg_segment(const uint8_t *d, size_t size, size_t *pos, gpuimg_jpeg_segment_t *seg);
 
 /* A JPEG of one interleaved Huffman scan (SOF0 or SOF1, 8-bit, 1 or 3 components) whose
  * restart interval is a whole number of MCU rows, and each interval's entropy-coded bytes. */

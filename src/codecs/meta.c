@@ -2,6 +2,8 @@
  * and puts them into an encoded JPEG or PNG, the same for every decoder and encoder. */
 #include "meta.h"
 
+#include "jpeg_layout.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -79,31 +81,21 @@ static void icc_part(found_t *f, int seq, int count, const uint8_t *d, size_t n)
  * what is wrong with the file). */
 static void jpeg_find(const uint8_t *b, size_t size, found_t *f)
 {
-  size_t pos = 2;
-  while (pos + 4 <= size && b[pos] == 0xff) {
-    uint8_t m = b[pos + 1];
-    if (m == 0xff) { /* fill byte */
-      pos++;
-      continue;
-    }
+  gpuimg_jpeg_segment_t s;
+  for (size_t pos = 2; gpuimg_jpeg_segment(b, size, &pos, &s);) {
+    int m = s.marker;
     if (m == 0xd9 || m == 0xda) /* EOI, SOS: the metadata comes before */
       return;
-    if (m == 0x01 || (m >= 0xd0 && m <= 0xd7)) { /* markers without a length */
-      pos += 2;
+    if (!s.body) /* markers without a length */
       continue;
-    }
-    size_t len = (size_t)b[pos + 2] << 8 | b[pos + 3];
-    if (len < 2 || len > size - pos - 2)
-      return;
-    const uint8_t *d = b + pos + 4;
-    size_t n = len - 2;
+    const uint8_t *d = s.body;
+    size_t n = s.size;
     if (m == 0xe1 && !f->exif && n >= 6 && !memcmp(d, EXIF_HEAD, 6))
       f->exif = d + 6, f->exif_size = n - 6;
     if (m == 0xe2 && n >= ICC_HEAD && !memcmp(d, ICC_TAG, 12))
       icc_part(f, d[12], d[13], d + ICC_HEAD, n - ICC_HEAD);
     if (m >= 0xc0 && m <= 0xcf && m != 0xc4 && m != 0xc8 && m != 0xcc && n >= 6 && !f->components)
       f->components = d[5];
-    pos += 2 + len;
   }
 }
 
