@@ -12,20 +12,29 @@
 #endif
 
 // Two nvJPEG library handles, because the hardware backend is a property of the handle:
-// - handle (NVJPEG_BACKEND_DEFAULT) reads headers, runs the CUDA decoder through the
-//   single-image nvjpegDecode(), and encodes;
-// - hw_handle (NVJPEG_BACKEND_HARDWARE), only where asked for and present, runs the
-//   hardware decoder through the batched API (the only API that reaches the hardware
-//   engines): batches of one image for gpuimg_nvjpeg_decode_device(), of up to
+// - the DEFAULT-backend handle (lib) runs the CUDA decoder through the single-image
+//   nvjpegDecode(), and encodes; made when first needed (where the hardware decoder reads
+//   the headers and takes every JPEG it is never needed: 0.1-0.3 s saved on an H200), and
+//   shared between the gpuimg_nvjpeg_t made with gpuimg_nvjpeg_create_sharing() (nvJPEG's
+//   handle may be used from several threads; states and parsed streams may not, so each
+//   gpuimg_nvjpeg_t keeps its own);
+// - hw_handle (NVJPEG_BACKEND_HARDWARE), only where asked for and present, reads headers and
+//   runs the hardware decoder through the batched API (the only API that reaches the
+//   hardware engines): batches of one image for gpuimg_nvjpeg_decode_device(), of up to
 //   GPUIMG_NVJPEG_MAX_BATCH for gpuimg_nvjpeg_decode_batch().
 // Both are strict about bitstream errors, so a truncated file is an error instead of an
 // image padded with grey.
+struct shared_lib {
+  nvjpegHandle_t handle;
+  int refs; // gpuimg_nvjpeg_t using it (atomic)
+};
+
 struct gpuimg_nvjpeg {
   gpuimg_cuda_t *ctx; // device and stream; not owned
   gpuimg_nvjpeg_backend_t backend;
-  nvjpegHandle_t handle;
+  shared_lib *lib;                  // NULL until the DEFAULT handle is first needed
   nvjpegJpegState_t state;          // nvjpegDecode()'s state, made by its first decode
-  nvjpegJpegStream_t header;        // parsed header for gpuimg_nvjpeg_info()
+  nvjpegJpegStream_t header;        // parsed header for gpuimg_nvjpeg_info(), with lib
   nvjpegEncoderState_t enc_state;   // created by the first encode
   nvjpegEncoderParams_t enc_params; // set again by every encode
   nvjpegHandle_t hw_handle;         // NULL: no hardware decoder
@@ -127,6 +136,88 @@ int decode_fail(nvjpegStatus_t st, const char *call, const char *what, const cha
     if (gpuimg_st_ != NVJPEG_STATUS_SUCCESS)                                                       \
       return decode_fail(gpuimg_st_, #call, what, __FILE__, __LINE__);                             \
   } while (0)
+
+// What gpuimg_nvjpeg_info() reads from a header.
+struct header_facts {
+  int ncomp, widths[NVJPEG_MAX_COMPONENT], heights[NVJPEG_MAX_COMPONENT];
+  nvjpegChromaSubsampling_t css;
+  nvjpegJpegEncoding_t encoding; // the frame header's coding process and sample precision,
+  unsigned precision;            // which nvjpegGetImageInfo() does not report
+};
+
+// Reads the header of the n bytes at jpeg with handle h into stream and *f; *call names
+// the call that failed.
+nvjpegStatus_t read_header(nvjpegHandle_t h, nvjpegJpegStream_t stream, const uint8_t *jpeg,
+                           size_t n, header_facts *f, const char **call)
+{
+  memset(f, 0, sizeof *f);
+  *call = "nvjpegGetImageInfo";
+  nvjpegStatus_t st = nvjpegGetImageInfo(h, jpeg, n, &f->ncomp, &f->css, f->widths, f->heights);
+  if (st != NVJPEG_STATUS_SUCCESS)
+    return st;
+  *call = "nvjpegJpegStreamParseHeader";
+  if ((st = nvjpegJpegStreamParseHeader(h, jpeg, n, stream)) != NVJPEG_STATUS_SUCCESS)
+    return st;
+  *call = "nvjpegJpegStreamGetJpegEncoding";
+  if ((st = nvjpegJpegStreamGetJpegEncoding(stream, &f->encoding)) != NVJPEG_STATUS_SUCCESS)
+    return st;
+  *call = "nvjpegJpegStreamGetSamplePrecision";
+  return nvjpegJpegStreamGetSamplePrecision(stream, &f->precision);
+}
+
+// Attaches lib, one more user of it, and the parsed stream that goes with it.
+nvjpegStatus_t lib_attach(gpuimg_nvjpeg_t *nj, shared_lib *lib)
+{
+  nvjpegStatus_t st = nvjpegJpegStreamCreate(lib->handle, &nj->header);
+  if (st != NVJPEG_STATUS_SUCCESS)
+    return st;
+  __atomic_add_fetch(&lib->refs, 1, __ATOMIC_RELAXED);
+  nj->lib = lib;
+  return st;
+}
+
+// Teardown of nj's hold on its DEFAULT handle: the last user destroys it (statuses cannot
+// be acted on).
+void lib_detach(gpuimg_nvjpeg_t *nj)
+{
+  if (nj->state)
+    (void)nvjpegJpegStateDestroy(nj->state);
+  if (nj->header)
+    (void)nvjpegJpegStreamDestroy(nj->header);
+  shared_lib *lib = nj->lib;
+  if (lib && __atomic_sub_fetch(&lib->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+    (void)nvjpegDestroy(lib->handle);
+    free(lib);
+  }
+  nj->state = NULL;
+  nj->header = NULL;
+  nj->lib = NULL;
+}
+
+// The DEFAULT-backend handle, made now unless nj has one: 0, or -1 with the error set.
+int default_open(gpuimg_nvjpeg_t *nj)
+{
+  if (nj->lib)
+    return 0;
+  shared_lib *lib = (shared_lib *)calloc(1, sizeof *lib);
+  if (!lib) {
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, "nvjpeg", "out of memory");
+    return -1;
+  }
+  nvjpegStatus_t st = nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, NULL, NULL,
+                                     NVJPEG_FLAGS_BITSTREAM_STRICT, &lib->handle);
+  if (st != NVJPEG_STATUS_SUCCESS) {
+    free(lib);
+    return nvjpeg_fail(st, "nvjpegCreateEx", __FILE__, __LINE__);
+  }
+  st = lib_attach(nj, lib);
+  if (st != NVJPEG_STATUS_SUCCESS) {
+    (void)nvjpegDestroy(lib->handle);
+    free(lib);
+    return nvjpeg_fail(st, "nvjpegJpegStreamCreate", __FILE__, __LINE__);
+  }
+  return 0;
+}
 
 // Teardown: statuses cannot be acted on (the work's own errors were already checked).
 void hw_close(gpuimg_nvjpeg_t *nj)
@@ -254,18 +345,31 @@ extern "C" void gpuimg_nvjpeg_destroy(gpuimg_nvjpeg_t *nj)
     (void)cudaStreamSynchronize(nj->ctx->stream);
   hw_close(nj);
   encoder_close(nj);
-  if (nj->header)
-    (void)nvjpegJpegStreamDestroy(nj->header);
-  if (nj->state)
-    (void)nvjpegJpegStateDestroy(nj->state);
-  if (nj->handle)
-    (void)nvjpegDestroy(nj->handle);
+  lib_detach(nj);
   cudaGetLastError(); // no teardown error for a later launch check
   free(nj);
 }
 
-extern "C" gpuimg_nvjpeg_t *gpuimg_nvjpeg_create(gpuimg_cuda_t *ctx,
-                                                 gpuimg_nvjpeg_backend_t backend)
+// nj's handles: the hardware decoder where asked for, and the DEFAULT handle (share's, when
+// given) where it is needed from the start: an encoder, or a decoder without the hardware.
+static int nvjpeg_open(gpuimg_nvjpeg_t *nj, const gpuimg_nvjpeg_t *share)
+{
+  // nvJPEG allocates on the current device: the context's.
+  GPUIMG_CUDA_CHECK(cudaSetDevice(nj->ctx->device));
+  if (nj->backend != GPUIMG_NVJPEG_CUDA && hw_open(nj) < 0 &&
+      nj->backend == GPUIMG_NVJPEG_HARDWARE) {
+    gpuimg_error_set(GPUIMG_EXIT_DEVICE, "nvjpeg", "no hardware JPEG decoder on %s: %s",
+                     nj->ctx->prop.name, nj->hw_why);
+    return -1;
+  }
+  if (share && share->lib)
+    GPUIMG_NVJPEG_CHECK(lib_attach(nj, share->lib));
+  return nj->hw_handle ? 0 : default_open(nj);
+}
+
+extern "C" gpuimg_nvjpeg_t *gpuimg_nvjpeg_create_sharing(gpuimg_cuda_t *ctx,
+                                                         gpuimg_nvjpeg_backend_t backend,
+                                                         const gpuimg_nvjpeg_t *share)
 {
   gpuimg_nvjpeg_t *nj = (gpuimg_nvjpeg_t *)calloc(1, sizeof *nj);
   if (!nj) {
@@ -277,24 +381,17 @@ extern "C" gpuimg_nvjpeg_t *gpuimg_nvjpeg_create(gpuimg_cuda_t *ctx,
   nj->hw_format = -1;
   nj->hw_why = "not asked for";
   nj->last = "none";
-  int rc = [&]() -> int {
-    // nvJPEG allocates on the current device: the context's.
-    GPUIMG_CUDA_CHECK(cudaSetDevice(ctx->device));
-    GPUIMG_NVJPEG_CHECK(nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, NULL, NULL,
-                                       NVJPEG_FLAGS_BITSTREAM_STRICT, &nj->handle));
-    GPUIMG_NVJPEG_CHECK(nvjpegJpegStreamCreate(nj->handle, &nj->header));
-    if (backend != GPUIMG_NVJPEG_CUDA && hw_open(nj) < 0 && backend == GPUIMG_NVJPEG_HARDWARE) {
-      gpuimg_error_set(GPUIMG_EXIT_DEVICE, "nvjpeg", "no hardware JPEG decoder on %s: %s",
-                       ctx->prop.name, nj->hw_why);
-      return -1;
-    }
-    return 0;
-  }();
-  if (rc < 0) {
+  if (nvjpeg_open(nj, share) < 0) {
     gpuimg_nvjpeg_destroy(nj);
     return NULL;
   }
   return nj;
+}
+
+extern "C" gpuimg_nvjpeg_t *gpuimg_nvjpeg_create(gpuimg_cuda_t *ctx,
+                                                 gpuimg_nvjpeg_backend_t backend)
+{
+  return gpuimg_nvjpeg_create_sharing(ctx, backend, NULL);
 }
 
 extern "C" void gpuimg_nvjpeg_version(int *major, int *minor, int *patch)
@@ -323,11 +420,7 @@ extern "C" const char *gpuimg_nvjpeg_last_decoder(const gpuimg_nvjpeg_t *nj)
 extern "C" int gpuimg_nvjpeg_info(gpuimg_nvjpeg_t *nj, const uint8_t *jpeg, size_t n,
                                   const char *what, int *width, int *height, int *channels)
 {
-  int ncomp = 0, widths[NVJPEG_MAX_COMPONENT] = {0}, heights[NVJPEG_MAX_COMPONENT] = {0};
-  nvjpegChromaSubsampling_t css = NVJPEG_CSS_UNKNOWN;
-  nvjpegJpegEncoding_t encoding = NVJPEG_ENCODING_UNKNOWN;
-  unsigned precision = 0;
-
+  header_facts facts;
   if (!jpeg || n == 0) {
     gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "empty file");
     return -1;
@@ -342,13 +435,24 @@ extern "C" int gpuimg_nvjpeg_info(gpuimg_nvjpeg_t *nj, const uint8_t *jpeg, size
                      n);
     return -1;
   }
-  GPUIMG_NVJPEG_CHECK_DATA(nvjpegGetImageInfo(nj->handle, jpeg, n, &ncomp, &css, widths, heights),
-                           what);
-  // The frame header's coding process and sample precision, which nvjpegGetImageInfo()
-  // does not report.
-  GPUIMG_NVJPEG_CHECK_DATA(nvjpegJpegStreamParseHeader(nj->handle, jpeg, n, nj->header), what);
-  GPUIMG_NVJPEG_CHECK(nvjpegJpegStreamGetJpegEncoding(nj->header, &encoding));
-  GPUIMG_NVJPEG_CHECK(nvjpegJpegStreamGetSamplePrecision(nj->header, &precision));
+  // The hardware decoder's handle reads the header where there is one (no DEFAULT handle
+  // needed); a header it refuses gets the DEFAULT handle's verdict, as without it.
+  const char *call = "nvjpegGetImageInfo";
+  nvjpegStatus_t st = NVJPEG_STATUS_NOT_INITIALIZED;
+  if (nj->hw_handle)
+    st = read_header(nj->hw_handle, nj->hw_header, jpeg, n, &facts, &call);
+  if (st != NVJPEG_STATUS_SUCCESS) {
+    if (default_open(nj) < 0)
+      return -1;
+    st = read_header(nj->lib->handle, nj->header, jpeg, n, &facts, &call);
+  }
+  if (st != NVJPEG_STATUS_SUCCESS)
+    return decode_fail(st, call, what, __FILE__, __LINE__);
+  int ncomp = facts.ncomp;
+  nvjpegChromaSubsampling_t css = facts.css;
+  nvjpegJpegEncoding_t encoding = facts.encoding;
+  unsigned precision = facts.precision;
+  const int *widths = facts.widths, *heights = facts.heights;
 
   const char *bad = NULL;
   char buf[96];
@@ -401,11 +505,13 @@ extern "C" int gpuimg_nvjpeg_decode_device(gpuimg_nvjpeg_t *nj, const uint8_t *j
     return -1;
   // The CUDA decoder's state, made by its first decode: about 0.3 s on the H200, which an
   // encoder, or a decoder whose JPEGs all go to the hardware, never needs.
+  if (!done && default_open(nj) < 0)
+    return -1;
   if (!done && !nj->state)
-    GPUIMG_NVJPEG_CHECK(nvjpegJpegStateCreate(nj->handle, &nj->state));
+    GPUIMG_NVJPEG_CHECK(nvjpegJpegStateCreate(nj->lib->handle, &nj->state));
   if (!done)
     GPUIMG_NVJPEG_CHECK_DATA(
-        nvjpegDecode(nj->handle, nj->state, jpeg, n, fmt, &dst, nj->ctx->stream), what);
+        nvjpegDecode(nj->lib->handle, nj->state, jpeg, n, fmt, &dst, nj->ctx->stream), what);
   GPUIMG_CUDA_CHECK(cudaStreamSynchronize(nj->ctx->stream));
   nj->last = done ? "hardware" : "cuda";
   if (ms)
@@ -437,10 +543,13 @@ extern "C" int gpuimg_nvjpeg_encode_device(gpuimg_nvjpeg_t *nj, const uint8_t *d
   double t0 = gpuimg_now_ms();
   cudaStream_t stream = nj->ctx->stream;
   GPUIMG_CUDA_CHECK(cudaSetDevice(nj->ctx->device));
+  if (default_open(nj) < 0)
+    return -1;
+  nvjpegHandle_t handle = nj->lib->handle;
   if (!nj->enc_state)
-    GPUIMG_NVJPEG_CHECK(nvjpegEncoderStateCreate(nj->handle, &nj->enc_state, stream));
+    GPUIMG_NVJPEG_CHECK(nvjpegEncoderStateCreate(handle, &nj->enc_state, stream));
   if (!nj->enc_params)
-    GPUIMG_NVJPEG_CHECK(nvjpegEncoderParamsCreate(nj->handle, &nj->enc_params, stream));
+    GPUIMG_NVJPEG_CHECK(nvjpegEncoderParamsCreate(handle, &nj->enc_params, stream));
   nvjpegEncoderParams_t params = nj->enc_params;
   GPUIMG_NVJPEG_CHECK(nvjpegEncoderParamsSetQuality(params, quality, stream));
   GPUIMG_NVJPEG_CHECK(nvjpegEncoderParamsSetEncoding(params, NVJPEG_ENCODING_BASELINE_DCT, stream));
@@ -452,23 +561,21 @@ extern "C" int gpuimg_nvjpeg_encode_device(gpuimg_nvjpeg_t *nj, const uint8_t *d
   src.channel[0] = (unsigned char *)d_src;
   src.pitch[0] = (size_t)width * (size_t)channels;
   if (channels == 3)
-    GPUIMG_NVJPEG_CHECK(nvjpegEncodeImage(nj->handle, nj->enc_state, params, &src,
-                                          NVJPEG_INPUT_RGBI, width, height, stream));
+    GPUIMG_NVJPEG_CHECK(nvjpegEncodeImage(handle, nj->enc_state, params, &src, NVJPEG_INPUT_RGBI,
+                                          width, height, stream));
   else // gray: the luma plane alone is the YUV input of a 4:0:0 JPEG
-    GPUIMG_NVJPEG_CHECK(nvjpegEncodeYUV(nj->handle, nj->enc_state, params, &src, NVJPEG_CSS_GRAY,
-                                        width, height, stream));
+    GPUIMG_NVJPEG_CHECK(nvjpegEncodeYUV(handle, nj->enc_state, params, &src, NVJPEG_CSS_GRAY, width,
+                                        height, stream));
   // The length first (data NULL), then the bytes once the encode has finished.
   size_t length = 0;
-  GPUIMG_NVJPEG_CHECK(
-      nvjpegEncodeRetrieveBitstream(nj->handle, nj->enc_state, NULL, &length, stream));
+  GPUIMG_NVJPEG_CHECK(nvjpegEncodeRetrieveBitstream(handle, nj->enc_state, NULL, &length, stream));
   GPUIMG_CUDA_CHECK(cudaStreamSynchronize(stream));
   uint8_t *bytes = (uint8_t *)malloc(length ? length : 1);
   if (!bytes) {
     gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "out of memory for a %zu-byte JPEG", length);
     return -1;
   }
-  nvjpegStatus_t st =
-      nvjpegEncodeRetrieveBitstream(nj->handle, nj->enc_state, bytes, &length, stream);
+  nvjpegStatus_t st = nvjpegEncodeRetrieveBitstream(handle, nj->enc_state, bytes, &length, stream);
   cudaError_t err = st == NVJPEG_STATUS_SUCCESS ? cudaStreamSynchronize(stream) : cudaSuccess;
   if (st != NVJPEG_STATUS_SUCCESS || err != cudaSuccess) {
     free(bytes);

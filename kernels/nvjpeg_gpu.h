@@ -35,6 +35,12 @@ typedef enum {
  * 0.15-0.5 s for one thread (scripts/bench-nvjpeg-setup), serialised across threads (16 at
  * once: 5.8 s), so batch mode makes one per device (src/backends/jpeg_batch.c). */
 gpuimg_nvjpeg_t *gpuimg_nvjpeg_create(gpuimg_cuda_t *ctx, gpuimg_nvjpeg_backend_t backend);
+
+/* The same, sharing share's nvJPEG library handle (the one for the CUDA decoder and the
+ * encoder) when it has one, instead of making another (0.08-0.15 s on an H200): for handles
+ * used on other threads of the same device. share may be destroyed before or after. */
+gpuimg_nvjpeg_t *gpuimg_nvjpeg_create_sharing(gpuimg_cuda_t *ctx, gpuimg_nvjpeg_backend_t backend,
+                                              const gpuimg_nvjpeg_t *share);
 void gpuimg_nvjpeg_destroy(gpuimg_nvjpeg_t *nj);
 
 /* nvJPEG's version (e.g. 13, 0, 1); zeros when unknown. */

@@ -68,6 +68,7 @@ typedef struct {
   int started; /* the thread has set up (ok says how) */
   int ok;      /* 1: serving; 0: set-up failed (error_code, error) or stopped */
   int hardware;
+  gpuimg_nvjpeg_t *nj; /* while serving, for the next encoder's set-up to share (under mu) */
   int error_code;
   char error[1024];
   double busy_ms, setup_ms;
@@ -206,13 +207,27 @@ static const char *lane_kind(const lane_t *lane)
   return lane->backend == GPUIMG_NVJPEG_CUDA ? "encoder" : "decoder";
 }
 
+/* The thread's nvJPEG handle on ctx: an encoder after the first shares the previous one's
+ * library handle (made once, not once per encoder), taken under its lock so that it cannot
+ * go meanwhile. */
+static gpuimg_nvjpeg_t *lane_nvjpeg(lane_t *lane, gpuimg_cuda_t *ctx)
+{
+  lane_t *prev = lane == lane->jb->lanes ? NULL : lane - 1;
+  if (!prev || prev->backend != GPUIMG_NVJPEG_CUDA || lane->backend != GPUIMG_NVJPEG_CUDA)
+    return gpuimg_nvjpeg_create(ctx, lane->backend);
+  pthread_mutex_lock(&prev->mu);
+  gpuimg_nvjpeg_t *nj = gpuimg_nvjpeg_create_sharing(ctx, lane->backend, prev->nj);
+  pthread_mutex_unlock(&prev->mu);
+  return nj;
+}
+
 /* The thread's CUDA context (*ctx) and nvJPEG handle; NULL with the error set. */
 static gpuimg_nvjpeg_t *lane_setup(lane_t *lane, gpuimg_cuda_t **ctx, int debug)
 {
   double t0 = gpuimg_now_ms();
   *ctx = gpuimg_cuda_create(lane->jb->device);
   double t1 = gpuimg_now_ms();
-  gpuimg_nvjpeg_t *nj = *ctx ? gpuimg_nvjpeg_create(*ctx, lane->backend) : NULL;
+  gpuimg_nvjpeg_t *nj = *ctx ? lane_nvjpeg(lane, *ctx) : NULL;
   if (debug)
     fprintf(stderr, "gpuimg: nvjpeg %s thread set-up: context %.1f ms, handles %.1f ms\n",
             lane_kind(lane), t1 - t0, gpuimg_now_ms() - t1);
@@ -255,6 +270,7 @@ static void *lane_main(void *arg)
   lane->setup_ms = gpuimg_now_ms() - t_setup;
   lane->started = 1;
   lane->ok = nj != NULL;
+  lane->nj = nj;
   lane->hardware = nj && gpuimg_nvjpeg_hardware(nj, NULL);
   if (!nj) {
     lane->error_code = gpuimg_error_code();
@@ -285,6 +301,7 @@ static void *lane_main(void *arg)
     lane->busy_ms += t1 - t0; /* serve() completed every request of the list */
   }
   lane->ok = 0;
+  lane->nj = NULL;
   pthread_mutex_unlock(&lane->mu);
   gpuimg_nvjpeg_destroy(nj);
   gpuimg_cuda_destroy(ctx);

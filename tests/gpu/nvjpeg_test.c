@@ -306,6 +306,36 @@ static int nv_encode(gpuimg_cuda_t *ctx, gpuimg_nvjpeg_t *nj, const gpuimg_image
   return rc;
 }
 
+/* Every handle encodes src to the same bytes: those of decs[0] (the CUDA decoder's handle),
+ * also AUTO's, whose encoder handle is made by its first encode, and one sharing decs[0]'s
+ * library handle, still after decs[0]'s sharer of its own has gone. */
+static void test_encode_shared(gpuimg_cuda_t *ctx, decoder_t *decs, int ndecs,
+                               const gpuimg_image_t *src)
+{
+  gpuimg_buf_t ref, got;
+  if (nv_encode(ctx, decs[0].nj, src, 90, &ref, NULL) < 0) {
+    report_error("shared: reference encode");
+    return;
+  }
+  gpuimg_nvjpeg_t *first = gpuimg_nvjpeg_create_sharing(ctx, GPUIMG_NVJPEG_CUDA, decs[0].nj);
+  gpuimg_nvjpeg_t *second =
+      first ? gpuimg_nvjpeg_create_sharing(ctx, GPUIMG_NVJPEG_AUTO, first) : NULL;
+  gpuimg_nvjpeg_destroy(first);
+  gpuimg_nvjpeg_t *encoders[] = {second, ndecs > 1 ? decs[1].nj : NULL};
+  const char *names[] = {"a handle sharing another's", decs[ndecs > 1].name};
+  for (int i = 0; i < 2; i++) {
+    if (!encoders[i] || nv_encode(ctx, encoders[i], src, 90, &got, NULL) < 0) {
+      report_error(names[i]);
+      continue;
+    }
+    check(got.size == ref.size && memcmp(got.data, ref.data, ref.size) == 0,
+          "%s: encodes %zu bytes unlike the CUDA handle's %zu", names[i], got.size, ref.size);
+    gpuimg_buf_free(&got);
+  }
+  gpuimg_nvjpeg_destroy(second);
+  gpuimg_buf_free(&ref);
+}
+
 /* nvJPEG encodes src at q90; stb decodes it to the same size and channels, PSNR >= min_db
  * against src. Then every decoder decodes it against stb. */
 static void test_encode_one(gpuimg_cuda_t *ctx, decoder_t *decs, int ndecs,
@@ -771,6 +801,7 @@ int main(int argc, char **argv)
       gpuimg_image_free(&gray);
     }
     test_encode_sizes(ctx, decs[0].nj, &sample);
+    test_encode_shared(ctx, decs, ndecs, &sample);
     test_encode_errors(decs[0].nj);
     static const int sizes[][2] = {{1, 1}, {17, 13}, {1023, 767}};
     for (int s = 0; s < 3; s++) {
