@@ -8,7 +8,7 @@
       Gaussian noise (sigma 2-8) and JPEG quality 80-95. Deterministic for a seed; written by
       as many processes as there are cores. Also writes DIR.list (one path per line).
 
-  bench-batch.py opencv LIST OUTDIR --op gray|blur [--procs 16] [--label L]
+  bench-batch.py opencv LIST OUTDIR --op gray|blur|thumb [--procs 16] [--label L]
       The same work as `gpuimg gray -o OUTDIR --format png` / `gpuimg blur -r 8 -o OUTDIR
       --format jpg` with OpenCV in --procs processes (multiprocessing.Pool, chunks of 8):
       imread, cvtColor(BGR2GRAY) or blur((17,17), BORDER_REPLICATE), imwrite (PNG at OpenCV's
@@ -90,7 +90,12 @@ def _opencv_one(args):
         out = os.path.join(outdir, base + ".png")
         ok = cv2.imwrite(out, res)
     else:
-        res = cv2.blur(img, (17, 17), borderType=cv2.BORDER_REPLICATE)
+        if op == "thumb":  # 256 pixels wide, as scripts/bench-thumbnails
+            h, w = img.shape[:2]
+            size = (256, max(1, round(h * 256 / w)))
+            res = cv2.resize(img, size, interpolation=cv2.INTER_AREA)
+        else:
+            res = cv2.blur(img, (17, 17), borderType=cv2.BORDER_REPLICATE)
         t2 = time.monotonic()
         out = os.path.join(outdir, base + ".jpg")
         ok = cv2.imwrite(out, res, [cv2.IMWRITE_JPEG_QUALITY, 90])
@@ -177,8 +182,8 @@ def main(argv):
         op = argv[argv.index("--op") + 1] if "--op" in argv else "gray"
         procs = int(argv[argv.index("--procs") + 1]) if "--procs" in argv else 16
         label = argv[argv.index("--label") + 1] if "--label" in argv else "opencv " + op
-        if op not in ("gray", "blur"):
-            sys.stderr.write("bench-batch.py: --op gray or blur\n")
+        if op not in ("gray", "blur", "thumb"):
+            sys.stderr.write("bench-batch.py: --op gray, blur or thumb\n")
             return 2
         opencv(argv[2], argv[3], op, procs, label)
         return 0
