@@ -4,17 +4,19 @@
  * images keeps the decoder's engines busy where many calls of one image each queue behind
  * each other: on an H200, 0.50 ms for one 1024x768 image, 1.7 ms for 16. And nvJPEG's
  * handles and states are slow to create (0.3-1.2 s, serialised across threads), so one set
- * per device serves every worker. Several threads per device, each with its own CUDA stream
- * and nvJPEG handle: the decoder (the hardware decoder where there is one) and the encoder,
- * so that encodes do not wait behind decodes. GPUIMG_JPEG_DECODERS and GPUIMG_JPEG_ENCODERS
- * (1..8, default 1 decoder and 2 encoders) set how many of each: on an H200 one encoder
- * thread takes about 0.29 ms per 1024x768 image, and a second made blur -> JPEG 1.06x faster
- * at -j 32 (2026-12-02); more decoder threads queue behind the same engines. Requests wait in each
- * thread's list; an encode goes to the encoder with the fewest waiting; the thread takes everything
- * waiting, works through it and wakes each requester. The decoder reads every header, decodes what
- * the hardware decoder takes in calls of up to 32 images per channel count, and the rest one by one
- * with nvJPEG's single-image path (which also finds which image of a failed batch is bad, and why).
- * No timer: a batch is whatever arrived while the previous one was being worked on.
+ * per device serves every worker: the decoder's hardware-decoder handle (nvJPEG's DEFAULT
+ * handle only once a JPEG needs the CUDA decoder) and one DEFAULT handle the encoders share.
+ * Several threads per device, each with its own CUDA stream and nvJPEG states: the decoder (the
+ * hardware decoder where there is one) and the encoder, so that encodes do not wait behind decodes.
+ * GPUIMG_JPEG_DECODERS and GPUIMG_JPEG_ENCODERS (1..8, default 1 decoder and 2 encoders) set how
+ * many of each: on an H200 one encoder thread takes about 0.29 ms per 1024x768 image, and a second
+ * made blur -> JPEG 1.06x faster at -j 32 (2026-12-02); more decoder threads queue behind the same
+ * engines. Requests wait in each thread's list; an encode goes to the encoder with the fewest
+ * waiting; the thread takes everything waiting, works through it and wakes each requester. The
+ * decoder reads every header, decodes what the hardware decoder takes in calls of up to 32 images
+ * per channel count, and the rest one by one with nvJPEG's single-image path (which also finds
+ * which image of a failed batch is bad, and why). No timer: a batch is whatever arrived while the
+ * previous one was being worked on.
  */
 #include "jpeg_batch.h"
 

@@ -43,7 +43,11 @@
  * images in 1.69 s after the set-up, at a share of 0.8: 0.21 ms; 0.26 ms alone with 64
  * workers; in ns per byte of pixels), what a device image costs the host besides a host encode
  * (its read, header, write and waits: 1.36 ms of process CPU time per image with --codec
- * nvjpeg, set-up included), and a host image's own read, header and write. */
+ * nvjpeg, set-up included), and a host image's own read, header and write. The set-up
+ * measured 0.83-1.2 s after the decoder stopped making a DEFAULT handle (2026-12-02, ninth
+ * session), but 1.5 s stays: it stands for the device path's ramp as well, and 1 s gave
+ * gray -> PNG a share of 0.98 (2,154 img/s against 2,449 at 0.8) and thumbnails 0.42 (3,726
+ * against 4,102 at 0.3) in the same call. */
 #define SPLIT_SETUP_MS 1500.0
 #define SPLIT_HW_DECODE_NS 0.10
 #define SPLIT_DEVICE_HOST_MS 1.0
