@@ -34,6 +34,18 @@ int gpuimg_env_int(const char *name, int def, int lo, int hi)
   return v < lo ? lo : v > hi ? hi : (int)v;
 }
 
+double gpuimg_env_fraction(const char *name, double def)
+{
+  const char *s = getenv(name);
+  char *end;
+  if (!s || !*s)
+    return def;
+  double v = strtod(s, &end);
+  if (end == s || *end || v != v) /* v != v: NaN */
+    return def;
+  return v < 0 ? 0 : v > 1 ? 1 : v;
+}
+
 const gpuimg_option_t *gpuimg_options_find(const gpuimg_option_t *table, const char *name,
                                            size_t len, char short_name)
 {

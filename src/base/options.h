@@ -86,4 +86,8 @@ int gpuimg_options_int(const char *what, const char *s, long long lo, long long 
  * it is unset, empty or not a whole number. */
 int gpuimg_env_int(const char *name, int def, int lo, int hi);
 
+/* The environment variable name as a number from 0 to 1 (values beyond are clamped); def
+ * when it is unset, empty, not a number or has anything after the number. */
+double gpuimg_env_fraction(const char *name, double def);
+
 #endif

@@ -79,9 +79,7 @@ static void start_device_jpeg(gpuimg_sched_t *s)
   s->device_jpeg = s->use_cuda && gpuimg_codec_choice_device(s->plan->codec);
   if (!s->device_jpeg)
     return;
-  const char *env = getenv("GPUIMG_JPEG_HOST_SHARE");
-  double share = env ? atof(env) : 0;
-  s->host_share = share > 0 ? (share < 1 ? share : 1) : 0;
+  s->host_share = gpuimg_env_fraction("GPUIMG_JPEG_HOST_SHARE", 0);
   for (int d = 0; d < s->ndevices; d++)
     if (!(s->jpeg[d] = gpuimg_jpeg_batch_create(s->devices[d], !env_is("GPUIMG_JPEG_BATCH", "0"))))
       gpuimg_error_clear(); /* no thread: each worker then makes its own nvJPEG handle */
@@ -286,14 +284,14 @@ static double model_share(const gpuimg_sched_t *s, const char *first, gpuimg_for
 
 double gpuimg_sched_split(gpuimg_sched_t *s, const char *first, gpuimg_format_t out, long n)
 {
-  const char *env = getenv("GPUIMG_JPEG_SPLIT");
+  /* unset, auto or anything but a number: the model's share (-1 here) */
+  double forced = gpuimg_env_fraction("GPUIMG_JPEG_SPLIT", -1);
   s->device_share = 0;
   if (!s->use_cuda || s->device_jpeg || s->plan->codec != GPUIMG_CODEC_AUTO || !first || n <= 0 ||
-      !gpuimg_pipeline_has_device_jpeg() || !fast_kernels(s->plan) ||
-      (env && strcmp(env, "0") == 0))
+      !gpuimg_pipeline_has_device_jpeg() || !fast_kernels(s->plan) || forced == 0)
     return 0;
-  int model = !env || !*env || strcmp(env, "auto") == 0;
-  double share = model ? model_share(s, first, out, n) : atof(env);
+  int model = forced < 0;
+  double share = model ? model_share(s, first, out, n) : forced;
   if (!(share > 0))
     return 0;
   for (int d = 0; d < s->ndevices; d++)
