@@ -143,6 +143,7 @@ struct header_facts {
   nvjpegChromaSubsampling_t css;
   nvjpegJpegEncoding_t encoding; // the frame header's coding process and sample precision,
   unsigned precision;            // which nvjpegGetImageInfo() does not report
+  bool parsed;                   // both reads of the bytes succeeded
 };
 
 // Reads the header of the n bytes at jpeg with handle h into stream and *f; *call names
@@ -158,6 +159,7 @@ nvjpegStatus_t read_header(nvjpegHandle_t h, nvjpegJpegStream_t stream, const ui
   *call = "nvjpegJpegStreamParseHeader";
   if ((st = nvjpegJpegStreamParseHeader(h, jpeg, n, stream)) != NVJPEG_STATUS_SUCCESS)
     return st;
+  f->parsed = true;
   *call = "nvjpegJpegStreamGetJpegEncoding";
   if ((st = nvjpegJpegStreamGetJpegEncoding(stream, &f->encoding)) != NVJPEG_STATUS_SUCCESS)
     return st;
@@ -168,10 +170,12 @@ nvjpegStatus_t read_header(nvjpegHandle_t h, nvjpegJpegStream_t stream, const ui
 // Attaches lib, one more user of it, and the parsed stream that goes with it.
 nvjpegStatus_t lib_attach(gpuimg_nvjpeg_t *nj, shared_lib *lib)
 {
-  nvjpegStatus_t st = nvjpegJpegStreamCreate(lib->handle, &nj->header);
+  nvjpegJpegStream_t header = NULL;
+  nvjpegStatus_t st = nvjpegJpegStreamCreate(lib->handle, &header);
   if (st != NVJPEG_STATUS_SUCCESS)
     return st;
   __atomic_add_fetch(&lib->refs, 1, __ATOMIC_RELAXED);
+  nj->header = header;
   nj->lib = lib;
   return st;
 }
@@ -362,7 +366,7 @@ static int nvjpeg_open(gpuimg_nvjpeg_t *nj, const gpuimg_nvjpeg_t *share)
                      nj->ctx->prop.name, nj->hw_why);
     return -1;
   }
-  if (share && share->lib)
+  if (share && share->lib && share->ctx->device == nj->ctx->device)
     GPUIMG_NVJPEG_CHECK(lib_attach(nj, share->lib));
   return nj->hw_handle ? 0 : default_open(nj);
 }
@@ -412,6 +416,11 @@ extern "C" int gpuimg_nvjpeg_hardware(const gpuimg_nvjpeg_t *nj, const char **wh
   return nj->hw_handle != NULL;
 }
 
+extern "C" int gpuimg_nvjpeg_shares(const gpuimg_nvjpeg_t *a, const gpuimg_nvjpeg_t *b)
+{
+  return a->lib && a->lib == b->lib;
+}
+
 extern "C" const char *gpuimg_nvjpeg_last_decoder(const gpuimg_nvjpeg_t *nj)
 {
   return nj->last;
@@ -446,6 +455,9 @@ extern "C" int gpuimg_nvjpeg_info(gpuimg_nvjpeg_t *nj, const uint8_t *jpeg, size
       return -1;
     st = read_header(nj->lib->handle, nj->header, jpeg, n, &facts, &call);
   }
+  // The header's own reads blame the data; the stream's getters after them, the library.
+  if (st != NVJPEG_STATUS_SUCCESS && facts.parsed)
+    return nvjpeg_fail(st, call, __FILE__, __LINE__);
   if (st != NVJPEG_STATUS_SUCCESS)
     return decode_fail(st, call, what, __FILE__, __LINE__);
   int ncomp = facts.ncomp;

@@ -37,10 +37,16 @@ typedef enum {
 gpuimg_nvjpeg_t *gpuimg_nvjpeg_create(gpuimg_cuda_t *ctx, gpuimg_nvjpeg_backend_t backend);
 
 /* The same, sharing share's nvJPEG library handle (the one for the CUDA decoder and the
- * encoder) when it has one, instead of making another (0.08-0.15 s on an H200): for handles
- * used on other threads of the same device. share may be destroyed before or after. */
+ * encoder) when it has one and is on the same device, instead of making another (0.08-0.15 s
+ * on an H200): for handles used on other threads of that device. share may be at work on
+ * its own thread meanwhile, but not being destroyed, nor (an AUTO handle without a library
+ * handle yet) making its own; afterwards either may be destroyed first, the library handle
+ * going with the last of them. */
 gpuimg_nvjpeg_t *gpuimg_nvjpeg_create_sharing(gpuimg_cuda_t *ctx, gpuimg_nvjpeg_backend_t backend,
                                               const gpuimg_nvjpeg_t *share);
+
+/* 1 when a and b share one nvJPEG library handle (for tests). */
+int gpuimg_nvjpeg_shares(const gpuimg_nvjpeg_t *a, const gpuimg_nvjpeg_t *b);
 void gpuimg_nvjpeg_destroy(gpuimg_nvjpeg_t *nj);
 
 /* nvJPEG's version (e.g. 13, 0, 1); zeros when unknown. */

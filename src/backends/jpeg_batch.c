@@ -218,9 +218,11 @@ static gpuimg_nvjpeg_t *lane_nvjpeg(lane_t *lane, gpuimg_cuda_t *ctx)
   if (!prev || prev->backend != GPUIMG_NVJPEG_CUDA || lane->backend != GPUIMG_NVJPEG_CUDA)
     return gpuimg_nvjpeg_create(ctx, lane->backend);
   pthread_mutex_lock(&prev->mu);
-  gpuimg_nvjpeg_t *nj = gpuimg_nvjpeg_create_sharing(ctx, lane->backend, prev->nj);
+  gpuimg_nvjpeg_t *nj =
+      prev->nj ? gpuimg_nvjpeg_create_sharing(ctx, lane->backend, prev->nj) : NULL;
+  int shared = prev->nj != NULL;
   pthread_mutex_unlock(&prev->mu);
-  return nj;
+  return shared ? nj : gpuimg_nvjpeg_create(ctx, lane->backend);
 }
 
 /* The thread's CUDA context (*ctx) and nvJPEG handle; NULL with the error set. */

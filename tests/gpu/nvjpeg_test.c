@@ -306,24 +306,87 @@ static int nv_encode(gpuimg_cuda_t *ctx, gpuimg_nvjpeg_t *nj, const gpuimg_image
   return rc;
 }
 
+typedef struct {
+  gpuimg_cuda_t *ctx;
+  gpuimg_nvjpeg_t *nj;
+  const gpuimg_image_t *src;
+  const gpuimg_buf_t *ref;
+  int wrong, failed;
+} encode_thread_t;
+
+static void *encode_thread(void *arg)
+{
+  encode_thread_t *et = arg;
+  for (int i = 0; i < 20 && !et->failed; i++) {
+    gpuimg_buf_t got;
+    if (nv_encode(et->ctx, et->nj, et->src, 90, &got, NULL) < 0) {
+      et->failed = 1;
+      break;
+    }
+    et->wrong += got.size != et->ref->size || memcmp(got.data, et->ref->data, got.size) != 0;
+    gpuimg_buf_free(&got);
+  }
+  return NULL;
+}
+
+/* Two handles sharing one library handle encode src at once, on two threads with a context
+ * each, 20 times: every file the bytes of ref. */
+static void test_encode_threads(const gpuimg_image_t *src, const gpuimg_buf_t *ref)
+{
+  encode_thread_t et[2];
+  memset(et, 0, sizeof et);
+  for (int i = 0; i < 2; i++) {
+    et[i].src = src;
+    et[i].ref = ref;
+    et[i].ctx = gpuimg_cuda_create(-1);
+    if (et[i].ctx)
+      et[i].nj = i == 0 ? gpuimg_nvjpeg_create(et[i].ctx, GPUIMG_NVJPEG_CUDA)
+                        : gpuimg_nvjpeg_create_sharing(et[i].ctx, GPUIMG_NVJPEG_CUDA, et[0].nj);
+  }
+  pthread_t th[2];
+  int started = 0;
+  if (et[0].nj && et[1].nj && gpuimg_nvjpeg_shares(et[0].nj, et[1].nj))
+    for (; started < 2; started++)
+      if (pthread_create(&th[started], NULL, encode_thread, &et[started]) != 0)
+        break;
+  for (int i = 0; i < started; i++)
+    pthread_join(th[i], NULL);
+  if (started < 2)
+    report_error("two threads sharing a handle: set-up");
+  for (int i = 0; i < started; i++) {
+    if (et[i].failed)
+      report_error("two threads sharing a handle: encode");
+    check(et[i].wrong == 0, "thread %d of two sharing a handle: %d of 20 files differ", i,
+          et[i].wrong);
+  }
+  for (int i = 0; i < 2; i++) {
+    gpuimg_nvjpeg_destroy(et[i].nj);
+    gpuimg_cuda_destroy(et[i].ctx);
+  }
+}
+
 /* Every handle encodes src to the same bytes: those of decs[0] (the CUDA decoder's handle),
- * also AUTO's, whose encoder handle is made by its first encode, and one sharing decs[0]'s
- * library handle, still after decs[0]'s sharer of its own has gone. */
+ * also AUTO's, whose library handle is made by its first encode, and one that shares a
+ * library handle and holds it alone once its maker is gone; and two handles sharing one
+ * encode on two threads at once. */
 static void test_encode_shared(gpuimg_cuda_t *ctx, decoder_t *decs, int ndecs,
                                const gpuimg_image_t *src)
 {
-  gpuimg_buf_t ref, got;
+  gpuimg_buf_t ref;
   if (nv_encode(ctx, decs[0].nj, src, 90, &ref, NULL) < 0) {
     report_error("shared: reference encode");
     return;
   }
-  gpuimg_nvjpeg_t *first = gpuimg_nvjpeg_create_sharing(ctx, GPUIMG_NVJPEG_CUDA, decs[0].nj);
-  gpuimg_nvjpeg_t *second =
-      first ? gpuimg_nvjpeg_create_sharing(ctx, GPUIMG_NVJPEG_AUTO, first) : NULL;
-  gpuimg_nvjpeg_destroy(first);
-  gpuimg_nvjpeg_t *encoders[] = {second, ndecs > 1 ? decs[1].nj : NULL};
-  const char *names[] = {"a handle sharing another's", decs[ndecs > 1].name};
+  gpuimg_nvjpeg_t *maker = gpuimg_nvjpeg_create(ctx, GPUIMG_NVJPEG_CUDA);
+  gpuimg_nvjpeg_t *heir =
+      maker ? gpuimg_nvjpeg_create_sharing(ctx, GPUIMG_NVJPEG_AUTO, maker) : NULL;
+  check(!heir || gpuimg_nvjpeg_shares(maker, heir), "a sharing handle made its own");
+  check(!heir || !gpuimg_nvjpeg_shares(decs[0].nj, heir), "two makers share a handle");
+  gpuimg_nvjpeg_destroy(maker);
+  gpuimg_nvjpeg_t *encoders[] = {heir, decs[ndecs > 1].nj};
+  const char *names[] = {"a handle left alone with a shared one", decs[ndecs > 1].name};
   for (int i = 0; i < 2; i++) {
+    gpuimg_buf_t got;
     if (!encoders[i] || nv_encode(ctx, encoders[i], src, 90, &got, NULL) < 0) {
       report_error(names[i]);
       continue;
@@ -332,7 +395,8 @@ static void test_encode_shared(gpuimg_cuda_t *ctx, decoder_t *decs, int ndecs,
           "%s: encodes %zu bytes unlike the CUDA handle's %zu", names[i], got.size, ref.size);
     gpuimg_buf_free(&got);
   }
-  gpuimg_nvjpeg_destroy(second);
+  gpuimg_nvjpeg_destroy(heir);
+  test_encode_threads(src, &ref);
   gpuimg_buf_free(&ref);
 }
 
