@@ -480,15 +480,15 @@ void gpuimg_jpeg_batch_waits(gpuimg_jpeg_batch_t *jb, int encode, double *ms, lo
   }
 }
 
-int gpuimg_jpeg_batch_hardware(gpuimg_jpeg_batch_t *jb)
+int gpuimg_jpeg_batch_decoder(gpuimg_jpeg_batch_t *jb)
 {
   lane_t *lane = &jb->lanes[LANE_DECODE];
   pthread_mutex_lock(&lane->mu);
   while (!lane->started)
     pthread_cond_wait(&lane->work, &lane->mu);
-  int hardware = lane->ok && lane->hardware;
+  int decoder = lane->ok ? lane->hardware : -1;
   pthread_mutex_unlock(&lane->mu);
-  return hardware;
+  return decoder;
 }
 
 void gpuimg_jpeg_batch_destroy(gpuimg_jpeg_batch_t *jb)
@@ -564,10 +564,10 @@ void gpuimg_jpeg_batch_waits(gpuimg_jpeg_batch_t *jb, int encode, double *ms, lo
   *requests = 0;
 }
 
-int gpuimg_jpeg_batch_hardware(gpuimg_jpeg_batch_t *jb)
+int gpuimg_jpeg_batch_decoder(gpuimg_jpeg_batch_t *jb)
 {
   (void)jb;
-  return 0;
+  return -1;
 }
 
 void gpuimg_jpeg_batch_destroy(gpuimg_jpeg_batch_t *jb)

@@ -43,8 +43,9 @@ void gpuimg_jpeg_batch_counts(gpuimg_jpeg_batch_t *jb, long *batches, long *imag
  * again (ms[2], the wake-up), summed, and their count. */
 void gpuimg_jpeg_batch_waits(gpuimg_jpeg_batch_t *jb, int encode, double *ms, long *requests);
 
-/* 1 when the decoder thread has the hardware JPEG decoder, after waiting for its set-up. */
-int gpuimg_jpeg_batch_hardware(gpuimg_jpeg_batch_t *jb);
+/* What the decoder thread decodes with, after waiting for its set-up: 1 the hardware JPEG
+ * decoder, 0 nvJPEG's CUDA decoder alone, -1 nothing (its set-up failed: no usable device). */
+int gpuimg_jpeg_batch_decoder(gpuimg_jpeg_batch_t *jb);
 
 /* Stops the threads (after the requests in progress) and frees everything. */
 void gpuimg_jpeg_batch_destroy(gpuimg_jpeg_batch_t *jb);

@@ -343,13 +343,15 @@ static int device_path_off(gpuimg_sched_t *s)
 }
 
 /* A device worker's look, before its first item and after making its runner (it waits for
- * the decoder thread's set-up, as its first decode would): the model's split is off where the
- * decoder thread has no hardware decoder, on any device, so that the device path's items go to the
- * host codecs as though there were no split; a share set by GPUIMG_JPEG_SPLIT stays on
- * (measurements). 1 when the device path is on. */
+ * the decoder thread's set-up, as its first decode would): the split is off where the decoder
+ * thread has no usable device, on any device, so that the device path's items go to the host
+ * codecs as though there were no split; the model's split also where it has no hardware decoder
+ * (a share set by GPUIMG_JPEG_SPLIT then stays on, with nvJPEG's CUDA decoder: measurements).
+ * 1 when the device path is on. */
 static int device_path_check(gpuimg_sched_t *s, gpuimg_jpeg_batch_t *jpeg)
 {
-  if (s->split_model && (!jpeg || !gpuimg_jpeg_batch_hardware(jpeg)))
+  int decoder = jpeg ? gpuimg_jpeg_batch_decoder(jpeg) : -1;
+  if (decoder < 0 || (s->split_model && decoder == 0))
     atomic_store(&s->device_off, 1);
   pthread_mutex_lock(&s->mu);
   s->device_checked++;
