@@ -209,12 +209,18 @@ static const char *lane_kind(const lane_t *lane)
   return lane->backend == GPUIMG_NVJPEG_CUDA ? "encoder" : "decoder";
 }
 
+/* The lane set up before this one (NULL for the first). */
+static lane_t *previous(lane_t *lane)
+{
+  return lane == lane->jb->lanes ? NULL : lane - 1;
+}
+
 /* The thread's nvJPEG handle on ctx: an encoder after the first shares the previous one's
  * library handle (made once, not once per encoder), taken under its lock so that it cannot
  * go meanwhile. */
 static gpuimg_nvjpeg_t *lane_nvjpeg(lane_t *lane, gpuimg_cuda_t *ctx)
 {
-  lane_t *prev = lane == lane->jb->lanes ? NULL : lane - 1;
+  lane_t *prev = previous(lane);
   if (!prev || prev->backend != GPUIMG_NVJPEG_CUDA || lane->backend != GPUIMG_NVJPEG_CUDA)
     return gpuimg_nvjpeg_create(ctx, lane->backend);
   pthread_mutex_lock(&prev->mu);
@@ -245,7 +251,7 @@ static gpuimg_nvjpeg_t *lane_setup(lane_t *lane, gpuimg_cuda_t **ctx, int debug)
  * (gpuimg_jpeg_batch_destroy() came first). */
 static int wait_previous(lane_t *lane)
 {
-  lane_t *prev = lane == lane->jb->lanes ? NULL : lane - 1;
+  lane_t *prev = previous(lane);
   if (prev) {
     pthread_mutex_lock(&prev->mu);
     while (!prev->started)

@@ -40,6 +40,15 @@ int gpuimg_codec_choice_device(gpuimg_codec_choice_t choice)
   return c && c->device;
 }
 
+int gpuimg_codec_device_recognises(const uint8_t *bytes, size_t size)
+{
+  const gpuimg_codec_t *c;
+  for (int i = 0; (c = gpuimg_codec_at(i)); i++)
+    if (c->device && c->decodes && c->recognises && c->recognises(bytes, size))
+      return 1;
+  return 0;
+}
+
 const gpuimg_codec_t *gpuimg_codec_at(int i)
 {
   for (int k = 0; k < NCODECS; k++)

@@ -146,6 +146,9 @@ const char *gpuimg_codec_missing(const char *name);
 
 /* 1 when choice names a codec built in that works from device memory (nvjpeg). */
 int gpuimg_codec_choice_device(gpuimg_codec_choice_t choice);
+/* 1 when a codec built in that works from device memory (nvjpeg) recognises these bytes as
+ * its to decode: what a device JPEG path takes (the rest goes to a host decoder). */
+int gpuimg_codec_device_recognises(const uint8_t *bytes, size_t size);
 
 /* The --codec spelling of choice ("auto", "stb", ...). */
 const char *gpuimg_codec_choice_name(gpuimg_codec_choice_t choice);

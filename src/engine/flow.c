@@ -370,13 +370,12 @@ static int load(image_t *im)
   if (o > 1) /* the output shows the turned pixels as they are */
     gpuimg_meta_upright(&im->meta);
   /* A JPEG whose pixels must be turned is decoded here (the device decode keeps them), as is
-   * one of a batch's host share, and one of a kind the device's decoder may refuse or read
-   * otherwise (CMYK, 12-bit...), which auto's host decoder takes. */
-  int uncommon = im->device_jpeg && gpuimg_codec_is_jpeg(bytes, size) &&
-                 !gpuimg_codec_jpeg_is_common(bytes, size);
-  im->host_jpeg = o > 1 || job->host_decode || uncommon;
-  im->on_device =
-      job->input && im->device_jpeg && gpuimg_codec_is_jpeg(bytes, size) && !im->host_jpeg;
+   * one of a batch's host share, and one the device codec does not declare it takes (CMYK,
+   * 12-bit...: its recognises), which auto's host decoder takes. */
+  int jpeg = im->device_jpeg && gpuimg_codec_is_jpeg(bytes, size);
+  int device_takes = jpeg && gpuimg_codec_device_recognises(bytes, size);
+  im->host_jpeg = o > 1 || job->host_decode || (jpeg && !device_takes);
+  im->on_device = job->input && device_takes && !im->host_jpeg;
   int was_on_device = im->on_device;
   int r = im->on_device ? 1 : shrink_on_load(im, bytes, size, o);
   choose_backend(im, bytes, size, r);
