@@ -52,6 +52,19 @@ gpuimg_stage_t *gpuimg_run_step_stage(gpuimg_run_t *run, const gpuimg_plan_t *pl
   return s;
 }
 
+int gpuimg_plan_may_reduce(const gpuimg_plan_t *plan)
+{
+  return !plan->exact_decode && plan->nsteps > 0 && plan->steps[0].op->load_reduction;
+}
+
+int gpuimg_plan_load_reduction(const gpuimg_plan_t *plan, int w, int h, void *fixed)
+{
+  const gpuimg_step_t *first = &plan->steps[0];
+  return gpuimg_plan_may_reduce(plan)
+             ? first->op->load_reduction(first->params, w, h, 8, fixed)
+             : 1;
+}
+
 int gpuimg_plan_shapes(const gpuimg_plan_t *plan, int w, int h, int c, gpuimg_shape_t *shapes)
 {
   shapes[0] = (gpuimg_shape_t){w, h, c};

@@ -52,8 +52,11 @@
 #define SPLIT_HW_DECODE_NS 0.10
 #define SPLIT_DEVICE_HOST_MS 1.0
 #define SPLIT_HOST_IMAGE_MS 0.4
-/* Every core busy, a host image takes longer than the model's one-thread figures: 1.15x
- * (thumbnails, gray -> PNG) to 1.4x (blur -> JPEG, waits for the device included). */
+/* Every core busy, a host image takes longer than the model's one-thread figures: about 1.2x
+ * (16 workers of the host codecs on the H200 machine, in ms of a core per image: blur -> JPEG
+ * 11.0, gray -> PNG 10.0, 256-pixel thumbnails decoded at 1/2 5.4, against 9.1, 8.2 and 4.4
+ * for one thread here; until 2026-12-02 the host's steps were left out, and blur's share came
+ * out at 0.49 where 0.65-0.8 ran fastest). */
 #define SPLIT_HOST_LOADED 1.2
 /* A share that would give the device fewer images than this is not worth its set-up. */
 #define SPLIT_MIN_IMAGES 64
@@ -152,16 +155,22 @@ double gpuimg_cost_predict_nvjpeg(const gpuimg_plan_t *plan, int threads,
                                                   : device_run_ms(&p, device_decode, device_encode);
 }
 
-double gpuimg_cost_device_share(const gpuimg_plan_t *plan, const gpuimg_cost_input_t *in, int cores,
+double gpuimg_cost_device_share(const gpuimg_plan_t *plan, const gpuimg_cost_input_t *in,
+                                const gpuimg_plan_t *host_plan, int reduction, int cores,
                                 long n)
 {
-  parts_t p;
+  parts_t p, h;
+  int r = reduction > 1 ? reduction : 1;
+  gpuimg_cost_input_t reduced = *in;
+  reduced.width = (in->width + r - 1) / r;
+  reduced.height = (in->height + r - 1) / r;
   if (in->in_format != GPUIMG_FORMAT_JPEG || n <= 0 || cores <= 0 ||
-      predict_parts(plan, 1, in, &p) < 0)
+      predict_parts(plan, 1, in, &p) < 0 ||
+      predict_parts(host_plan ? host_plan : plan, 1, &reduced, &h) < 0)
     return 0;
   int device_encode = in->out_format == GPUIMG_FORMAT_JPEG;
   /* ms of one core per image */
-  double host = (p.decode + p.encode + SPLIT_HOST_IMAGE_MS) * SPLIT_HOST_LOADED;
+  double host = (p.decode + h.cpu + h.encode + SPLIT_HOST_IMAGE_MS) * SPLIT_HOST_LOADED;
   double dev_host = SPLIT_DEVICE_HOST_MS + (device_encode ? 0 : p.encode * SPLIT_HOST_LOADED);
   double dev = p.in_bytes * SPLIT_HW_DECODE_NS * 1e-6;
   /* Both done together: n (host - share (host - dev_host)) / cores = setup + n share dev;

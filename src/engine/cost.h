@@ -32,10 +32,13 @@ double gpuimg_cost_predict_nvjpeg(const gpuimg_plan_t *plan, int threads,
  * path (the hardware decoder, the steps there, nvJPEG's encoder for a JPEG output) while the
  * host's `cores` cores convert the rest with the host codecs, so that both finish together:
  * the device path's set-up and its decoder's time per image against the host's time per image
- * (a reduced decode priced as a full one: the entropy decoding dominates) and what a device
- * image still costs the host (its read, write and any host encode). 0 to 1; 0 when the
- * device's share would be too small to pay for its set-up. */
-double gpuimg_cost_device_share(const gpuimg_plan_t *plan, const gpuimg_cost_input_t *in, int cores,
+ * (its decode, steps and encode) and what a device image still costs the host (its read,
+ * write and any host encode). The host decodes at 1/reduction of the size (shrink-on-load,
+ * priced as a full decode: the entropy decoding dominates) and runs host_plan's steps there
+ * (NULL: plan's). 0 to 1; 0 when the device's share would be too small to pay for its
+ * set-up. */
+double gpuimg_cost_device_share(const gpuimg_plan_t *plan, const gpuimg_cost_input_t *in,
+                                const gpuimg_plan_t *host_plan, int reduction, int cores,
                                 long n);
 
 #endif

@@ -275,7 +275,9 @@ static double model_share(const gpuimg_sched_t *s, const char *first, gpuimg_for
   if (gpuimg_file_read(first, &buf) == 0 && gpuimg_codec_is_jpeg(buf.data, buf.size) &&
       gpuimg_codec_info(buf.data, buf.size, &in.width, &in.height, &in.channels) == 0) {
     in.file_bytes = buf.size;
-    share = gpuimg_cost_device_share(s->plan, &in, gpuimg_cpu_cores(), n);
+    gpuimg_plan_t host = *s->plan; /* the host's steps after a shrink-on-load decode */
+    int r = gpuimg_plan_load_reduction(s->plan, in.width, in.height, host.steps[0].params);
+    share = gpuimg_cost_device_share(s->plan, &in, &host, r, gpuimg_cpu_cores(), n);
   }
   gpuimg_error_clear(); /* the run itself reports a bad first input */
   gpuimg_buf_free(&buf);
