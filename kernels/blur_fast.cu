@@ -4,6 +4,9 @@
 #include <string.h>
 
 #include "blur_internal.cuh"
+extern "C" {
+#include "options.h"
+}
 
 namespace gpuimg_blur
 {
@@ -436,9 +439,7 @@ int launch_fused(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurS
   // 640x480, docs/performance.md): r + 1 halves the time at r = 1 against a floor of 16, and
   // below 16 rows for r >= 16 the GPU's fill outweighs the longer window set-up.
   int min_rows = s.r + 1 < 2 ? 2 : s.r + 1 > 16 ? 16 : s.r + 1;
-  const char *env_rows = getenv("GPUIMG_FUSED_MIN_ROWS"); // a fixed floor, for measurements
-  if (env_rows && atoi(env_rows) >= 1)
-    min_rows = atoi(env_rows);
+  min_rows = gpuimg_env_int("GPUIMG_FUSED_MIN_ROWS", min_rows, 1, 1 << 20); // for measurements
   int rows = band_rows(ctx, tiles, s.h, 64, min_rows, 8);
   dim3 block(kFusedThreads), grid((unsigned)tiles, (unsigned)((s.h + rows - 1) / rows));
   if (gpuimg_cuda_check_grid(ctx, grid, "blur_fused_kernel") < 0)
