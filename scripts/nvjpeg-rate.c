@@ -148,7 +148,8 @@ int main(int argc, char **argv)
   check(cudaFree(0), "cudaFree(0)");
   for (int pipeline = 0; pipeline < 2; pipeline++) {
     nvjpegHandle_t h;
-    unsigned flags = NVJPEG_FLAGS_BITSTREAM_STRICT | (pipeline ? 0 : NVJPEG_FLAGS_HW_DECODE_NO_PIPELINE);
+    unsigned flags =
+        NVJPEG_FLAGS_BITSTREAM_STRICT | (pipeline ? 0 : NVJPEG_FLAGS_HW_DECODE_NO_PIPELINE);
     check(nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, NULL, NULL, flags, &h), "nvjpegCreateEx");
     if (!width) {
       int nc, ws[NVJPEG_MAX_COMPONENT], hs[NVJPEG_MAX_COMPONENT];

@@ -156,8 +156,7 @@ double gpuimg_cost_predict_nvjpeg(const gpuimg_plan_t *plan, int threads,
 }
 
 double gpuimg_cost_device_share(const gpuimg_plan_t *plan, const gpuimg_cost_input_t *in,
-                                const gpuimg_plan_t *host_plan, int reduction, int cores,
-                                long n)
+                                const gpuimg_plan_t *host_plan, int reduction, int cores, long n)
 {
   parts_t p, h;
   int r = reduction > 1 ? reduction : 1;

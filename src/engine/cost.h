@@ -38,7 +38,6 @@ double gpuimg_cost_predict_nvjpeg(const gpuimg_plan_t *plan, int threads,
  * (NULL: plan's). 0 to 1; 0 when the device's share would be too small to pay for its
  * set-up. */
 double gpuimg_cost_device_share(const gpuimg_plan_t *plan, const gpuimg_cost_input_t *in,
-                                const gpuimg_plan_t *host_plan, int reduction, int cores,
-                                long n);
+                                const gpuimg_plan_t *host_plan, int reduction, int cores, long n);
 
 #endif
