@@ -4,9 +4,7 @@
 #include <string.h>
 
 #include "blur_internal.cuh"
-extern "C" {
 #include "options.h"
-}
 
 namespace gpuimg_blur
 {

@@ -9,7 +9,7 @@
  * interleaved), timed from when every thread has made its state and decoded one batch, and
  * prints: batch, threads, pipeline (whether the handle lets nvJPEG buffer images across calls:
  * NVJPEG_FLAGS_HW_DECODE_NO_PIPELINE off), images/s, ms per call, and a checksum of the first
- * thread's last output (the same in every case). */
+ * file as the first thread's warm-up call decoded it (the same in every case). */
 #define _POSIX_C_SOURCE 200809L
 #include <cuda_runtime.h>
 #include <nvjpeg.h>
@@ -80,6 +80,11 @@ static void *decode_all(void *arg)
     out[i].pitch[0] = (size_t)width * 3;
   }
   decode_call(j, st, out, stream, 0); /* warm */
+  unsigned char *host = malloc(n);
+  check(host ? cudaMemcpy(host, out[0].channel[0], n, cudaMemcpyDeviceToHost) : 1, "copy");
+  for (size_t i = 0; i < n; i++)
+    j->sum = j->sum * 31 + host[i];
+  free(host);
   pthread_barrier_wait(&ready);
   double t0 = now_ms();
   for (int r = 0; r < rounds; r++)
@@ -88,11 +93,6 @@ static void *decode_all(void *arg)
       j->calls++;
     }
   j->call_ms = (now_ms() - t0) / (j->calls ? j->calls : 1);
-  unsigned char *host = malloc(n);
-  check(cudaMemcpy(host, out[0].channel[0], n, cudaMemcpyDeviceToHost), "copy");
-  for (size_t i = 0; i < n; i++)
-    j->sum = j->sum * 31 + host[i];
-  free(host);
   for (int i = 0; i < j->batch; i++)
     cudaFree(out[i].channel[0]);
   nvjpegJpegStateDestroy(st);
@@ -105,6 +105,8 @@ static void run_case(nvjpegHandle_t h, int pipeline, int batch, int threads)
   job_t jobs[16];
   pthread_t tid[16];
   int per = nfiles / threads;
+  if (per < batch)
+    return; /* too few files for a batch per thread */
   pthread_barrier_init(&ready, NULL, (unsigned)threads + 1);
   for (int t = 0; t < threads; t++) {
     jobs[t] = (job_t){h, batch, t * per, per, 0, 0, 0};
@@ -144,6 +146,10 @@ int main(int argc, char **argv)
     if (fread(data[nfiles], 1, sizes[nfiles], f) == sizes[nfiles])
       nfiles++;
     fclose(f);
+  }
+  if (nfiles == 0) {
+    fprintf(stderr, "nvjpeg-rate: no file could be read\n");
+    return 1;
   }
   check(cudaFree(0), "cudaFree(0)");
   for (int pipeline = 0; pipeline < 2; pipeline++) {

@@ -123,8 +123,11 @@ static void check_share(const char *steps, gpuimg_format_t in_fmt, gpuimg_format
   gpuimg_plan_t plan;
   make_plan(&plan, steps);
   gpuimg_cost_input_t in = {1024, 768, 3, 190000, in_fmt, out};
-  gpuimg_plan_t host = plan; /* as the scheduler prices a shrink-on-load decode */
-  int r = gpuimg_plan_load_reduction(&plan, in.width, in.height, host.steps[0].params);
+  gpuimg_plan_t host = plan; /* as the scheduler prices libjpeg's shrink-on-load decode */
+  _Alignas(16) unsigned char fixed[GPUIMG_PARAMS_SIZE];
+  int r = gpuimg_plan_load_reduction(&plan, in.width, in.height, fixed);
+  if (r > 1)
+    memcpy(host.steps[0].params, fixed, sizeof fixed);
   double share = gpuimg_cost_device_share(&plan, &in, &host, r, 16, n);
   if (share < lo / 100 || share > hi / 100)
     fail("device share of %s, %ld images: %g, expected %g%% to %g%%", steps, n, share, lo, hi);
@@ -175,7 +178,7 @@ int main(void)
   check_share("blur radius 8", jpg, jpg, 10000, 50, 75);      /* set-up 1.5 s: 62% */
   check_share("gray", jpg, png, 10000, 75, 95);               /* 89% */
   check_share("resize width 256", jpg, jpg, 10000, 25, 45);   /* 36%, host at 512x384 */
-  check_share("resize width 256", jpg, jpg, 1000000, 55, 75); /* set-up amortised: 66% */
+  check_share("resize width 256", jpg, jpg, 1000000, 55, 75); /* set-up amortised: 65% */
   check_share("blur radius 8", jpg, jpg, 100, 0, 0);          /* the set-up outruns */
   check_share("blur radius 8", png, jpg, 10000, 0, 0);
   check_share("blur radius 8", jpg, none, 10000, 40, 65); /* 53% */

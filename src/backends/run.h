@@ -53,7 +53,8 @@ int gpuimg_plan_shapes(const gpuimg_plan_t *plan, int w, int h, int c, gpuimg_sh
 /* Shrink-on-load: whether plan may decode its inputs reduced (its first step's operation
  * declares a reduction, and no --exact-decode); then the reduction (1, 2, 4 or 8) at which a
  * decoder that can may decode a w x h (upright) input, and in fixed (GPUIMG_PARAMS_SIZE
- * bytes) that step's parameters for the reduced image (1: fixed left alone). */
+ * bytes) that step's parameters for the reduced image (use them only when it is above 1: the
+ * operation may write them in any case). */
 int gpuimg_plan_may_reduce(const gpuimg_plan_t *plan);
 int gpuimg_plan_load_reduction(const gpuimg_plan_t *plan, int w, int h, void *fixed);
 

@@ -9,6 +9,10 @@
 
 #include "base.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum {
   GPUIMG_OPTION_FLAG,   /* no value: the int field is set to `value` */
   GPUIMG_OPTION_INT,    /* an int field, min..max */
@@ -89,5 +93,9 @@ int gpuimg_env_int(const char *name, int def, int lo, int hi);
 /* The environment variable name as a number from 0 to 1 (values beyond are clamped); def
  * when it is unset, empty, not a number or has anything after the number. */
 double gpuimg_env_fraction(const char *name, double def);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

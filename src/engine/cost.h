@@ -35,8 +35,9 @@ double gpuimg_cost_predict_nvjpeg(const gpuimg_plan_t *plan, int threads,
  * (its decode, steps and encode) and what a device image still costs the host (its read,
  * write and any host encode). The host decodes at 1/reduction of the size (shrink-on-load,
  * priced as a full decode: the entropy decoding dominates) and runs host_plan's steps there
- * (NULL: plan's). 0 to 1; 0 when the device's share would be too small to pay for its
- * set-up. */
+ * (the plan with its first step fixed for the reduced size, as the flow makes it; NULL:
+ * plan's, for a reduction of 1). 0 to 1; 0 when the device's share would be too small to pay for
+ * its set-up. */
 double gpuimg_cost_device_share(const gpuimg_plan_t *plan, const gpuimg_cost_input_t *in,
                                 const gpuimg_plan_t *host_plan, int reduction, int cores, long n);
 

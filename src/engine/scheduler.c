@@ -266,18 +266,37 @@ static int fast_kernels(const gpuimg_plan_t *plan)
   return fast;
 }
 
+/* The plan the host workers run on a JPEG like buf (in: its size), as the flow makes it:
+ * *r the shrink-on-load reduction when --codec auto's decoder for it decodes reduced (the
+ * EXIF orientation aside), and then *host plan with its first step fixed for it; else *r 1
+ * and plan itself. */
+static const gpuimg_plan_t *host_plan(const gpuimg_plan_t *plan, const gpuimg_buf_t *buf,
+                                      const gpuimg_cost_input_t *in, gpuimg_plan_t *host, int *r)
+{
+  _Alignas(16) unsigned char fixed[GPUIMG_PARAMS_SIZE];
+  *r = 1;
+  if (!gpuimg_plan_may_reduce(plan) ||
+      !gpuimg_codec_decoder(GPUIMG_CODEC_AUTO, buf->data, buf->size)->decode_reduced ||
+      (*r = gpuimg_plan_load_reduction(plan, in->width, in->height, fixed)) <= 1)
+    return plan;
+  *host = *plan;
+  memcpy(host->steps[0].params, fixed, sizeof fixed);
+  return host;
+}
+
 /* The cost model's share for n inputs like the file first (0 when it is no JPEG). */
 static double model_share(const gpuimg_sched_t *s, const char *first, gpuimg_format_t out, long n)
 {
+  gpuimg_plan_t host;
+  int r;
   gpuimg_buf_t buf = {0};
   gpuimg_cost_input_t in = {.in_format = GPUIMG_FORMAT_JPEG, .out_format = out};
   double share = 0;
   if (gpuimg_file_read(first, &buf) == 0 && gpuimg_codec_is_jpeg(buf.data, buf.size) &&
       gpuimg_codec_info(buf.data, buf.size, &in.width, &in.height, &in.channels) == 0) {
     in.file_bytes = buf.size;
-    gpuimg_plan_t host = *s->plan; /* the host's steps after a shrink-on-load decode */
-    int r = gpuimg_plan_load_reduction(s->plan, in.width, in.height, host.steps[0].params);
-    share = gpuimg_cost_device_share(s->plan, &in, &host, r, gpuimg_cpu_cores(), n);
+    const gpuimg_plan_t *hp = host_plan(s->plan, &buf, &in, &host, &r);
+    share = gpuimg_cost_device_share(s->plan, &in, hp, r, gpuimg_cpu_cores(), n);
   }
   gpuimg_error_clear(); /* the run itself reports a bad first input */
   gpuimg_buf_free(&buf);
