@@ -74,6 +74,7 @@ typedef struct {
   int error_code;
   char error[1024];
   double busy_ms, setup_ms;
+  double t_ready; /* when it set up (gpuimg_now_ms), and serving if ok */
   /* Over its requests: waiting in its list, being served, and from done until the requester
    * ran again (its wake-up), in ms; and how many. */
   double queued_ms, served_ms, woken_ms;
@@ -277,7 +278,8 @@ static void *lane_main(void *arg)
     gpuimg_error_set(GPUIMG_EXIT_DEVICE, "", "the nvJPEG threads were stopped during set-up");
 
   pthread_mutex_lock(&lane->mu);
-  lane->setup_ms = gpuimg_now_ms() - t_setup;
+  lane->t_ready = gpuimg_now_ms();
+  lane->setup_ms = lane->t_ready - t_setup;
   lane->started = 1;
   lane->ok = nj != NULL;
   lane->nj = nj;
@@ -453,12 +455,15 @@ int gpuimg_jpeg_batch_encode(gpuimg_jpeg_batch_t *jb, const uint8_t *d_src, int 
 }
 
 void gpuimg_jpeg_batch_counts(gpuimg_jpeg_batch_t *jb, long *batches, long *images, double *busy_ms,
-                              double *setup_ms)
+                              double *serving_ms, double *setup_ms)
 {
-  busy_ms[0] = busy_ms[1] = *setup_ms = 0;
+  double now = gpuimg_now_ms();
+  busy_ms[0] = busy_ms[1] = serving_ms[0] = serving_ms[1] = *setup_ms = 0;
   for (int i = 0; i < jb->nlanes; i++) {
     pthread_mutex_lock(&jb->lanes[i].mu);
     busy_ms[i >= jb->ndecoders] += jb->lanes[i].busy_ms;
+    if (jb->lanes[i].ok)
+      serving_ms[i >= jb->ndecoders] += now - jb->lanes[i].t_ready;
     if (jb->lanes[i].setup_ms > *setup_ms)
       *setup_ms = jb->lanes[i].setup_ms;
     if (i == LANE_DECODE) {
@@ -469,6 +474,8 @@ void gpuimg_jpeg_batch_counts(gpuimg_jpeg_batch_t *jb, long *batches, long *imag
   }
   busy_ms[0] /= jb->ndecoders;
   busy_ms[1] /= jb->nlanes - jb->ndecoders;
+  serving_ms[0] /= jb->ndecoders;
+  serving_ms[1] /= jb->nlanes - jb->ndecoders;
 }
 
 void gpuimg_jpeg_batch_waits(gpuimg_jpeg_batch_t *jb, int encode, double *ms, long *requests)
@@ -555,12 +562,11 @@ int gpuimg_jpeg_batch_encode(gpuimg_jpeg_batch_t *jb, const uint8_t *d_src, int 
 }
 
 void gpuimg_jpeg_batch_counts(gpuimg_jpeg_batch_t *jb, long *batches, long *images, double *busy_ms,
-                              double *setup_ms)
+                              double *serving_ms, double *setup_ms)
 {
   (void)jb;
   *batches = *images = 0;
-  busy_ms[1] = 0;
-  *busy_ms = *setup_ms = 0;
+  busy_ms[0] = busy_ms[1] = serving_ms[0] = serving_ms[1] = *setup_ms = 0;
 }
 
 void gpuimg_jpeg_batch_waits(gpuimg_jpeg_batch_t *jb, int encode, double *ms, long *requests)

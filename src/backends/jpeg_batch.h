@@ -33,10 +33,11 @@ int gpuimg_jpeg_batch_encode(gpuimg_jpeg_batch_t *jb, const uint8_t *d_src, int 
                              size_t *out_size);
 
 /* Calls to the batched hardware decoder, images in them, the milliseconds a decoder thread
- * (busy_ms[0]) and an encoder thread (busy_ms[1]) spent working, on average over the
- * threads of each kind, and the longest set-up, so far: the batch report's summary. */
+ * (busy_ms[0]) and an encoder thread (busy_ms[1]) spent working and those since it set up
+ * (serving_ms[0], [1]: the time it could work), on average over the threads of each kind,
+ * and the longest set-up, so far: the batch report's summary. */
 void gpuimg_jpeg_batch_counts(gpuimg_jpeg_batch_t *jb, long *batches, long *images, double *busy_ms,
-                              double *setup_ms);
+                              double *serving_ms, double *setup_ms);
 
 /* Over the decode (encode 0) or encode requests so far: the milliseconds they waited in a
  * thread's list (ms[0]), were served (ms[1]) and took from done until their requester ran

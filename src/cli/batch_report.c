@@ -312,10 +312,10 @@ static int cmp_edge(const void *a, const void *b)
 }
 
 /* What bounds the run: the percent of the wall time that each resource was busy (the
- * hardware JPEG decoder's thread, an nvJPEG encoder thread, the device, a worker; the decoder
- * and encoder threads' times are averages over the devices and threads; the host's cores: the
- * process's CPU time since the batch began over the wall time of every online core), and the
- * busiest. */
+ * hardware JPEG decoder's thread and an nvJPEG encoder thread: of the time from their set-up
+ * to their stop, averages over the devices and threads; the device, a worker; the host's
+ * cores: the process's CPU time since the batch began over the wall time of every online
+ * core), and the busiest. */
 static void add_busy_shares(cJSON *root, const batch_t *b, double wall_ms, double device_ms)
 {
   double worker_ms = 0; /* the --jobs workers' (not a split's device-path workers') */
@@ -331,11 +331,15 @@ static void add_busy_shares(cJSON *root, const batch_t *b, double wall_ms, doubl
   const char *names[] = {"hw_decoder", "jpeg_encoder", "device", "worker", "host_cpu"};
   double ms[] = {b->sched.jpeg_batch_ms / nd, b->sched.jpeg_encode_ms / nd, device_ms / nd,
                  b->nworkers > 0 ? worker_ms / b->nworkers : 0, cpu_ms / gpuimg_cpu_cores()};
+  double of[] = {b->sched.jpeg_serving_ms[0] / nd, b->sched.jpeg_serving_ms[1] / nd, wall_ms,
+                 wall_ms, wall_ms};
+  double pct[5];
   cJSON *o = cJSON_AddObjectToObject(root, "busy_pct");
   int top = 3;
-  for (int i = 0; o && i < 5; i++) {
-    cJSON_AddNumberToObject(o, names[i], rnd4(wall_ms > 0 ? 100.0 * ms[i] / wall_ms : 0));
-    if (ms[i] > ms[top])
+  for (int i = 0; i < 5; i++) {
+    pct[i] = of[i] > 0 ? 100.0 * ms[i] / of[i] : 0;
+    cJSON_AddNumberToObject(o, names[i], rnd4(pct[i]));
+    if (pct[i] > pct[top])
       top = i;
   }
   add_string(root, "bound", names[top]);

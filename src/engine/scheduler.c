@@ -89,10 +89,10 @@ static void stop_device_jpeg(gpuimg_sched_t *s)
 {
   for (int d = 0; d < s->ndevices; d++) {
     long batches = 0, images = 0;
-    double ms[2] = {0, 0}, setup = 0;
+    double ms[2] = {0, 0}, serving[2] = {0, 0}, setup = 0;
     if (!s->jpeg[d])
       continue;
-    gpuimg_jpeg_batch_counts(s->jpeg[d], &batches, &images, ms, &setup);
+    gpuimg_jpeg_batch_counts(s->jpeg[d], &batches, &images, ms, serving, &setup);
     for (int k = 0; k < 2; k++) {
       double w[3];
       long n;
@@ -105,6 +105,8 @@ static void stop_device_jpeg(gpuimg_sched_t *s)
       s->jpeg_setup_ms = setup;
     s->jpeg_batch_ms += ms[0];
     s->jpeg_encode_ms += ms[1];
+    s->jpeg_serving_ms[0] += serving[0];
+    s->jpeg_serving_ms[1] += serving[1];
     s->jpeg_batches += batches;
     s->jpeg_batch_images += images;
     double t0 = gpuimg_now_ms();

@@ -56,6 +56,8 @@ struct gpuimg_sched {
   double host_share;
   long jpeg_batches, jpeg_batch_images;
   double jpeg_batch_ms, jpeg_encode_ms, jpeg_setup_ms, jpeg_teardown_ms;
+  /* From a decoder [0] and an encoder [1] thread's set-up to the stop, as jpeg_batch_ms */
+  double jpeg_serving_ms[2];
   /* The decode [0] and encode [1] requests to the JPEG threads: ms queued, served and until
    * the requester woke (gpuimg_jpeg_batch_waits), summed, and their count. */
   double jpeg_wait_ms[2][3];

@@ -485,6 +485,8 @@ assert s["jpeg_batches"] >= 1 and s["jpeg_batched_images"] >= 1, s
 req = s["jpeg_request_ms"]
 assert req["decode"]["served"] > 0 and req["encode"]["served"] > 0, req
 assert min(req["decode"].values()) >= 0 and min(req["encode"].values()) >= 0, req
+busy = s["busy_pct"]  # the nvJPEG threads' of the time from their set-up to their stop
+assert 0 < busy["hw_decoder"] <= 100 and 0 < busy["jpeg_encoder"] <= 100, busy
 for o in lines[:-1]:
     if o["status"] != "ok":
         assert o["exit_code"] == 3 and "cut.jpg" in o["error"], o
