@@ -75,6 +75,10 @@ typedef struct {
   char error[1024];
   double busy_ms, setup_ms;
   double t_ready; /* when it set up (gpuimg_now_ms), and serving if ok */
+  /* A decoder's work by kind, in ms (GPUIMG_JPEG_DEBUG's last line): reading headers and
+   * asking whether the hardware takes each JPEG, calls of the batched hardware decoder,
+   * single-image decodes; its own thread's, no lock. */
+  double header_ms, call_ms, alone_ms;
   /* Over its requests: waiting in its list, being served, and from done until the requester
    * ran again (its wake-up), in ms; and how many. */
   double queued_ms, served_ms, woken_ms;
@@ -144,6 +148,7 @@ static void complete(lane_t *lane, request_t *r)
 static void do_decode_call(lane_t *lane, gpuimg_nvjpeg_t *nj, request_t **rs, int n)
 {
   gpuimg_jpeg_batch_t *jb = lane->jb;
+  double t0 = gpuimg_now_ms();
   const uint8_t *jpegs[GPUIMG_NVJPEG_MAX_BATCH] = {0};
   size_t sizes[GPUIMG_NVJPEG_MAX_BATCH] = {0};
   uint8_t *dsts[GPUIMG_NVJPEG_MAX_BATCH] = {0};
@@ -165,6 +170,7 @@ static void do_decode_call(lane_t *lane, gpuimg_nvjpeg_t *nj, request_t **rs, in
     for (int i = 0; i < n; i++)
       do_decode_alone(nj, rs[i]);
   }
+  lane->call_ms += gpuimg_now_ms() - t0;
   for (int i = 0; i < n; i++)
     complete(lane, rs[i]);
 }
@@ -183,12 +189,17 @@ static void serve(lane_t *lane, gpuimg_nvjpeg_t *nj, request_t *list)
       complete(lane, r);
       continue;
     }
-    if (do_header(nj, r) < 0) {
-      complete(lane, r);
-      continue;
-    }
-    if (!jb->batching || !lane->hardware || !gpuimg_nvjpeg_hw_supported(nj, r->jpeg, r->size)) {
+    double t0 = gpuimg_now_ms();
+    int header = do_header(nj, r);
+    int hw = header == 0 && jb->batching && lane->hardware &&
+             gpuimg_nvjpeg_hw_supported(nj, r->jpeg, r->size);
+    double t1 = gpuimg_now_ms();
+    lane->header_ms += t1 - t0;
+    if (header == 0 && !hw) {
       do_decode_alone(nj, r);
+      lane->alone_ms += gpuimg_now_ms() - t1;
+    }
+    if (!hw) {
       complete(lane, r);
       continue;
     }
@@ -315,6 +326,11 @@ static void *lane_main(void *arg)
   lane->ok = 0;
   lane->nj = NULL;
   pthread_mutex_unlock(&lane->mu);
+  if (debug && nj && lane->backend != GPUIMG_NVJPEG_CUDA)
+    fprintf(stderr,
+            "gpuimg: nvjpeg decoder thread: busy %.1f ms: headers %.1f, batched calls %.1f, "
+            "single images %.1f\n",
+            lane->busy_ms, lane->header_ms, lane->call_ms, lane->alone_ms);
   gpuimg_nvjpeg_destroy(nj);
   gpuimg_cuda_destroy(ctx);
   return NULL;
