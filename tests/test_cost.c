@@ -125,7 +125,7 @@ static void check_share(const char *steps, gpuimg_format_t in_fmt, gpuimg_format
   gpuimg_cost_input_t in = {1024, 768, 3, 190000, in_fmt, out};
   gpuimg_plan_t host = plan; /* as the scheduler prices libjpeg's shrink-on-load decode */
   _Alignas(16) unsigned char fixed[GPUIMG_PARAMS_SIZE];
-  int r = gpuimg_plan_load_reduction(&plan, in.width, in.height, fixed);
+  int r = gpuimg_plan_load_reduction(&plan, &gpuimg_codec_libjpeg, in.width, in.height, fixed);
   if (r > 1)
     memcpy(host.steps[0].params, fixed, sizeof fixed);
   double share = gpuimg_cost_device_share(&plan, &in, &host, r, 16, n);

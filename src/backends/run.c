@@ -57,11 +57,13 @@ int gpuimg_plan_may_reduce(const gpuimg_plan_t *plan)
   return !plan->exact_decode && plan->nsteps > 0 && plan->steps[0].op->load_reduction;
 }
 
-int gpuimg_plan_load_reduction(const gpuimg_plan_t *plan, int w, int h, void *fixed)
+int gpuimg_plan_load_reduction(const gpuimg_plan_t *plan, const gpuimg_codec_t *decoder, int w,
+                               int h, void *fixed)
 {
   const gpuimg_step_t *first = &plan->steps[0];
-  return gpuimg_plan_may_reduce(plan) ? first->op->load_reduction(first->params, w, h, 8, fixed)
-                                      : 1;
+  return gpuimg_plan_may_reduce(plan) && decoder && decoder->decode_reduced
+             ? first->op->load_reduction(first->params, w, h, 8, fixed)
+             : 1;
 }
 
 int gpuimg_plan_shapes(const gpuimg_plan_t *plan, int w, int h, int c, gpuimg_shape_t *shapes)

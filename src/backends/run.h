@@ -51,12 +51,13 @@ typedef struct {
 int gpuimg_plan_shapes(const gpuimg_plan_t *plan, int w, int h, int c, gpuimg_shape_t *shapes);
 
 /* Shrink-on-load: whether plan may decode its inputs reduced (its first step's operation
- * declares a reduction, and no --exact-decode); then the reduction (1, 2, 4 or 8) at which a
- * decoder that can may decode a w x h (upright) input, and in fixed (GPUIMG_PARAMS_SIZE
- * bytes) that step's parameters for the reduced image (use them only when it is above 1: the
- * operation may write them in any case). */
+ * declares a reduction, and no --exact-decode); then the reduction (1, 2, 4 or 8) at which
+ * decoder (NULL: none) decodes a w x h (upright) input, 1 when it cannot decode reduced, and
+ * in fixed (GPUIMG_PARAMS_SIZE bytes) that step's parameters for the reduced image (use them
+ * only when it is above 1: the operation may write them in any case). */
 int gpuimg_plan_may_reduce(const gpuimg_plan_t *plan);
-int gpuimg_plan_load_reduction(const gpuimg_plan_t *plan, int w, int h, void *fixed);
+int gpuimg_plan_load_reduction(const gpuimg_plan_t *plan, const gpuimg_codec_t *decoder, int w,
+                               int h, void *fixed);
 
 /* Whether masks[i] (data NULL: none) has the size of step i's input, shapes[i]: 1, or 0 with
  * the rest of a sentence after "mask" in why ("is 8x8 but the image is 9x9"). */

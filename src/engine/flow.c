@@ -327,14 +327,15 @@ static void choose_backend(image_t *im, const uint8_t *bytes, size_t size, int r
 static int shrink_on_load(image_t *im, const uint8_t *bytes, size_t size, int o)
 {
   const gpuimg_plan_t *plan = im->plan;
+  const gpuimg_codec_t *decoder;
   int w, h, c;
   if (!gpuimg_plan_may_reduce(plan) ||
-      !host_decoder(plan, bytes, size, im->host_jpeg)->decode_reduced ||
+      !(decoder = host_decoder(plan, bytes, size, im->host_jpeg))->decode_reduced ||
       gpuimg_codec_info(bytes, size, &w, &h, &c) < 0)
     return 1;
   int upright_w = o >= 5 ? h : w, upright_h = w + h - upright_w;
   _Alignas(16) unsigned char fixed[GPUIMG_PARAMS_SIZE];
-  int r = gpuimg_plan_load_reduction(plan, upright_w, upright_h, fixed);
+  int r = gpuimg_plan_load_reduction(plan, decoder, upright_w, upright_h, fixed);
   gpuimg_plan_t *own = r > 1 ? own_plan(im) : NULL;
   if (!own)
     return 1; /* without memory for the copy, the full size is decoded */

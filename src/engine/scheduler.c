@@ -276,10 +276,8 @@ static const gpuimg_plan_t *host_plan(const gpuimg_plan_t *plan, const gpuimg_bu
                                       const gpuimg_cost_input_t *in, gpuimg_plan_t *host, int *r)
 {
   _Alignas(16) unsigned char fixed[GPUIMG_PARAMS_SIZE];
-  *r = 1;
-  if (!gpuimg_plan_may_reduce(plan) ||
-      !gpuimg_codec_decoder(GPUIMG_CODEC_AUTO, buf->data, buf->size)->decode_reduced ||
-      (*r = gpuimg_plan_load_reduction(plan, in->width, in->height, fixed)) <= 1)
+  const gpuimg_codec_t *decoder = gpuimg_codec_decoder(GPUIMG_CODEC_AUTO, buf->data, buf->size);
+  if ((*r = gpuimg_plan_load_reduction(plan, decoder, in->width, in->height, fixed)) <= 1)
     return plan;
   *host = *plan;
   memcpy(host->steps[0].params, fixed, sizeof fixed);
