@@ -8,11 +8,12 @@
  * handle only once a JPEG needs the CUDA decoder) and one DEFAULT handle the encoders share.
  * Several threads per device, each with its own CUDA stream and nvJPEG states: the decoder (the
  * hardware decoder where there is one) and the encoder, so that encodes do not wait behind decodes.
- * GPUIMG_JPEG_DECODERS and GPUIMG_JPEG_ENCODERS (1..8, default 1 decoder and 2 encoders) set how
- * many of each: on an H200 one encoder thread takes about 0.29 ms per 1024x768 image, and a second
- * made blur -> JPEG 1.06x faster at -j 32 (2026-12-02); more decoder threads queue behind the same
- * engines. Requests wait in each thread's list; an encode goes to the encoder with the fewest
- * waiting; the thread takes everything waiting, works through it and wakes each requester. The
+ * GPUIMG_JPEG_DECODERS and GPUIMG_JPEG_ENCODERS (1..8, default 2 decoders and 4 encoders) set how
+ * many of each: on an H200 one encoder thread takes about 0.29 ms per 1024x768 image, and with
+ * the host's workers idle the device path ran blur -> JPEG at 6,800-7,100 img/s with 2 and 4,
+ * 5,000-5,800 with 1 and 2 (2026-12-02, eleventh session). Requests wait in each thread's list;
+ * a request goes to the thread of its kind, among those set up, with the fewest waiting; the
+ * thread takes everything waiting, works through it and wakes each requester. The
  * decoder reads every header, decodes what the hardware decoder takes in calls of up to 32 images
  * per channel count, and the rest one by one with nvJPEG's single-image path (which also finds
  * which image of a failed batch is bad, and why). No timer: a batch is whatever arrived while the
@@ -67,7 +68,8 @@ typedef struct {
   request_t *head, *tail;
   int stop;
   int queued;  /* requests in its list */
-  int started; /* the thread has set up (ok says how) */
+  int started; /* the thread has set up (ok says how); set under mu, also read atomically */
+  int order;   /* its place in the set-up order (previous()) */
   int ok;      /* 1: serving; 0: set-up failed (error_code, error) or stopped */
   int hardware;
   gpuimg_nvjpeg_t *nj; /* while serving, for the next encoder's set-up to share (under mu) */
@@ -93,6 +95,7 @@ struct gpuimg_jpeg_batch {
   int batching; /* asked for */
   int nlanes, ndecoders;
   lane_t lanes[MAX_LANES];
+  int order[MAX_LANES]; /* lane numbers in set-up order */
   long batches, images; /* under lanes[LANE_DECODE].mu */
 };
 
@@ -222,24 +225,28 @@ static const char *lane_kind(const lane_t *lane)
 }
 
 /* The lane set up before this one (NULL for the first). */
+/* The lane whose set-up this one's waits for: they set up one at a time, the first decoder,
+ * the first encoder, then the others in turns (decoder, encoder, ...), so that the first
+ * decode and the first encode wait for two set-ups, not for every decoder's. */
 static lane_t *previous(lane_t *lane)
 {
-  return lane == lane->jb->lanes ? NULL : lane - 1;
+  gpuimg_jpeg_batch_t *jb = lane->jb;
+  return lane->order == 0 ? NULL : jb->lanes + jb->order[lane->order - 1];
 }
 
-/* The thread's nvJPEG handle on ctx: an encoder after the first shares the previous one's
- * library handle (made once, not once per encoder), taken under its lock so that it cannot
- * go meanwhile. */
+/* The thread's nvJPEG handle on ctx: an encoder after the first shares the first one's
+ * library handle (made once, not once per encoder; it set up before this one), taken under
+ * its lock so that it cannot go meanwhile. */
 static gpuimg_nvjpeg_t *lane_nvjpeg(lane_t *lane, gpuimg_cuda_t *ctx)
 {
-  lane_t *prev = previous(lane);
-  if (!prev || prev->backend != GPUIMG_NVJPEG_CUDA || lane->backend != GPUIMG_NVJPEG_CUDA)
+  lane_t *first = &lane->jb->lanes[lane->jb->ndecoders];
+  if (lane->backend != GPUIMG_NVJPEG_CUDA || lane == first)
     return gpuimg_nvjpeg_create(ctx, lane->backend);
-  pthread_mutex_lock(&prev->mu);
+  pthread_mutex_lock(&first->mu);
   gpuimg_nvjpeg_t *nj =
-      prev->nj ? gpuimg_nvjpeg_create_sharing(ctx, lane->backend, prev->nj) : NULL;
-  int shared = prev->nj != NULL;
-  pthread_mutex_unlock(&prev->mu);
+      first->nj ? gpuimg_nvjpeg_create_sharing(ctx, lane->backend, first->nj) : NULL;
+  int shared = first->nj != NULL;
+  pthread_mutex_unlock(&first->mu);
   return shared ? nj : gpuimg_nvjpeg_create(ctx, lane->backend);
 }
 
@@ -256,10 +263,11 @@ static gpuimg_nvjpeg_t *lane_setup(lane_t *lane, gpuimg_cuda_t **ctx, int debug)
   return nj;
 }
 
-/* Waits until the lane before this one has set up: nvJPEG's handles come one after another
- * however many threads ask at once (three lanes starting together were ready after 0.5, 1.1
- * and 1.5 s on an H200, the decoder last), so the decoder, which every image needs first,
- * sets up first and the encoders after it, in order. 1 when this lane is to stop instead
+/* Waits until the lane before this one in the set-up order has set up: nvJPEG's handles come
+ * one after another however many threads ask at once (three lanes starting together were ready
+ * after 0.5, 1.1 and 1.5 s on an H200, the decoder last), so the first decoder, which every
+ * image needs first, sets up first, then the first encoder, then the others. 1 when this lane
+ * is to stop instead
  * (gpuimg_jpeg_batch_destroy() came first). */
 static int wait_previous(lane_t *lane)
 {
@@ -291,7 +299,7 @@ static void *lane_main(void *arg)
   pthread_mutex_lock(&lane->mu);
   lane->t_ready = gpuimg_now_ms();
   lane->setup_ms = lane->t_ready - t_setup;
-  lane->started = 1;
+  __atomic_store_n(&lane->started, 1, __ATOMIC_RELEASE);
   lane->ok = nj != NULL;
   lane->nj = nj;
   lane->hardware = nj && gpuimg_nvjpeg_hardware(nj, NULL);
@@ -345,22 +353,27 @@ gpuimg_jpeg_batch_t *gpuimg_jpeg_batch_create(int device, int batching)
   }
   jb->device = device;
   jb->batching = batching;
-  jb->ndecoders = gpuimg_env_int("GPUIMG_JPEG_DECODERS", 1, 1, MAX_DECODERS);
-  jb->nlanes = jb->ndecoders + gpuimg_env_int("GPUIMG_JPEG_ENCODERS", 2, 1, MAX_ENCODERS);
+  jb->ndecoders = gpuimg_env_int("GPUIMG_JPEG_DECODERS", 2, 1, MAX_DECODERS);
+  int nencoders = gpuimg_env_int("GPUIMG_JPEG_ENCODERS", 4, 1, MAX_ENCODERS);
+  jb->nlanes = jb->ndecoders + nencoders;
+  for (int k = 0, d = 0, e = 0; k < jb->nlanes; k++) /* decoder, encoder, decoder, ... */
+    jb->order[k] = (e >= nencoders || (d <= e && d < jb->ndecoders)) ? d++ : jb->ndecoders + e++;
   /* The threads set up while the caller goes on (0.5-1.2 s on an H200); a request
    * waits for its thread's set-up. They take no SIGINT, SIGTERM or SIGHUP (files.c). */
   for (int i = 0; i < jb->nlanes; i++) {
     lane_t *lane = &jb->lanes[i];
     lane->jb = jb;
     lane->backend = i < jb->ndecoders ? GPUIMG_NVJPEG_AUTO : GPUIMG_NVJPEG_CUDA;
+    jb->lanes[jb->order[i]].order = i;
     pthread_mutex_init(&lane->mu, NULL);
     pthread_cond_init(&lane->work, NULL);
   }
   /* None after one that did not start: it would wait for that one's set-up (wait_previous). */
   int ok = 1;
-  for (int i = 0; ok && i < jb->nlanes; i++)
-    ok = jb->lanes[i].created =
-        gpuimg_thread_start(&jb->lanes[i].thread, lane_main, &jb->lanes[i]) == 0;
+  for (int i = 0; ok && i < jb->nlanes; i++) {
+    lane_t *lane = &jb->lanes[jb->order[i]];
+    ok = lane->created = gpuimg_thread_start(&lane->thread, lane_main, lane) == 0;
+  }
   if (!ok) {
     gpuimg_jpeg_batch_destroy(jb);
     gpuimg_error_set(GPUIMG_EXIT_FAILURE, "", "cannot start an nvJPEG thread");
@@ -369,17 +382,21 @@ gpuimg_jpeg_batch_t *gpuimg_jpeg_batch_create(int device, int batching)
   return jb;
 }
 
-/* The lane for r: the decoder or encoder with the fewest requests waiting (read without
- * its lock: a stale count only makes a worse choice). */
+/* The lane for r: of the decoders or the encoders that have set up (the first of them while
+ * none has), the one with the fewest requests waiting (read without its lock: a stale count
+ * only makes a worse choice). */
 static lane_t *lane_for(gpuimg_jpeg_batch_t *jb, const request_t *r)
 {
   int lo = r->kind == REQ_ENCODE ? jb->ndecoders : 0;
   int hi = r->kind == REQ_ENCODE ? jb->nlanes : jb->ndecoders;
   lane_t *best = &jb->lanes[lo];
-  for (int i = lo + 1; i < hi; i++)
-    if (__atomic_load_n(&jb->lanes[i].queued, __ATOMIC_RELAXED) <
-        __atomic_load_n(&best->queued, __ATOMIC_RELAXED))
-      best = &jb->lanes[i];
+  for (int i = lo + 1; i < hi; i++) {
+    lane_t *l = &jb->lanes[i];
+    if (__atomic_load_n(&l->started, __ATOMIC_ACQUIRE) &&
+        __atomic_load_n(&l->queued, __ATOMIC_RELAXED) <
+            __atomic_load_n(&best->queued, __ATOMIC_RELAXED))
+      best = l;
+  }
   return best;
 }
 

@@ -37,19 +37,20 @@
 #define NVJPEG_ENCODE_NS 0.064
 
 /* A batch split between the host codecs and the device's JPEG path (gpuimg_cost_device_share,
- * H200, 16 cores, 1024x768 JPEGs, scripts/bench-batch-bound 2026-12-02): the JPEG lanes' set-up
- * beside busy host workers (the summary's jpeg_setup_ms in split runs: 1.0-1.8 s, before the
- * lanes set up one after another), the device path's time per image in steady state (7,985
- * images in 1.69 s after the set-up, at a share of 0.8: 0.21 ms; 0.26 ms alone with 64
- * workers; in ns per byte of pixels), what a device image costs the host besides a host encode
- * (its read, header, write and waits: 1.36 ms of process CPU time per image with --codec
- * nvjpeg, set-up included), and a host image's own read, header and write. The set-up
- * measured 0.83-1.2 s after the decoder stopped making a DEFAULT handle (2026-12-02, ninth
- * session), but 1.5 s stays: it stands for the device path's ramp as well, and 1 s gave
- * gray -> PNG a share of 0.98 (2,154 img/s against 2,449 at 0.8) and thumbnails 0.42 (3,726
- * against 4,102 at 0.3) in the same call. */
-#define SPLIT_SETUP_MS 1500.0
-#define SPLIT_HW_DECODE_NS 0.10
+ * H200, 16 cores, 1024x768 JPEGs, scripts/bench-batch-bound with TIMELINE, 2026-12-02, eleventh
+ * session): while both run, each goes at about half its speed alone (blur -> JPEG, img/s: the
+ * device path 3,100-4,300 beside the host's workers, 6,300-7,300 alone; the host's 16 workers
+ * 900-1,400 beside it, 1,700-2,200 alone; gray -> PNG and thumbnails alike), so the host takes
+ * the images it converts while nvJPEG sets up and the device path the rest. The set-up took 0.75-1.56 s
+ * beside busy host workers (median 1.18 s, 49 runs); 1.25 s stands for it and for the device
+ * path's first slower images. The device path alone, per image: its hardware decoders (2,
+ * with 4 encoders: 0.146 ms per 1024x768 RGB image, in ns per byte of pixels) or its host
+ * work spread over the cores, whichever is longer; that host work: a device image's read,
+ * header, write and waits (1.36 ms of process CPU time per image with --codec nvjpeg, set-up
+ * included) and, for output other than JPEG, the host encode; and a host image's own read,
+ * header and write. */
+#define SPLIT_SETUP_MS 1250.0
+#define SPLIT_HW_DECODE_NS 0.062
 #define SPLIT_DEVICE_HOST_MS 1.0
 #define SPLIT_HOST_IMAGE_MS 0.4
 /* Every core busy, a host image takes longer than the model's one-thread figures: about 1.2x
@@ -58,8 +59,11 @@
  * for one thread here; until 2026-12-02 the host's steps were left out, and blur's share came
  * out at 0.49 where 0.65-0.8 ran fastest). */
 #define SPLIT_HOST_LOADED 1.2
-/* A share that would give the device fewer images than this is not worth its set-up. */
+/* A share that would give the device fewer images than this is not worth its set-up, nor one
+ * predicted to finish less than 10% sooner than the host alone (the set-up varies by a
+ * quarter from run to run). */
 #define SPLIT_MIN_IMAGES 64
+#define SPLIT_MIN_GAIN 0.9
 
 static double codec_ms(gpuimg_format_t fmt, double bytes, int decode)
 {
@@ -171,15 +175,18 @@ double gpuimg_cost_device_share(const gpuimg_plan_t *plan, const gpuimg_cost_inp
   /* ms of one core per image */
   double host = (p.decode + h.cpu + h.encode + SPLIT_HOST_IMAGE_MS) * SPLIT_HOST_LOADED;
   double dev_host = SPLIT_DEVICE_HOST_MS + (device_encode ? 0 : p.encode * SPLIT_HOST_LOADED);
+  /* wall ms per image of the device path alone */
   double dev = p.in_bytes * SPLIT_HW_DECODE_NS * 1e-6;
-  /* Both done together: n (host - share (host - dev_host)) / cores = setup + n share dev;
-   * none when a device image costs the host as much as a host image, or the set-up outruns
-   * the host's whole batch. */
-  if (host <= dev_host || (double)n * host / cores <= SPLIT_SETUP_MS)
+  if (dev < dev_host / cores)
+    dev = dev_host / cores;
+  /* The host converts what it can during the set-up, the device path the rest after it; none
+   * when the host converts the whole batch by then, or not clearly later than that split. */
+  double early = SPLIT_SETUP_MS * cores / host;
+  if (early >= (double)n ||
+      SPLIT_SETUP_MS + ((double)n - early) * dev >= SPLIT_MIN_GAIN * (double)n * host / cores)
     return 0;
-  double share = ((double)n * host / cores - SPLIT_SETUP_MS) /
-                 ((double)n * dev + (double)n * (host - dev_host) / cores);
-  if (!(share > 0) || share * (double)n < SPLIT_MIN_IMAGES)
+  double share = 1 - early / (double)n;
+  if (share * (double)n < SPLIT_MIN_IMAGES)
     return 0;
   return share < 1 ? share : 1;
 }
