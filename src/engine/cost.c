@@ -41,9 +41,9 @@
  * session): while both run, each goes at about half its speed alone (blur -> JPEG, img/s: the
  * device path 3,100-4,300 beside the host's workers, 6,300-7,300 alone; the host's 16 workers
  * 900-1,400 beside it, 1,700-2,200 alone; gray -> PNG and thumbnails alike), so the host takes
- * the images it converts while nvJPEG sets up and the device path the rest. The set-up took 0.75-1.56 s
- * beside busy host workers (median 1.18 s, 49 runs); 1.25 s stands for it and for the device
- * path's first slower images. The device path alone, per image: its hardware decoders (2,
+ * the images it converts while nvJPEG sets up and the device path the rest. The set-up took
+ * 0.75-1.56 s beside busy host workers (median 1.18 s, 49 runs); 1.25 s stands for it and for the
+ * device path's first slower images. The device path alone, per image: its hardware decoders (2,
  * with 4 encoders: 0.146 ms per 1024x768 RGB image, in ns per byte of pixels) or its host
  * work spread over the cores, whichever is longer; that host work: a device image's read,
  * header, write and waits (1.36 ms of process CPU time per image with --codec nvjpeg, set-up
