@@ -3,15 +3,15 @@
  * nvJPEG reaches the hardware decoder only through its batched API, and one call on many
  * images keeps the decoder's engines busy where many calls of one image each queue behind
  * each other: on an H200, 0.50 ms for one 1024x768 image, 1.7 ms for 16. And nvJPEG's
- * handles and states are slow to create (0.3-1.2 s, serialised across threads), so one set
- * per device serves every worker: the decoder's hardware-decoder handle (nvJPEG's DEFAULT
- * handle only once a JPEG needs the CUDA decoder) and one DEFAULT handle the encoders share.
- * Several threads per device, each with its own CUDA stream and nvJPEG states: the decoder (the
- * hardware decoder where there is one) and the encoder, so that encodes do not wait behind decodes.
+ * handles and states are slow to create (0.3-1.2 s, serialised across threads), so a few
+ * threads per device serve every worker: decoders, each with its own hardware-decoder handle
+ * (and nvJPEG's DEFAULT handle only once a JPEG needs the CUDA decoder), and encoders sharing
+ * one DEFAULT handle, each thread with its own CUDA stream and nvJPEG states, so that encodes
+ * do not wait behind decodes.
  * GPUIMG_JPEG_DECODERS and GPUIMG_JPEG_ENCODERS (1..8, default 2 decoders and 4 encoders) set how
  * many of each: on an H200 one encoder thread takes about 0.29 ms per 1024x768 image, and with
- * the host's workers idle the device path ran blur -> JPEG at 6,800-7,100 img/s with 2 and 4,
- * 5,000-5,800 with 1 and 2 (2026-12-02, eleventh session). Requests wait in each thread's list;
+ * the host's workers idle the device path ran blur -> JPEG at 6,300-7,300 img/s with 2 and 4,
+ * 4,800-5,900 with 1 and 2 (2026-12-02, eleventh session). Requests wait in each thread's list;
  * a request goes to the thread of its kind, among those set up, with the fewest waiting; the
  * thread takes everything waiting, works through it and wakes each requester. The
  * decoder reads every header, decodes what the hardware decoder takes in calls of up to 32 images
@@ -70,9 +70,11 @@ typedef struct {
   int queued;  /* requests in its list */
   int started; /* the thread has set up (ok says how); set under mu, also read atomically */
   int order;   /* its place in the set-up order (previous()) */
-  int ok;      /* 1: serving; 0: set-up failed (error_code, error) or stopped */
+  /* 1: serving; 0: set-up failed (error_code, error) or stopped; set under mu before started,
+   * also read atomically */
+  int ok;
   int hardware;
-  gpuimg_nvjpeg_t *nj; /* while serving, for the next encoder's set-up to share (under mu) */
+  gpuimg_nvjpeg_t *nj; /* while serving; the first encoder's, for the others to share (under mu) */
   int error_code;
   char error[1024];
   double busy_ms, setup_ms;
@@ -224,7 +226,6 @@ static const char *lane_kind(const lane_t *lane)
   return lane->backend == GPUIMG_NVJPEG_CUDA ? "encoder" : "decoder";
 }
 
-/* The lane set up before this one (NULL for the first). */
 /* The lane whose set-up this one's waits for: they set up one at a time, the first decoder,
  * the first encoder, then the others in turns (decoder, encoder, ...), so that the first
  * decode and the first encode wait for two set-ups, not for every decoder's. */
@@ -299,8 +300,8 @@ static void *lane_main(void *arg)
   pthread_mutex_lock(&lane->mu);
   lane->t_ready = gpuimg_now_ms();
   lane->setup_ms = lane->t_ready - t_setup;
-  __atomic_store_n(&lane->started, 1, __ATOMIC_RELEASE);
-  lane->ok = nj != NULL;
+  __atomic_store_n(&lane->ok, nj != NULL, __ATOMIC_RELAXED);
+  __atomic_store_n(&lane->started, 1, __ATOMIC_RELEASE); /* after ok: serving() */
   lane->nj = nj;
   lane->hardware = nj && gpuimg_nvjpeg_hardware(nj, NULL);
   if (!nj) {
@@ -331,7 +332,7 @@ static void *lane_main(void *arg)
     pthread_mutex_lock(&lane->mu);
     lane->busy_ms += t1 - t0; /* serve() completed every request of the list */
   }
-  lane->ok = 0;
+  __atomic_store_n(&lane->ok, 0, __ATOMIC_RELAXED);
   lane->nj = NULL;
   pthread_mutex_unlock(&lane->mu);
   if (debug && nj && lane->backend != GPUIMG_NVJPEG_CUDA)
@@ -358,7 +359,7 @@ gpuimg_jpeg_batch_t *gpuimg_jpeg_batch_create(int device, int batching)
   jb->nlanes = jb->ndecoders + nencoders;
   for (int k = 0, d = 0, e = 0; k < jb->nlanes; k++) /* decoder, encoder, decoder, ... */
     jb->order[k] = (e >= nencoders || (d <= e && d < jb->ndecoders)) ? d++ : jb->ndecoders + e++;
-  /* The threads set up while the caller goes on (0.5-1.2 s on an H200); a request
+  /* The threads set up while the caller goes on (0.75-1.56 s on an H200); a request
    * waits for its thread's set-up. They take no SIGINT, SIGTERM or SIGHUP (files.c). */
   for (int i = 0; i < jb->nlanes; i++) {
     lane_t *lane = &jb->lanes[i];
@@ -382,22 +383,31 @@ gpuimg_jpeg_batch_t *gpuimg_jpeg_batch_create(int device, int batching)
   return jb;
 }
 
-/* The lane for r: of the decoders or the encoders that have set up (the first of them while
- * none has), the one with the fewest requests waiting (read without its lock: a stale count
- * only makes a worse choice). */
+/* Whether lane has set up and serves (atomic reads, without its lock). */
+static int serving(lane_t *lane)
+{
+  return __atomic_load_n(&lane->started, __ATOMIC_ACQUIRE) &&
+         __atomic_load_n(&lane->ok, __ATOMIC_RELAXED);
+}
+
+/* The lane for r: of the decoders or the encoders that serve, the one with the fewest requests
+ * waiting (read without its lock: a stale count only makes a worse choice); while none does,
+ * the first still setting up, else the first (whose set-up failed: its error is r's). */
 static lane_t *lane_for(gpuimg_jpeg_batch_t *jb, const request_t *r)
 {
   int lo = r->kind == REQ_ENCODE ? jb->ndecoders : 0;
   int hi = r->kind == REQ_ENCODE ? jb->nlanes : jb->ndecoders;
-  lane_t *best = &jb->lanes[lo];
-  for (int i = lo + 1; i < hi; i++) {
+  lane_t *best = NULL, *waiting = NULL;
+  for (int i = lo; i < hi; i++) {
     lane_t *l = &jb->lanes[i];
-    if (__atomic_load_n(&l->started, __ATOMIC_ACQUIRE) &&
-        __atomic_load_n(&l->queued, __ATOMIC_RELAXED) <
-            __atomic_load_n(&best->queued, __ATOMIC_RELAXED))
+    if (!serving(l)) {
+      if (!waiting && !__atomic_load_n(&l->started, __ATOMIC_ACQUIRE))
+        waiting = l;
+    } else if (!best || __atomic_load_n(&l->queued, __ATOMIC_RELAXED) <
+                            __atomic_load_n(&best->queued, __ATOMIC_RELAXED))
       best = l;
   }
-  return best;
+  return best ? best : waiting ? waiting : &jb->lanes[lo];
 }
 
 /* Queues r on its lane, waits for it, and sets its error in this thread. */

@@ -186,7 +186,7 @@ double gpuimg_cost_device_share(const gpuimg_plan_t *plan, const gpuimg_cost_inp
       SPLIT_SETUP_MS + ((double)n - early) * dev >= SPLIT_MIN_GAIN * (double)n * host / cores)
     return 0;
   double share = 1 - early / (double)n;
-  if (share * (double)n < SPLIT_MIN_IMAGES)
+  if (!(share > 0) || share * (double)n < SPLIT_MIN_IMAGES)
     return 0;
   return share < 1 ? share : 1;
 }

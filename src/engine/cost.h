@@ -30,14 +30,15 @@ double gpuimg_cost_predict_nvjpeg(const gpuimg_plan_t *plan, int threads,
 
 /* The share of a batch's n JPEG inputs (like in, at full size) to send down the device's JPEG
  * path (the hardware decoder, the steps there, nvJPEG's encoder for a JPEG output) while the
- * host's `cores` cores convert the rest with the host codecs, so that both finish together:
- * the device path's set-up and its decoder's time per image against the host's time per image
- * (its decode, steps and encode) and what a device image still costs the host (its read,
- * write and any host encode). The host decodes at 1/reduction of the size (shrink-on-load,
+ * host's `cores` cores convert the rest with the host codecs: the host takes what it converts
+ * during the device path's set-up (each side slows the other while both run), the device path
+ * the rest at its decoders' time per image or the host work it still needs (its read, write
+ * and any host encode) spread over the cores; a host image is priced by its decode, steps
+ * and encode. The host decodes at 1/reduction of the size (shrink-on-load,
  * priced as a full decode: the entropy decoding dominates) and runs host_plan's steps there
  * (the plan with its first step fixed for the reduced size, as the flow makes it; NULL:
  * plan's, for a reduction of 1). 0 to 1; 0 when the device's share would be too small to pay for
- * its set-up. */
+ * its set-up or the split not at least 10% sooner than the host alone. */
 double gpuimg_cost_device_share(const gpuimg_plan_t *plan, const gpuimg_cost_input_t *in,
                                 const gpuimg_plan_t *host_plan, int reduction, int cores, long n);
 

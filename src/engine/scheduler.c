@@ -325,6 +325,7 @@ double gpuimg_sched_split(gpuimg_sched_t *s, const char *first, gpuimg_format_t 
   s->split_model = model;
   s->device_workers =
       gpuimg_env_int("GPUIMG_SPLIT_WORKERS", DEVICE_PATH_WORKERS, 1, 256) * s->ndevices;
+  s->host_cuda = !env_is("GPUIMG_SPLIT_HOST_CUDA", "0");
   return s->device_share;
 }
 
@@ -499,7 +500,8 @@ static void *worker_main(void *arg)
   }
 
   for (int k; go && (k = take(s, wk)) >= 0;) {
-    if (s->hybrid && !wk->hybrid_done && !wk->device_path && atomic_load(&s->dev_state) == 1)
+    if (s->hybrid && !wk->hybrid_done && !wk->device_path && (!s->to_device || s->host_cuda) &&
+        atomic_load(&s->dev_state) == 1)
       move_to_device(s, wk);
     if (s->calls.process(s->calls.ctx, wk, k) == 0 && wk->device >= 0)
       atomic_store(&s->cuda_ok, 1);

@@ -90,6 +90,7 @@ struct gpuimg_sched {
   atomic_int device_off;
   const unsigned char *to_device; /* the client's, one flag per work item; NULL: no split */
   int device_workers, device_running;
+  int host_cuda; /* the host's workers move to CUDA for the steps (GPUIMG_SPLIT_HOST_CUDA) */
   int *queue[2], nqueue[2];
   atomic_int qnext[2];
   /* The workers and their work. */
