@@ -340,8 +340,12 @@ static void *lane_main(void *arg)
             "gpuimg: nvjpeg decoder thread: busy %.1f ms: headers %.1f, batched calls %.1f, "
             "single images %.1f\n",
             lane->busy_ms, lane->header_ms, lane->call_ms, lane->alone_ms);
+  double t0 = gpuimg_now_ms();
   gpuimg_nvjpeg_destroy(nj);
   gpuimg_cuda_destroy(ctx);
+  if (debug)
+    fprintf(stderr, "gpuimg: nvjpeg %s thread teardown: %.1f ms\n", lane_kind(lane),
+            gpuimg_now_ms() - t0);
   return NULL;
 }
 
