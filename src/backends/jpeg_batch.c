@@ -58,7 +58,7 @@ typedef struct request {
 } request_t;
 
 /* One thread, its list and its nvJPEG handle. */
-typedef struct {
+typedef struct lane {
   gpuimg_jpeg_batch_t *jb;
   gpuimg_nvjpeg_backend_t backend;
   pthread_t thread;
@@ -69,7 +69,11 @@ typedef struct {
   int stop;
   int queued;  /* requests in its list */
   int started; /* the thread has set up (ok says how); set under mu, also read atomically */
-  int order;   /* its place in the set-up order (previous()) */
+  /* The lane whose set-up this one's waits for (NULL: the first): they set up one at a
+   * time, the first decoder, the first encoder, then the others in turns (decoder, encoder,
+   * ...), so that the first decode and the first encode wait for two set-ups, not for every
+   * decoder's. */
+  struct lane *after;
   /* 1: serving; 0: set-up failed (error_code, error) or stopped; set under mu before started,
    * also read atomically */
   int ok;
@@ -97,7 +101,6 @@ struct gpuimg_jpeg_batch {
   int batching; /* asked for */
   int nlanes, ndecoders;
   lane_t lanes[MAX_LANES];
-  int order[MAX_LANES]; /* lane numbers in set-up order */
   long batches, images; /* under lanes[LANE_DECODE].mu */
 };
 
@@ -226,15 +229,6 @@ static const char *lane_kind(const lane_t *lane)
   return lane->backend == GPUIMG_NVJPEG_CUDA ? "encoder" : "decoder";
 }
 
-/* The lane whose set-up this one's waits for: they set up one at a time, the first decoder,
- * the first encoder, then the others in turns (decoder, encoder, ...), so that the first
- * decode and the first encode wait for two set-ups, not for every decoder's. */
-static lane_t *previous(lane_t *lane)
-{
-  gpuimg_jpeg_batch_t *jb = lane->jb;
-  return lane->order == 0 ? NULL : jb->lanes + jb->order[lane->order - 1];
-}
-
 /* The thread's nvJPEG handle on ctx: an encoder after the first shares the first one's
  * library handle (made once, not once per encoder; it set up before this one), taken under
  * its lock so that it cannot go meanwhile. */
@@ -267,12 +261,11 @@ static gpuimg_nvjpeg_t *lane_setup(lane_t *lane, gpuimg_cuda_t **ctx, int debug)
 /* Waits until the lane before this one in the set-up order has set up: nvJPEG's handles come
  * one after another however many threads ask at once (three lanes starting together were ready
  * after 0.5, 1.1 and 1.5 s on an H200, the decoder last), so the first decoder, which every
- * image needs first, sets up first, then the first encoder, then the others. 1 when this lane
- * is to stop instead
- * (gpuimg_jpeg_batch_destroy() came first). */
+ * image needs first, sets up first, then the first encoder, then the others (lane->after).
+ * 1 when this lane is to stop instead (gpuimg_jpeg_batch_destroy() came first). */
 static int wait_previous(lane_t *lane)
 {
-  lane_t *prev = previous(lane);
+  lane_t *prev = lane->after;
   if (prev) {
     pthread_mutex_lock(&prev->mu);
     while (!prev->started)
@@ -361,22 +354,23 @@ gpuimg_jpeg_batch_t *gpuimg_jpeg_batch_create(int device, int batching)
   jb->ndecoders = gpuimg_env_int("GPUIMG_JPEG_DECODERS", 2, 1, MAX_DECODERS);
   int nencoders = gpuimg_env_int("GPUIMG_JPEG_ENCODERS", 4, 1, MAX_ENCODERS);
   jb->nlanes = jb->ndecoders + nencoders;
-  for (int k = 0, d = 0, e = 0; k < jb->nlanes; k++) /* decoder, encoder, decoder, ... */
-    jb->order[k] = (e >= nencoders || (d <= e && d < jb->ndecoders)) ? d++ : jb->ndecoders + e++;
+  int order[MAX_LANES]; /* lane numbers in set-up order: decoder, encoder, decoder, ... */
+  for (int k = 0, d = 0, e = 0; k < jb->nlanes; k++)
+    order[k] = (e >= nencoders || (d <= e && d < jb->ndecoders)) ? d++ : jb->ndecoders + e++;
   /* The threads set up while the caller goes on (0.75-1.56 s on an H200); a request
    * waits for its thread's set-up. They take no SIGINT, SIGTERM or SIGHUP (files.c). */
   for (int i = 0; i < jb->nlanes; i++) {
     lane_t *lane = &jb->lanes[i];
     lane->jb = jb;
     lane->backend = i < jb->ndecoders ? GPUIMG_NVJPEG_AUTO : GPUIMG_NVJPEG_CUDA;
-    jb->lanes[jb->order[i]].order = i;
+    jb->lanes[order[i]].after = i ? &jb->lanes[order[i - 1]] : NULL;
     pthread_mutex_init(&lane->mu, NULL);
     pthread_cond_init(&lane->work, NULL);
   }
   /* None after one that did not start: it would wait for that one's set-up (wait_previous). */
   int ok = 1;
   for (int i = 0; ok && i < jb->nlanes; i++) {
-    lane_t *lane = &jb->lanes[jb->order[i]];
+    lane_t *lane = &jb->lanes[order[i]];
     ok = lane->created = gpuimg_thread_start(&lane->thread, lane_main, lane) == 0;
   }
   if (!ok) {
