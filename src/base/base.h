@@ -27,6 +27,10 @@ size_t gpuimg_escape(char *dst, size_t size, const char *s);
 int gpuimg_image_alloc_for(gpuimg_image_t *img, int width, int height, int channels,
                            const char *what);
 
+/* A side of side pixels decoded at 1/reduction of its size (shrink-on-load: libjpeg's DCT
+ * scaling), which rounds up: ceil(side / reduction); side itself for a reduction below 2. */
+int gpuimg_reduced_side(int side, int reduction);
+
 /* The median of v[0..n-1] (0 for n = 0); sorts v in place. */
 double gpuimg_median(double *v, int n);
 

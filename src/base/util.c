@@ -102,6 +102,11 @@ static int cmp_double(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
+int gpuimg_reduced_side(int side, int reduction)
+{
+  return reduction > 1 ? (int)(((int64_t)side + reduction - 1) / reduction) : side;
+}
+
 double gpuimg_median(double *v, int n)
 {
   if (n <= 0)

@@ -253,8 +253,8 @@ static void jpeg_decode_run(jpeg_ctx_t *ctx, struct jpeg_decompress_struct *cinf
   /* Shrink-on-load: libjpeg's DCT scaling makes each side ceil(side / reduction). */
   cinfo->scale_num = 1;
   cinfo->scale_denom = (unsigned)reduction;
-  w = (w + (uint64_t)reduction - 1) / (uint64_t)reduction;
-  h = (h + (uint64_t)reduction - 1) / (uint64_t)reduction;
+  w = (uint64_t)gpuimg_reduced_side((int)w, reduction);
+  h = (uint64_t)gpuimg_reduced_side((int)h, reduction);
   /* A multi-scan file is read whole here: its damage is found before the pixels exist. */
   jpeg_start_decompress(cinfo);
   if (cinfo->output_width != w || cinfo->output_height != h ||
@@ -398,8 +398,8 @@ static int jpeg_decode_bands(const uint8_t *bytes, size_t size, uint64_t max_pix
                        .l = &l,
                        .nbands = threads < l.n ? threads : l.n,
                        .reduction = reduction,
-                       .out_w = (l.width + reduction - 1) / reduction,
-                       .out_h = (l.height + reduction - 1) / reduction,
+                       .out_w = gpuimg_reduced_side(l.width, reduction),
+                       .out_h = gpuimg_reduced_side(l.height, reduction),
                        .out_c = l.components};
   int rc = 1, borrowed = 0;
   if ((uint64_t)px <= max_pixels &&

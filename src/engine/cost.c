@@ -163,10 +163,9 @@ double gpuimg_cost_device_share(const gpuimg_plan_t *plan, const gpuimg_cost_inp
                                 const gpuimg_plan_t *host_plan, int reduction, int cores, long n)
 {
   parts_t p, h;
-  int r = reduction > 1 ? reduction : 1;
   gpuimg_cost_input_t reduced = *in;
-  reduced.width = (in->width + r - 1) / r;
-  reduced.height = (in->height + r - 1) / r;
+  reduced.width = gpuimg_reduced_side(in->width, reduction);
+  reduced.height = gpuimg_reduced_side(in->height, reduction);
   if (in->in_format != GPUIMG_FORMAT_JPEG || n <= 0 || cores <= 0 ||
       predict_parts(plan, 1, in, &p) < 0 ||
       predict_parts(host_plan ? host_plan : plan, 1, &reduced, &h) < 0)

@@ -249,8 +249,8 @@ static int cheapest(image_t *im, const uint8_t *bytes, size_t size, int r)
     if (gpuimg_codec_info(bytes, size, &in.width, &in.height, &in.channels) < 0)
       return -1;
     in.in_format = gpuimg_codec_is_jpeg(bytes, size) ? GPUIMG_FORMAT_JPEG : GPUIMG_FORMAT_PNG;
-    in.width = (in.width + r - 1) / r; /* libjpeg's reduced size, each side rounded up */
-    in.height = (in.height + r - 1) / r;
+    in.width = gpuimg_reduced_side(in.width, r);
+    in.height = gpuimg_reduced_side(in.height, r);
   } else {
     in.width = im->src.width, in.height = im->src.height, in.channels = im->src.channels;
   }
