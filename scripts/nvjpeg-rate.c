@@ -19,6 +19,9 @@
 #include <string.h>
 #include <time.h>
 
+#define BENCH_NAME "nvjpeg-rate"
+#include "nvjpeg-bench.h"
+
 #define MAX_FILES 4096
 #define MAX_BATCH 32
 
@@ -26,21 +29,6 @@ static unsigned char *data[MAX_FILES];
 static size_t sizes[MAX_FILES];
 static int nfiles, width, height, rounds;
 static pthread_barrier_t ready; /* every thread set up and warmed */
-
-static double now_ms(void)
-{
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
-static void check(int st, const char *what)
-{
-  if (st != 0) {
-    fprintf(stderr, "nvjpeg-rate: %s failed: status %d\n", what, st);
-    exit(1);
-  }
-}
 
 typedef struct {
   nvjpegHandle_t h;

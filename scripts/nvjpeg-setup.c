@@ -23,21 +23,8 @@
 #include <string.h>
 #include <time.h>
 
-static double now_ms(void)
-{
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
-static int check(int st, const char *what)
-{
-  if (st != 0) {
-    fprintf(stderr, "nvjpeg-setup: %s failed: status %d\n", what, st);
-    exit(1);
-  }
-  return 0;
-}
+#define BENCH_NAME "nvjpeg-setup"
+#include "nvjpeg-bench.h"
 
 #define STEP(name, call)                                                                           \
   do {                                                                                             \
