@@ -1,6 +1,7 @@
 /* nvjpeg-bench.h: the clock and the status check shared by the stand-alone nvJPEG benchmark
  * programs (nvjpeg-rate.c, nvjpeg-setup.c); each defines BENCH_NAME, its name in messages,
- * before including it. */
+ * before including it, and _POSIX_C_SOURCE (clock_gettime() under -std=c11) before any
+ * system header. */
 #ifndef NVJPEG_BENCH_H
 #define NVJPEG_BENCH_H
 
