@@ -294,7 +294,7 @@ static void *lane_main(void *arg)
   lane->t_ready = gpuimg_now_ms();
   lane->setup_ms = lane->t_ready - t_setup;
   __atomic_store_n(&lane->ok, nj != NULL, __ATOMIC_RELAXED);
-  __atomic_store_n(&lane->started, 1, __ATOMIC_RELEASE); /* after ok: serving() */
+  __atomic_store_n(&lane->started, 1, __ATOMIC_RELEASE); /* after ok: lane_state() */
   lane->nj = nj;
   lane->hardware = nj && gpuimg_nvjpeg_hardware(nj, NULL);
   if (!nj) {
@@ -381,31 +381,28 @@ gpuimg_jpeg_batch_t *gpuimg_jpeg_batch_create(int device, int batching)
   return jb;
 }
 
-/* Whether lane has set up and serves (atomic reads, without its lock). */
-static int serving(lane_t *lane)
+/* The lane's state for gpuimg_jpeg_lane_pick(), read atomically without its lock (ok is
+ * stored before started). */
+static int lane_state(lane_t *lane)
 {
-  return __atomic_load_n(&lane->started, __ATOMIC_ACQUIRE) &&
-         __atomic_load_n(&lane->ok, __ATOMIC_RELAXED);
+  if (!__atomic_load_n(&lane->started, __ATOMIC_ACQUIRE))
+    return GPUIMG_LANE_SETTING_UP;
+  return __atomic_load_n(&lane->ok, __ATOMIC_RELAXED) ? GPUIMG_LANE_SERVING : GPUIMG_LANE_FAILED;
 }
 
-/* The lane for r: of the decoders or the encoders that serve, the one with the fewest requests
- * waiting (read without its lock: a stale count only makes a worse choice); while none does,
- * the first still setting up, else the first (whose set-up failed: its error is r's). */
+/* The lane for r among the decoders or the encoders, by gpuimg_jpeg_lane_pick() on their
+ * states and waiting counts (read without their locks: a stale count only makes a worse
+ * choice). */
 static lane_t *lane_for(gpuimg_jpeg_batch_t *jb, const request_t *r)
 {
   int lo = r->kind == REQ_ENCODE ? jb->ndecoders : 0;
-  int hi = r->kind == REQ_ENCODE ? jb->nlanes : jb->ndecoders;
-  lane_t *best = NULL, *waiting = NULL;
-  for (int i = lo; i < hi; i++) {
-    lane_t *l = &jb->lanes[i];
-    if (!serving(l)) {
-      if (!waiting && !__atomic_load_n(&l->started, __ATOMIC_ACQUIRE))
-        waiting = l;
-    } else if (!best || __atomic_load_n(&l->queued, __ATOMIC_RELAXED) <
-                            __atomic_load_n(&best->queued, __ATOMIC_RELAXED))
-      best = l;
+  int n = r->kind == REQ_ENCODE ? jb->nlanes - jb->ndecoders : jb->ndecoders;
+  int state[MAX_LANES], queued[MAX_LANES];
+  for (int i = 0; i < n; i++) {
+    state[i] = lane_state(&jb->lanes[lo + i]);
+    queued[i] = __atomic_load_n(&jb->lanes[lo + i].queued, __ATOMIC_RELAXED);
   }
-  return best ? best : waiting ? waiting : &jb->lanes[lo];
+  return &jb->lanes[lo + gpuimg_jpeg_lane_pick(n, state, queued)];
 }
 
 /* Queues r on its lane, waits for it, and sets its error in this thread. */
@@ -628,3 +625,17 @@ void gpuimg_jpeg_batch_destroy(gpuimg_jpeg_batch_t *jb)
   (void)jb;
 }
 #endif
+
+int gpuimg_jpeg_lane_pick(int n, const int *state, const int *queued)
+{
+  int best = -1, waiting = -1;
+  for (int i = 0; i < n; i++) {
+    if (state[i] == GPUIMG_LANE_SERVING) {
+      if (best < 0 || queued[i] < queued[best])
+        best = i;
+    } else if (state[i] == GPUIMG_LANE_SETTING_UP && waiting < 0) {
+      waiting = i;
+    }
+  }
+  return best >= 0 ? best : waiting >= 0 ? waiting : 0;
+}

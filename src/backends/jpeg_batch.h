@@ -51,4 +51,14 @@ int gpuimg_jpeg_batch_decoder(gpuimg_jpeg_batch_t *jb);
 /* Stops the threads (after the requests in progress) and frees everything. */
 void gpuimg_jpeg_batch_destroy(gpuimg_jpeg_batch_t *jb);
 
+/* An nvJPEG thread's state, for gpuimg_jpeg_lane_pick(). */
+enum { GPUIMG_LANE_SETTING_UP, GPUIMG_LANE_SERVING, GPUIMG_LANE_FAILED };
+
+/* Which of n threads of one kind (n >= 1) a request goes to, given each one's state and the
+ * requests waiting in its list: of those serving, the one with the fewest waiting (the first
+ * of equals); else the first still setting up (the request waits for it); else thread 0, whose
+ * set-up error the request then gets. A thread whose set-up failed gets no request while
+ * another of its kind serves or may still. */
+int gpuimg_jpeg_lane_pick(int n, const int *state, const int *queued);
+
 #endif
