@@ -357,7 +357,7 @@ gpuimg_jpeg_batch_t *gpuimg_jpeg_batch_create(int device, int batching)
   int order[MAX_LANES]; /* lane numbers in set-up order: decoder, encoder, decoder, ... */
   for (int k = 0, d = 0, e = 0; k < jb->nlanes; k++)
     order[k] = (e >= nencoders || (d <= e && d < jb->ndecoders)) ? d++ : jb->ndecoders + e++;
-  /* The threads set up while the caller goes on (0.75-1.56 s on an H200); a request
+  /* The threads set up while the caller goes on (0.75-1.9 s on an H200); a request
    * waits for its thread's set-up. They take no SIGINT, SIGTERM or SIGHUP (files.c). */
   for (int i = 0; i < jb->nlanes; i++) {
     lane_t *lane = &jb->lanes[i];

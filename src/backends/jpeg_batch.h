@@ -12,7 +12,7 @@
  * functions set them (exit code and message). */
 typedef struct gpuimg_jpeg_batch gpuimg_jpeg_batch_t;
 
-/* Starts the threads for CUDA device `device`; they set up (0.75-1.56 s on an H200) while the
+/* Starts the threads for CUDA device `device`; they set up (0.75-1.9 s on an H200) while the
  * caller goes on, and the first requests wait for that. A set-up that fails fails every
  * request with its error. batching 0: every JPEG decoded alone (for comparison). NULL with
  * the error set when the build has no nvJPEG or a thread cannot start. */
