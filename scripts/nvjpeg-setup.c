@@ -13,7 +13,11 @@
  * decode costs after a re-initialisation). With ENC_FIRST 1 the encoder's state is made
  * before the DEFAULT handle's decode state (who pays the first state's cost). With
  * BUSY_THREADS > 0, that many threads spin on the cores meanwhile (as gpuimg's host workers
- * do during the set-up). */
+ * do during the set-up). With ENC_FIRST 2 the steps are gpuimg's own order instead (the
+ * HARDWARE handle first with its state and stream, the encoder's DEFAULT handle, state and
+ * parameters, a second decoder), every handle made with allocators that count and time
+ * nvJPEG's device and pinned allocations, printed beside each step: whether the set-up's time
+ * goes to allocating. */
 #define _POSIX_C_SOURCE 200809L
 #include <cuda_runtime.h>
 #include <nvjpeg.h>
@@ -34,6 +38,84 @@
   } while (0)
 
 static volatile int spinning = 1;
+
+/* nvJPEG's allocations through the counting allocators: calls, bytes and ms per kind. */
+static struct {
+  long calls[2];
+  double bytes[2], ms[2];
+} allocs;
+
+static int count_alloc(int kind, int rc, size_t n, double t0)
+{
+  allocs.calls[kind]++;
+  allocs.bytes[kind] += (double)n;
+  allocs.ms[kind] += now_ms() - t0;
+  return rc;
+}
+
+static int dev_malloc(void **p, size_t n)
+{
+  double t0 = now_ms();
+  return count_alloc(0, (int)cudaMalloc(p, n), n, t0);
+}
+
+static int dev_free(void *p)
+{
+  return (int)cudaFree(p);
+}
+
+static int pinned_malloc(void **p, size_t n, unsigned flags)
+{
+  double t0 = now_ms();
+  return count_alloc(1, (int)cudaHostAlloc(p, n, flags), n, t0);
+}
+
+static int pinned_free(void *p)
+{
+  return (int)cudaFreeHost(p);
+}
+
+static nvjpegDevAllocator_t dev_alloc = {dev_malloc, dev_free};
+static nvjpegPinnedAllocator_t pin_alloc = {pinned_malloc, pinned_free};
+
+/* A step of gpuimg's order: its time and the allocations made in it. */
+#define COUNTED(name, call)                                                                        \
+  do {                                                                                             \
+    long c0_ = allocs.calls[0], c1_ = allocs.calls[1];                                             \
+    double b0_ = allocs.bytes[0], b1_ = allocs.bytes[1], m0_ = allocs.ms[0], m1_ = allocs.ms[1];   \
+    double t0_ = now_ms();                                                                         \
+    check((int)(call), name);                                                                      \
+    printf("%-36s %8.2f ms; device %ld allocs %.1f MB %.2f ms; pinned %ld allocs %.1f MB %.2f ms\n", \
+           name, now_ms() - t0_, allocs.calls[0] - c0_, (allocs.bytes[0] - b0_) / 1e6,          \
+           allocs.ms[0] - m0_, allocs.calls[1] - c1_, (allocs.bytes[1] - b1_) / 1e6,             \
+           allocs.ms[1] - m1_);                                                                  \
+  } while (0)
+
+/* gpuimg's order of set-up steps (ENC_FIRST 2), with the counting allocators. */
+static void gpuimg_order(void)
+{
+  const unsigned hw_flags = NVJPEG_FLAGS_BITSTREAM_STRICT | NVJPEG_FLAGS_HW_DECODE_NO_PIPELINE;
+  nvjpegHandle_t hw, dflt, hw2;
+  nvjpegJpegState_t st, st2;
+  nvjpegJpegStream_t stream;
+  nvjpegEncoderState_t enc;
+  nvjpegEncoderParams_t par;
+  double start = now_ms();
+  COUNTED("cuda context (cudaFree(0))", cudaFree(0));
+  COUNTED("HARDWARE handle (first)",
+          nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, &dev_alloc, &pin_alloc, hw_flags, &hw));
+  COUNTED("its state", nvjpegJpegStateCreate(hw, &st));
+  COUNTED("its stream", nvjpegJpegStreamCreate(hw, &stream));
+  COUNTED("its initialisation for 8", nvjpegDecodeBatchedInitialize(hw, st, 8, 1, NVJPEG_OUTPUT_RGBI));
+  COUNTED("DEFAULT handle (encoder)", nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, &dev_alloc, &pin_alloc,
+                                                     NVJPEG_FLAGS_BITSTREAM_STRICT, &dflt));
+  COUNTED("encoder state", nvjpegEncoderStateCreate(dflt, &enc, 0));
+  COUNTED("encoder parameters", nvjpegEncoderParamsCreate(dflt, &par, 0));
+  COUNTED("second HARDWARE handle",
+          nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, &dev_alloc, &pin_alloc, hw_flags, &hw2));
+  COUNTED("its state", nvjpegJpegStateCreate(hw2, &st2));
+  printf("%-36s %8.2f ms\n", "gpuimg's order, all", now_ms() - start);
+}
 
 static void *spin(void *arg)
 {
@@ -189,7 +271,14 @@ int main(int argc, char **argv)
     busy = 256;
   for (int i = 0; i < busy; i++)
     pthread_create(&spinners[i], NULL, spin, NULL);
-  printf("# nvjpeg-setup, %d busy threads\n", busy);
+  printf("# nvjpeg-setup, %d busy threads, order %d\n", busy, argc > 2 ? atoi(argv[2]) : 0);
+  if (argc > 2 && atoi(argv[2]) == 2) {
+    gpuimg_order();
+    spinning = 0;
+    for (int i = 0; i < busy; i++)
+      pthread_join(spinners[i], NULL);
+    return 0;
+  }
   double start = now_ms();
   STEP("cuda context (cudaFree(0))", cudaFree(0));
   nvjpegHandle_t dflt, hw;
