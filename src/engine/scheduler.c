@@ -252,8 +252,13 @@ void gpuimg_sched_stop_starter(gpuimg_sched_t *s)
 /* How many device-path workers per device: enough images in flight to fill the hardware
  * decoder's batches while the others wait on the device (on an H200 with 16 cores, 10,000
  * 1024x768 JPEGs, 2026-12-02: 48 made gray -> PNG 1.05-1.17x faster than 24 in three pairs of
- * runs, blur -> JPEG the same within 1%). */
+ * runs, blur -> JPEG the same within 1%). Outputs the device path encodes on the host (all but
+ * JPEG, which nvJPEG encodes) get twice as many: each of their workers also spends about 5 ms
+ * encoding and 6-8 ms writing an image (thirteenth session: gray -> PNG with 96 against 48,
+ * 2-3% faster in three alternating pairs at 10,000 images, within the spread, and 7-8% in two
+ * single pairs; never slower; blur -> JPEG went slower with 96 and 6 encoders). */
 #define DEVICE_PATH_WORKERS 48
+#define DEVICE_PATH_WORKERS_HOST_ENCODE 96
 /* A split batch's host workers run at this nice value (Linux: per thread), so that the JPEG
  * threads and the device-path workers, which work briefly between waits, run when they wake
  * (19, the lowest priority, did no worse than 5 on that machine). */
@@ -323,8 +328,8 @@ double gpuimg_sched_split(gpuimg_sched_t *s, const char *first, gpuimg_format_t 
     }
   s->device_share = share < 1 ? share : 1;
   s->split_model = model;
-  s->device_workers =
-      gpuimg_env_int("GPUIMG_SPLIT_WORKERS", DEVICE_PATH_WORKERS, 1, 256) * s->ndevices;
+  int workers = out == GPUIMG_FORMAT_JPEG ? DEVICE_PATH_WORKERS : DEVICE_PATH_WORKERS_HOST_ENCODE;
+  s->device_workers = gpuimg_env_int("GPUIMG_SPLIT_WORKERS", workers, 1, 256) * s->ndevices;
   s->host_cuda = !env_is("GPUIMG_SPLIT_HOST_CUDA", "0");
   return s->device_share;
 }
