@@ -351,13 +351,20 @@ static int jpeg_huffman_check(const uint8_t *seg, size_t seg_len, probe_t *p)
 }
 
 /* Where a scan's coded data (from pos) ends: at the next marker, 0xff followed by neither a
- * stuffed zero, a fill byte nor a restart marker; n if none. */
+ * stuffed zero, a fill byte nor a restart marker; n if none. memchr() finds each 0xff (in
+ * coded data about one byte in 256), which is most of a JPEG's bytes walked several times
+ * faster than one by one. */
 static size_t jpeg_scan_end(const uint8_t *b, size_t n, size_t pos)
 {
-  while (pos < n && !(b[pos] == 0xff && pos + 1 < n && b[pos + 1] != 0 && b[pos + 1] != 0xff &&
-                      !(b[pos + 1] >= 0xd0 && b[pos + 1] <= 0xd7)))
-    pos++;
-  return pos;
+  while (pos < n) {
+    const uint8_t *ff = memchr(b + pos, 0xff, n - pos);
+    if (!ff)
+      return n;
+    pos = (size_t)(ff - b) + 1; /* the byte after the 0xff */
+    if (pos < n && b[pos] != 0 && b[pos] != 0xff && !(b[pos] >= 0xd0 && b[pos] <= 0xd7))
+      return pos - 1;
+  }
+  return n;
 }
 
 /* JPEG: the start of frame gives the size and sampling; every Huffman table must have at

@@ -16,44 +16,70 @@
 /* Sums of weight * 255 must stay below 2^64: the product of the axes' totals below this. */
 #define RESIZE_MAX_TOTAL ((uint64_t)1 << 55)
 
-/* Division by total rounded to nearest, floor((sum + total / 2) / total): for sums below 2^32
+/* Division by total rounded to nearest, floor((sum + total / 2) / total): by a shift when
+ * total is a power of two (whole-number area factors of 2, 4, 8, as in the usual thumbnail's
+ * shrink after a reduced decode); else for sums below 2^32
  * by a multiplication with M = floor((2^64 - 1) / total) + 1, whose product's high 64 bits are
  * the exact quotient of any 32-bit numerator (Lemire, Kaser and Kurz, "Faster remainder by
  * direct computation", 2019), taken in two 32-bit halves; else (or for total 1, where M
  * would be 2^64) a 64-bit division. */
 typedef struct {
   uint64_t total, half, m;
+  int shift; /* log2(total) when total is a power of two, else -1 */
 } divider_t;
 
 static divider_t divider(uint64_t total)
 {
-  divider_t d = {total, total / 2, UINT64_MAX / total + 1};
+  divider_t d = {total, total / 2, UINT64_MAX / total + 1, -1};
+  if ((total & (total - 1)) == 0)
+    for (d.shift = 0; ((uint64_t)1 << d.shift) < total; d.shift++) {
+    }
   return d;
 }
 
 static inline uint8_t divide(const divider_t *d, uint64_t sum)
 {
   uint64_t n = sum + d->half;
+  if (d->shift >= 0)
+    return (uint8_t)(n >> d->shift);
   if ((n >> 32) || !d->m) /* m wraps to 0 for total 1 */
     return (uint8_t)(n / d->total);
   uint64_t lo = n * (d->m & 0xffffffffu), hi = n * (d->m >> 32) + (lo >> 32);
   return (uint8_t)(hi >> 32);
 }
 
+/* One output pixel of c channels from its taps' weights w (count of them) over the columns'
+ * sums s. Inlined with c constant below, so that the sums stay in registers. */
+static inline void resize_pixel(const uint64_t *s, const uint32_t *w, int count, int c,
+                                const divider_t *div, uint8_t *d)
+{
+  uint64_t sum[4] = {0, 0, 0, 0};
+  for (int k = 0; k < count; k++, s += c)
+    for (int ch = 0; ch < c; ch++)
+      sum[ch] += (uint64_t)w[k] * s[ch];
+  for (int ch = 0; ch < c; ch++)
+    d[ch] = divide(div, sum[ch]);
+}
+
 /* One output row: col holds, per input pixel and channel, the column's weighted sum; taps is
- * the x axis's table (kernels/resize.h). */
+ * the x axis's table (kernels/resize.h); c is 1 to 4. */
 static void resize_row(const uint64_t *col, const gpuimg_resize_tap_t *taps, int out_w, int c,
                        const divider_t *div, uint8_t *d)
 {
   const uint32_t *weights = gpuimg_resize_taps_weights(taps, out_w);
-  for (int x = 0; x < out_w; x++) {
+  for (int x = 0; x < out_w; x++, d += c) {
     const uint32_t *w = weights + taps[x].off;
     const uint64_t *s = col + (size_t)taps[x].first * (size_t)c;
-    for (int ch = 0; ch < c; ch++) {
-      uint64_t sum = 0;
-      for (int k = 0; k < taps[x].count; k++)
-        sum += (uint64_t)w[k] * s[(size_t)k * (size_t)c + ch];
-      *d++ = divide(div, sum);
+    switch (c) { /* the same function, with c known */
+    case 1:
+      resize_pixel(s, w, taps[x].count, 1, div, d);
+      break;
+    case 3:
+      resize_pixel(s, w, taps[x].count, 3, div, d);
+      break;
+    default:
+      resize_pixel(s, w, taps[x].count, c, div, d);
+      break;
     }
   }
 }
@@ -67,6 +93,10 @@ int gpuimg_resize_cpu_rows(const gpuimg_image_t *src, gpuimg_image_t *dst, int a
   gpuimg_resize_axis_t ax = gpuimg_resize_axis(src->width, dst->width, area_x);
   gpuimg_resize_axis_t ay = gpuimg_resize_axis(src->height, dst->height, area_y);
   int c = src->channels;
+  if (c < 1 || c > 4) { /* gpuimg.h's images have 1 to 4 */
+    gpuimg_error_set(GPUIMG_EXIT_INPUT, "resize", "unsupported channel count %d", c);
+    return -1;
+  }
   size_t row_len = (size_t)src->width * (size_t)c;
   uint64_t *col = malloc(row_len * sizeof *col);
   gpuimg_resize_tap_t *tx = malloc(gpuimg_resize_taps_bytes(&ax));
@@ -80,12 +110,15 @@ int gpuimg_resize_cpu_rows(const gpuimg_image_t *src, gpuimg_image_t *dst, int a
   divider_t div = divider((uint64_t)ax.total * (uint64_t)ay.total);
   for (int y = y0; y < y1; y++) {
     int count, first = gpuimg_resize_first(&ay, y, &count);
-    memset(col, 0, row_len * sizeof *col);
     for (int j = first; j < first + count; j++) {
       uint64_t wy = gpuimg_resize_weight(&ay, y, j);
       const uint8_t *s = src->data + (size_t)j * row_len;
-      for (size_t i = 0; i < row_len; i++)
-        col[i] += wy * s[i];
+      if (j == first) /* the first row sets the sums: no clearing pass */
+        for (size_t i = 0; i < row_len; i++)
+          col[i] = wy * s[i];
+      else
+        for (size_t i = 0; i < row_len; i++)
+          col[i] += wy * s[i];
     }
     resize_row(col, tx, dst->width, c, &div,
                dst->data + (size_t)y * (size_t)dst->width * (size_t)c);
