@@ -1,5 +1,6 @@
 /* test_resize.c: the resize operation's CPU reference against a brute-force floating-point
- * definition (exact box means for whole factors, within 1 otherwise), and its output sizes. */
+ * definition (exact box means for whole factors, within 1 otherwise) and, byte for byte,
+ * against the man page's fixed-point definition written out here on its own; its output sizes. */
 #define TEST_NAME "test_resize"
 #include "test_fail.h"
 #include "ops.h"
@@ -62,6 +63,49 @@ static int box_mean(const gpuimg_image_t *src, int kx, int ky, int x, int y, int
   return (2 * sum + n) / (2 * n);
 }
 
+static int64_t gcd(int64_t a, int64_t b)
+{
+  return b ? gcd(b, a % b) : a;
+}
+
+/* The man page's integer weight of input pixel i in output pixel o on an axis of n to m, and
+ * (*total) what an output pixel's weights sum to. area: the overlap of [o n, (o+1) n) and
+ * [i m, (i+1) m), over gcd(n, m); bilinear: with t = (2o+1) n - m clamped to [0, 2m (n-1)],
+ * pixel t / 2m weighs (2m - t mod 2m) / g and the next one (t mod 2m) / g. */
+static int64_t int_weight(int area, int64_t n, int64_t m, int64_t o, int64_t i, int64_t *total)
+{
+  int64_t g = gcd(n, m);
+  if (area) {
+    int64_t lo = o * n > i * m ? o * n : i * m;
+    int64_t hi = (o + 1) * n < (i + 1) * m ? (o + 1) * n : (i + 1) * m;
+    *total = n / g;
+    return hi > lo ? (hi - lo) / g : 0;
+  }
+  int64_t t = (2 * o + 1) * n - m, top = 2 * m * (n - 1);
+  t = t < 0 ? 0 : t > top ? top : t;
+  *total = 2 * m / g;
+  if (i == t / (2 * m))
+    return (2 * m - t % (2 * m)) / g;
+  return i == t / (2 * m) + 1 ? t % (2 * m) / g : 0;
+}
+
+/* The fixed-point result: the sum of wx * wy * value over the input, divided by the product
+ * of the totals rounded half up. */
+static int exact_value(const gpuimg_image_t *src, int ow, int oh, int ax, int ay, int x, int y,
+                       int ch)
+{
+  uint64_t sum = 0;
+  int64_t tx = 1, ty = 1;
+  for (int j = 0; j < src->height; j++) {
+    int64_t wy = int_weight(ay, src->height, oh, y, j, &ty);
+    for (int i = 0; i < src->width && wy; i++)
+      sum += (uint64_t)(wy * int_weight(ax, src->width, ow, x, i, &tx)) *
+             src->data[((size_t)j * src->width + i) * src->channels + ch];
+  }
+  uint64_t d = (uint64_t)tx * (uint64_t)ty;
+  return (int)((sum + d / 2) / d);
+}
+
 static void check_case(int w, int h, int c, int ow, int oh, int ax, int ay)
 {
   gpuimg_image_t src, dst;
@@ -82,6 +126,12 @@ static void check_case(int w, int h, int c, int ow, int oh, int ax, int ay)
           fail("%dx%dx%d to %dx%d (%s x, %s y) at (%d,%d,%d): %d, want %s%.3f", w, h, c, ow, oh,
                ax ? "area" : "bilinear", ay ? "area" : "bilinear", x, y, ch, got,
                whole ? "exactly " : "", whole ? (double)exact : want);
+        int fixed = exact_value(&src, ow, oh, ax, ay, x, y, ch);
+        if (got != fixed)
+          fail("%dx%dx%d to %dx%d (%s x, %s y) at (%d,%d,%d): %d, the fixed-point definition "
+               "gives %d",
+               w, h, c, ow, oh, ax ? "area" : "bilinear", ay ? "area" : "bilinear", x, y, ch, got,
+               fixed);
       }
   gpuimg_image_free(&src);
   gpuimg_image_free(&dst);
@@ -104,7 +154,7 @@ static void test_values(void)
         whole += (f == 3 && s[0] % s[2] == 0 && s[1] % s[3] == 0);
       }
   printf("values: %d cases (%d whole-factor area cases exact), every other within 1 of the "
-         "real-valued area mean or bilinear sample\n",
+         "real-valued area mean or bilinear sample, all equal to the fixed-point definition\n",
          n, whole);
 }
 
