@@ -85,10 +85,11 @@ static nvjpegPinnedAllocator_t pin_alloc = {pinned_malloc, pinned_free};
     double b0_ = allocs.bytes[0], b1_ = allocs.bytes[1], m0_ = allocs.ms[0], m1_ = allocs.ms[1];   \
     double t0_ = now_ms();                                                                         \
     check((int)(call), name);                                                                      \
-    printf("%-36s %8.2f ms; device %ld allocs %.1f MB %.2f ms; pinned %ld allocs %.1f MB %.2f ms\n", \
-           name, now_ms() - t0_, allocs.calls[0] - c0_, (allocs.bytes[0] - b0_) / 1e6,          \
-           allocs.ms[0] - m0_, allocs.calls[1] - c1_, (allocs.bytes[1] - b1_) / 1e6,             \
-           allocs.ms[1] - m1_);                                                                  \
+    printf(                                                                                        \
+        "%-36s %8.2f ms; device %ld allocs %.1f MB %.2f ms; pinned %ld allocs %.1f MB %.2f ms\n",  \
+        name, now_ms() - t0_, allocs.calls[0] - c0_, (allocs.bytes[0] - b0_) / 1e6,                \
+        allocs.ms[0] - m0_, allocs.calls[1] - c1_, (allocs.bytes[1] - b1_) / 1e6,                  \
+        allocs.ms[1] - m1_);                                                                       \
   } while (0)
 
 /* gpuimg's order of set-up steps (ENC_FIRST 2), with the counting allocators. */
@@ -106,7 +107,8 @@ static void gpuimg_order(void)
           nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, &dev_alloc, &pin_alloc, hw_flags, &hw));
   COUNTED("its state", nvjpegJpegStateCreate(hw, &st));
   COUNTED("its stream", nvjpegJpegStreamCreate(hw, &stream));
-  COUNTED("its initialisation for 8", nvjpegDecodeBatchedInitialize(hw, st, 8, 1, NVJPEG_OUTPUT_RGBI));
+  COUNTED("its initialisation for 8",
+          nvjpegDecodeBatchedInitialize(hw, st, 8, 1, NVJPEG_OUTPUT_RGBI));
   COUNTED("DEFAULT handle (encoder)", nvjpegCreateEx(NVJPEG_BACKEND_DEFAULT, &dev_alloc, &pin_alloc,
                                                      NVJPEG_FLAGS_BITSTREAM_STRICT, &dflt));
   COUNTED("encoder state", nvjpegEncoderStateCreate(dflt, &enc, 0));
