@@ -158,6 +158,23 @@ static void test_values(void)
          n, whole);
 }
 
+/* An image of 5 channels (gpuimg.h's images have 1 to 4) is refused with a message. */
+static void test_channels(void)
+{
+  gpuimg_image_t src, dst;
+  if (gpuimg_image_alloc(&src, 4, 4, 5) < 0 || gpuimg_image_alloc(&dst, 2, 2, 5) < 0)
+    fail("out of memory");
+  memset(src.data, 7, gpuimg_image_bytes(4, 4, 5));
+  if (gpuimg_resize_cpu_rows(&src, &dst, 1, 1, 0, 2) != -1 ||
+      strcmp(gpuimg_error_message(), "resize: unsupported channel count 5") != 0)
+    fail("5 channels: want -1 and \"resize: unsupported channel count 5\", got \"%s\"",
+         gpuimg_error_message());
+  gpuimg_error_clear();
+  gpuimg_image_free(&src);
+  gpuimg_image_free(&dst);
+  printf("channels: 5 refused\n");
+}
+
 /* The size resize makes of w x h under the options (name, value pairs). */
 static void expect_size(const char *const *opts, int w, int h, int want_w, int want_h)
 {
@@ -197,6 +214,7 @@ int main(void)
 {
   test_sizes();
   test_values();
+  test_channels();
   printf("test_resize: all passed\n");
   return 0;
 }

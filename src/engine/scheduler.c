@@ -253,10 +253,10 @@ void gpuimg_sched_stop_starter(gpuimg_sched_t *s)
  * decoder's batches while the others wait on the device (on an H200 with 16 cores, 10,000
  * 1024x768 JPEGs, 2026-12-02: 48 made gray -> PNG 1.05-1.17x faster than 24 in three pairs of
  * runs, blur -> JPEG the same within 1%). Outputs the device path encodes on the host (all but
- * JPEG, which nvJPEG encodes) get twice as many: each of their workers also spends about 5 ms
+ * JPEG, which nvJPEG encodes) get twice as many: each of their workers also spends 5-6 ms
  * encoding and 6-8 ms writing an image (thirteenth session: gray -> PNG with 96 against 48,
- * 2-3% faster in three alternating pairs at 10,000 images, within the spread, and 7-8% in two
- * single pairs; never slower; blur -> JPEG went slower with 96 and 6 encoders). */
+ * 2.5% faster on the mean of three alternating pairs at 10,000 images, one pair a tie, within
+ * the spread; blur -> JPEG went slower with 96 workers and 6 encoders). */
 #define DEVICE_PATH_WORKERS 48
 #define DEVICE_PATH_WORKERS_HOST_ENCODE 96
 /* A split batch's host workers run at this nice value (Linux: per thread), so that the JPEG

@@ -17,12 +17,11 @@
 #define RESIZE_MAX_TOTAL ((uint64_t)1 << 55)
 
 /* Division by total rounded to nearest, floor((sum + total / 2) / total): by a shift when
- * total is a power of two (whole-number area factors of 2, 4, 8, as in the usual thumbnail's
- * shrink after a reduced decode); else for sums below 2^32
- * by a multiplication with M = floor((2^64 - 1) / total) + 1, whose product's high 64 bits are
- * the exact quotient of any 32-bit numerator (Lemire, Kaser and Kurz, "Faster remainder by
- * direct computation", 2019), taken in two 32-bit halves; else (or for total 1, where M
- * would be 2^64) a 64-bit division. */
+ * total is a power of two (1 included; whole-number area factors of 2, 4, 8, as in the usual
+ * thumbnail's shrink after a reduced decode); else for sums below 2^32 by a multiplication
+ * with M = floor((2^64 - 1) / total) + 1, whose product's high 64 bits are the exact quotient
+ * of any 32-bit numerator (Lemire, Kaser and Kurz, "Faster remainder by direct computation",
+ * 2019), taken in two 32-bit halves; else a 64-bit division. */
 typedef struct {
   uint64_t total, half, m;
   int shift; /* log2(total) when total is a power of two, else -1 */
@@ -42,7 +41,7 @@ static inline uint8_t divide(const divider_t *d, uint64_t sum)
   uint64_t n = sum + d->half;
   if (d->shift >= 0)
     return (uint8_t)(n >> d->shift);
-  if ((n >> 32) || !d->m) /* m wraps to 0 for total 1 */
+  if (n >> 32)
     return (uint8_t)(n / d->total);
   uint64_t lo = n * (d->m & 0xffffffffu), hi = n * (d->m >> 32) + (lo >> 32);
   return (uint8_t)(hi >> 32);
@@ -70,15 +69,18 @@ static void resize_row(const uint64_t *col, const gpuimg_resize_tap_t *taps, int
   for (int x = 0; x < out_w; x++, d += c) {
     const uint32_t *w = weights + taps[x].off;
     const uint64_t *s = col + (size_t)taps[x].first * (size_t)c;
-    switch (c) { /* the same function, with c known */
+    switch (c) { /* the same function, with c known (gpuimg_resize_cpu_rows refuses others) */
     case 1:
       resize_pixel(s, w, taps[x].count, 1, div, d);
+      break;
+    case 2:
+      resize_pixel(s, w, taps[x].count, 2, div, d);
       break;
     case 3:
       resize_pixel(s, w, taps[x].count, 3, div, d);
       break;
-    default:
-      resize_pixel(s, w, taps[x].count, c, div, d);
+    default: /* 4 */
+      resize_pixel(s, w, taps[x].count, 4, div, d);
       break;
     }
   }
