@@ -17,6 +17,17 @@ void gpuimg_error_set(int exit_code, const char *what, const char *fmt, ...)
 #endif
     ;
 
+/* On x86-64 Linux with GCC or Clang, a function marked GPUIMG_CPU_CLONES is compiled twice,
+ * for x86-64-v3 (AVX2, BMI2: variable shifts in one instruction, 32-byte vectors) and for the
+ * build's baseline, and the dynamic loader picks the one the CPU runs (an ifunc): for the few
+ * hot loops of the CPU backend and the host codecs, so that one binary runs anywhere and fast
+ * where it can (docs/performance.md, "x86-64-v3 clones"). Elsewhere it is nothing. */
+#if defined(__x86_64__) && defined(__linux__) && defined(__GNUC__) && !defined(GPUIMG_NO_CPU_CLONES)
+#define GPUIMG_CPU_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define GPUIMG_CPU_CLONES
+#endif
+
 /* Copies s into dst (size bytes, NUL-terminated, cut short at a character) with control
  * characters escaped ("\n", "\t", "\r", "\x1b"), so that a name cannot start a line of its
  * own in a message. Returns the length written. */

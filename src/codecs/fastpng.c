@@ -351,7 +351,8 @@ static inline size_t run_length(const uint8_t *data, size_t i, uint8_t v, size_t
  * tells at once that none of the next five positions starts a run (the common case on
  * photographs), and a run is extended a word at a time; the runs are those of the
  * byte-by-byte rule. */
-static size_t find_runs(const uint8_t *data, size_t n, run_t *runs, uint32_t *lit_freq)
+GPUIMG_CPU_CLONES static size_t find_runs(const uint8_t *data, size_t n, run_t *runs,
+                                          uint32_t *lit_freq)
 {
   uint32_t part[4][256];
   size_t nruns = 0, i = 0;
@@ -449,8 +450,8 @@ static size_t stored_bytes(size_t n)
 
 /* The literals data[0..n) with the literal/length code (code, lens), three to a put (45
  * bits at most). */
-static void put_literals(bit_writer_t *w, const uint8_t *data, size_t n, const uint16_t *code,
-                         const uint8_t *lens)
+GPUIMG_CPU_CLONES static void put_literals(bit_writer_t *w, const uint8_t *data, size_t n,
+                                           const uint16_t *code, const uint8_t *lens)
 {
   size_t k = 0;
   for (; k + 3 <= n; k += 3) {
@@ -464,8 +465,9 @@ static void put_literals(bit_writer_t *w, const uint8_t *data, size_t n, const u
 
 /* A block's data[0..n), its nruns runs as matches and the rest as literals, with the
  * literal/length code (code, lens), then its end. */
-static void put_data(bit_writer_t *w, const uint8_t *data, size_t n, const run_t *runs,
-                     size_t nruns, const uint16_t *code, const uint8_t *lens)
+GPUIMG_CPU_CLONES static void put_data(bit_writer_t *w, const uint8_t *data, size_t n,
+                                       const run_t *runs, size_t nruns, const uint16_t *code,
+                                       const uint8_t *lens)
 {
   /* A match of length l: its length symbol, the extra bits, then distance code 0 (one bit,
    * 0), as one put. */
@@ -490,7 +492,8 @@ static void put_data(bit_writer_t *w, const uint8_t *data, size_t n, const run_t
 
 /* One dynamic-Huffman block for data[0..n) with the runs find_runs() finds, or stored blocks
  * when those would be smaller. runs has room for max_runs(n). */
-static void put_block(bit_writer_t *w, const uint8_t *data, size_t n, run_t *runs, int last)
+GPUIMG_CPU_CLONES static void put_block(bit_writer_t *w, const uint8_t *data, size_t n, run_t *runs,
+                                        int last)
 {
   static const uint8_t cl_extra_bits[19] = {[16] = 2, [17] = 3, [18] = 7};
   uint32_t lit_freq[286] = {0};
