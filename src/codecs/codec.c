@@ -49,6 +49,15 @@ int gpuimg_codec_device_recognises(const uint8_t *bytes, size_t size)
   return 0;
 }
 
+int gpuimg_codec_device_encodes(gpuimg_format_t fmt)
+{
+  const gpuimg_codec_t *c;
+  for (int i = 0; (c = gpuimg_codec_at(i)); i++)
+    if (c->device && (c->encodes & GPUIMG_FORMAT_BIT(fmt)))
+      return 1;
+  return 0;
+}
+
 const gpuimg_codec_t *gpuimg_codec_at(int i)
 {
   for (int k = 0; k < NCODECS; k++)

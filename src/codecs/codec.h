@@ -149,6 +149,9 @@ int gpuimg_codec_choice_device(gpuimg_codec_choice_t choice);
 /* 1 when a codec built in that works from device memory (nvjpeg) recognises these bytes as
  * its to decode: what a device JPEG path takes (the rest goes to a host decoder). */
 int gpuimg_codec_device_recognises(const uint8_t *bytes, size_t size);
+/* 1 when a codec built in that works from device memory (nvjpeg) writes fmt: the outputs a
+ * device path encodes there (the others are copied down and encoded on the host). */
+int gpuimg_codec_device_encodes(gpuimg_format_t fmt);
 
 /* The --codec spelling of choice ("auto", "stb", ...). */
 const char *gpuimg_codec_choice_name(gpuimg_codec_choice_t choice);

@@ -230,7 +230,7 @@ static int encode_on_device(const image_t *im, int in_channels)
   int c = in_channels;
   for (int i = 0; i < plan->nsteps; i++)
     c = gpuimg_op_out_channels(plan->steps[i].op, c);
-  return im->device_jpeg && im->job->output && im->job->format == GPUIMG_FORMAT_JPEG &&
+  return im->device_jpeg && im->job->output && gpuimg_codec_device_encodes(im->job->format) &&
          (c == 1 || c == 3);
 }
 
@@ -418,7 +418,7 @@ static int steps(image_t *im)
   }
   mark(im, GPUIMG_FLOW_LOAD, 1);
   mark(im, GPUIMG_FLOW_STEPS, 0);
-  im->encoded_on_device = im->on_device ? job->output && job->format == GPUIMG_FORMAT_JPEG
+  im->encoded_on_device = im->on_device ? job->output && gpuimg_codec_device_encodes(job->format)
                                         : encode_on_device(im, im->src.channels);
   gpuimg_jpeg_io_t io = {im->on_device ? im->file.data : NULL,
                          im->file.size,

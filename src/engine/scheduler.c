@@ -252,8 +252,8 @@ void gpuimg_sched_stop_starter(gpuimg_sched_t *s)
 /* How many device-path workers per device: enough images in flight to fill the hardware
  * decoder's batches while the others wait on the device (on an H200 with 16 cores, 10,000
  * 1024x768 JPEGs, 2026-12-02: 48 made gray -> PNG 1.05-1.17x faster than 24 in three pairs of
- * runs, blur -> JPEG the same within 1%). Outputs the device path encodes on the host (all but
- * JPEG, which nvJPEG encodes) get twice as many: each of their workers also spends 5-6 ms
+ * runs, blur -> JPEG the same within 1%). Outputs the device path encodes on the host (those
+ * no device codec writes: all but JPEG) get twice as many: each of their workers also spends 5-6 ms
  * encoding and 6-8 ms writing an image (thirteenth session: gray -> PNG with 96 against 48,
  * 2.5% faster on the mean of three alternating pairs at 10,000 images, one pair a tie, within
  * the spread; blur -> JPEG went slower with 96 workers and 6 encoders). */
@@ -328,7 +328,8 @@ double gpuimg_sched_split(gpuimg_sched_t *s, const char *first, gpuimg_format_t 
     }
   s->device_share = share < 1 ? share : 1;
   s->split_model = model;
-  int workers = out == GPUIMG_FORMAT_JPEG ? DEVICE_PATH_WORKERS : DEVICE_PATH_WORKERS_HOST_ENCODE;
+  int workers =
+      gpuimg_codec_device_encodes(out) ? DEVICE_PATH_WORKERS : DEVICE_PATH_WORKERS_HOST_ENCODE;
   s->device_workers = gpuimg_env_int("GPUIMG_SPLIT_WORKERS", workers, 1, 256) * s->ndevices;
   s->host_cuda = !env_is("GPUIMG_SPLIT_HOST_CUDA", "0");
   return s->device_share;
