@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #define BENCH_NAME "nvjpeg-setup"
@@ -78,18 +79,46 @@ static int pinned_free(void *p)
 static nvjpegDevAllocator_t dev_alloc = {dev_malloc, dev_free};
 static nvjpegPinnedAllocator_t pin_alloc = {pinned_malloc, pinned_free};
 
-/* A step of gpuimg's order: its time and the allocations made in it. */
+/* The process's CPU time (user, system: ms), page faults (minor, major) and resident MB. */
+static void process_use(double *v)
+{
+  struct rusage ru;
+  long pages = 0, resident = 0;
+  getrusage(RUSAGE_SELF, &ru);
+  FILE *f = fopen("/proc/self/statm", "r");
+  if (f) {
+    if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
+      resident = 0;
+    fclose(f);
+  }
+  v[0] = ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3;
+  v[1] = ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3;
+  v[2] = (double)ru.ru_minflt;
+  v[3] = (double)ru.ru_majflt;
+  v[4] = resident * 4096.0 / 1e6;
+}
+
+/* A step of gpuimg's order: its time, the allocations made in it, and the process's CPU time,
+ * page faults and resident memory over it (is the time nvJPEG's CPU work, faulting memory in,
+ * or waiting?). */
 #define COUNTED(name, call)                                                                        \
   do {                                                                                             \
     long c0_ = allocs.calls[0], c1_ = allocs.calls[1];                                             \
     double b0_ = allocs.bytes[0], b1_ = allocs.bytes[1], m0_ = allocs.ms[0], m1_ = allocs.ms[1];   \
+    double u0_[5], u1_[5];                                                                         \
+    process_use(u0_);                                                                              \
     double t0_ = now_ms();                                                                         \
     check((int)(call), name);                                                                      \
+    double t1_ = now_ms();                                                                         \
+    process_use(u1_);                                                                              \
     printf(                                                                                        \
         "%-36s %8.2f ms; device %ld allocs %.1f MB %.2f ms; pinned %ld allocs %.1f MB %.2f ms\n",  \
-        name, now_ms() - t0_, allocs.calls[0] - c0_, (allocs.bytes[0] - b0_) / 1e6,                \
-        allocs.ms[0] - m0_, allocs.calls[1] - c1_, (allocs.bytes[1] - b1_) / 1e6,                  \
-        allocs.ms[1] - m1_);                                                                       \
+        name, t1_ - t0_, allocs.calls[0] - c0_, (allocs.bytes[0] - b0_) / 1e6, allocs.ms[0] - m0_, \
+        allocs.calls[1] - c1_, (allocs.bytes[1] - b1_) / 1e6, allocs.ms[1] - m1_);                 \
+    printf("%-36s cpu: user %.1f ms, system %.1f ms; faults %.0f minor, %.0f major; "              \
+           "resident %+.1f MB (%.1f MB)\n",                                                        \
+           "", u1_[0] - u0_[0], u1_[1] - u0_[1], u1_[2] - u0_[2], u1_[3] - u0_[3],                 \
+           u1_[4] - u0_[4], u1_[4]);                                                               \
   } while (0)
 
 /* gpuimg's order of set-up steps (ENC_FIRST 2), with the counting allocators. */

@@ -1,16 +1,21 @@
 /* test_threads.c: the CPU backend's --threads: every operation and a pipeline give the same
- * bytes at 1, 2 and 7 threads and on bands of any shape; the thread pool; the defaults. */
+ * bytes at 1, 2 and 7 threads and on bands of any shape; the thread pool; the defaults; the
+ * threads' names. */
 #define TEST_NAME "test_threads"
 #include "test_fail.h"
+#include "files.h"
 #include "pipeline.h"
 #include "plan.h"
 #include "pool.h"
 #include "scheduler.h"
 
+#include <dirent.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* xorshift32 noise, the same on every run; seed != 0. */
 static gpuimg_image_t noise(int w, int h, int c, uint32_t seed)
@@ -288,10 +293,64 @@ static void test_defaults(void)
   printf("threads: the default is the %d usable cores; batch workers share them\n", cores);
 }
 
+#ifdef __linux__
+/* This process's threads named name, from /proc (what top -H and ps -L show). */
+static int threads_named(const char *name)
+{
+  DIR *dir = opendir("/proc/self/task");
+  int n = 0;
+  for (struct dirent *e; dir && (e = readdir(dir));) {
+    char path[300], comm[64] = "";
+    snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+    FILE *f = e->d_name[0] != '.' ? fopen(path, "r") : NULL;
+    if (f && fgets(comm, sizeof comm, f))
+      comm[strcspn(comm, "\n")] = 0;
+    if (f)
+      fclose(f);
+    n += strcmp(comm, name) == 0;
+  }
+  if (dir)
+    closedir(dir);
+  return n;
+}
+
+static void *name_long(void *arg)
+{
+  gpuimg_thread_name(arg);
+  return (void *)(intptr_t)threads_named("gpuimg-a-long-n");
+}
+#endif
+
+/* gpuimg_thread_name() names the calling thread, cut to Linux's 15 bytes; the pool's threads
+ * are "gpuimg-pool" (each names itself as it starts: waited for, up to 5 s). */
+static void test_names(void)
+{
+#if defined(__linux__) && defined(__GLIBC__)
+  pthread_t t;
+  void *seen = NULL;
+  if (gpuimg_thread_start(&t, name_long, "gpuimg-a-long-name-indeed") != 0 ||
+      pthread_join(t, &seen) != 0 || seen != (void *)1)
+    fail("a thread named 'gpuimg-a-long-name-indeed' is not seen as 'gpuimg-a-long-n'");
+  gpuimg_pool_t *pool = gpuimg_pool_create(4);
+  if (!pool)
+    fail("gpuimg_pool_create(4): %s", gpuimg_error_message());
+  int named = 0;
+  for (int i = 0; i < 500 && (named = threads_named("gpuimg-pool")) < 3; i++)
+    nanosleep(&(struct timespec){0, 10000000}, NULL);
+  if (named != 3)
+    fail("a pool of 4 has %d threads named gpuimg-pool (expected 3: the caller is the 4th)", named);
+  gpuimg_pool_free(pool);
+  printf("threads: named by role (gpuimg-pool), cut to 15 bytes\n");
+#else
+  printf("threads: names not checked (not Linux with glibc)\n");
+#endif
+}
+
 int main(void)
 {
   test_pool();
   test_defaults();
+  test_names();
   test_every_op();
   test_pipeline();
   printf("test_threads: all passed\n");

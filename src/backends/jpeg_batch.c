@@ -281,6 +281,7 @@ static int wait_previous(lane_t *lane)
 static void *lane_main(void *arg)
 {
   lane_t *lane = arg;
+  gpuimg_thread_name(lane->backend == GPUIMG_NVJPEG_CUDA ? "gpuimg-jpegenc" : "gpuimg-jpegdec");
   double t_setup = gpuimg_now_ms();
   int debug = getenv("GPUIMG_JPEG_DEBUG") != NULL, serves = 0;
   gpuimg_cuda_t *ctx = NULL;

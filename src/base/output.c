@@ -142,6 +142,17 @@ int gpuimg_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg)
   return err;
 }
 
+void gpuimg_thread_name(const char *name)
+{
+#ifdef __GLIBC__
+  char short_name[16];
+  snprintf(short_name, sizeof short_name, "%s", name);
+  (void)pthread_setname_np(pthread_self(), short_name);
+#else
+  (void)name;
+#endif
+}
+
 /* ---- temporary names, and the sweep of those whose process is gone ---- */
 
 /* The longest file name in the directory of path (its first dir_len bytes). */

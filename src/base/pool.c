@@ -46,6 +46,7 @@ static void *pool_thread(void *arg)
 {
   gpuimg_pool_t *p = arg;
   unsigned long seen = 0;
+  gpuimg_thread_name("gpuimg-pool");
   pthread_mutex_lock(&p->mu);
   for (;;) {
     while (!p->stop && p->task_id == seen)

@@ -147,6 +147,7 @@ struct gpuimg_prestart {
 static void *prestart_main(void *arg)
 {
   gpuimg_prestart_t *ps = arg;
+  gpuimg_thread_name("gpuimg-start");
   /* CUDA's default device (0); threads that wait for it spin, CUDA's default. */
   ps->usable = gpuimg_pipeline_device_start(0, 0, NULL, NULL, ps->reason, sizeof ps->reason) > 0;
   ps->ms = gpuimg_now_ms() - ps->t0;

@@ -200,6 +200,7 @@ static int work_left(void *arg)
 static void *device_starter(void *arg)
 {
   gpuimg_sched_t *s = arg;
+  gpuimg_thread_name("gpuimg-start");
   int ok = gpuimg_pipeline_device_start(s->devices[0], !env_is("GPUIMG_CUDA_SYNC", "spin"),
                                         work_left, s, s->dev_reason, sizeof s->dev_reason);
   s->dev_ready_ms = ok > 0 ? gpuimg_now_ms() - s->t_start : -1;
@@ -471,6 +472,7 @@ static void *worker_main(void *arg)
 {
   gpuimg_worker_t *wk = arg;
   gpuimg_sched_t *s = wk->s;
+  gpuimg_thread_name(wk->device_path ? "gpuimg-devpath" : "gpuimg-worker");
 
   int ok = 1;
   if (!(wk->run = calloc(1, sizeof *wk->run))) {
