@@ -1,6 +1,7 @@
 /* test_resize.c: the resize operation's CPU reference against a brute-force floating-point
  * definition (exact box means for whole factors, within 1 otherwise) and, byte for byte,
- * against the man page's fixed-point definition written out here on its own; its output sizes. */
+ * against the man page's fixed-point definition written out here on its own, also where its
+ * sums pass 32 bits; its output sizes. */
 #define TEST_NAME "test_resize"
 #include "test_fail.h"
 #include "ops.h"
@@ -56,11 +57,11 @@ static double reference(const gpuimg_image_t *src, int ow, int oh, int ax, int a
 /* Whole factors kx, ky (area both ways): the exact box mean, rounded half up. */
 static int box_mean(const gpuimg_image_t *src, int kx, int ky, int x, int y, int ch)
 {
-  int sum = 0, n = kx * ky;
-  for (int j = y * ky; j < (y + 1) * ky; j++)
-    for (int i = x * kx; i < (x + 1) * kx; i++)
+  int64_t sum = 0, n = (int64_t)kx * ky;
+  for (int64_t j = (int64_t)y * ky; j < (int64_t)(y + 1) * ky; j++)
+    for (int64_t i = (int64_t)x * kx; i < (int64_t)(x + 1) * kx; i++)
       sum += src->data[((size_t)j * src->width + i) * src->channels + ch];
-  return (2 * sum + n) / (2 * n);
+  return (int)((2 * sum + n) / (2 * n));
 }
 
 static int64_t gcd(int64_t a, int64_t b)
@@ -158,6 +159,32 @@ static void test_values(void)
          n, whole);
 }
 
+/* Axes whose column sums pass 32 bits (255 times the y axis's total above 2^32 - 1: the
+ * resize's 64-bit columns): an area shrink of a column of 16,843,010 pixels and a bilinear
+ * enlargement to 8,421,505 rows, against both definitions; and the same column all 255,
+ * whose sums pass 2^32 (the divider's 64-bit division), to one pixel and to three. */
+static void test_wide_sums(void)
+{
+  const int tall = 16843010; /* 255 * tall > 2^32 - 1 */
+  check_case(1, tall, 1, 1, 1, 1, 1);
+  check_case(1, 3, 1, 1, tall / 2, 0, 0);
+  gpuimg_image_t src, dst;
+  if (gpuimg_image_alloc(&src, 1, tall, 1) < 0 || gpuimg_image_alloc(&dst, 1, 3, 1) < 0)
+    fail("out of memory");
+  memset(src.data, 255, (size_t)tall);
+  for (int oh = 1; oh <= 3; oh += 2) {
+    dst.height = oh;
+    if (gpuimg_resize_cpu_rows(&src, &dst, 1, 1, 0, oh) < 0)
+      fail("%s", gpuimg_error_message());
+    for (int y = 0; y < oh; y++)
+      if (dst.data[y] != 255)
+        fail("a column of %d pixels of 255 to %d: %d at row %d", tall, oh, dst.data[y], y);
+  }
+  gpuimg_image_free(&src);
+  gpuimg_image_free(&dst);
+  printf("wide sums: columns past 32 bits, area and bilinear, equal to the definitions\n");
+}
+
 /* An image of 5 channels (gpuimg.h's images have 1 to 4) is refused with a message. */
 static void test_channels(void)
 {
@@ -214,6 +241,7 @@ int main(void)
 {
   test_sizes();
   test_values();
+  test_wide_sums();
   test_channels();
   printf("test_resize: all passed\n");
   return 0;

@@ -47,44 +47,75 @@ static inline uint8_t divide(const divider_t *d, uint64_t sum)
   return (uint8_t)(hi >> 32);
 }
 
+/* The columns' weighted sums of an output row's input rows, per input pixel and channel: 32-bit
+ * where every sum fits (255 times the y axis's total below 2^32, as for any image under 16
+ * million rows), else 64-bit. */
+typedef struct {
+  uint32_t *narrow;
+  uint64_t *wide;
+} columns_t;
+
+static inline uint64_t column(const columns_t *col, size_t i)
+{
+  return col->narrow ? col->narrow[i] : col->wide[i];
+}
+
 /* One output pixel of c channels from its taps' weights w (count of them) over the columns'
- * sums s. Inlined with c constant below, so that the sums stay in registers. */
-static inline void resize_pixel(const uint64_t *s, const uint32_t *w, int count, int c,
+ * sums from index i. Inlined with c constant below, so that the sums stay in registers (a
+ * copy per width of sum, without column()'s test, measured no faster). */
+static inline void resize_pixel(const columns_t *col, size_t i, const uint32_t *w, int count, int c,
                                 const divider_t *div, uint8_t *d)
 {
   uint64_t sum[4] = {0, 0, 0, 0};
-  for (int k = 0; k < count; k++, s += c)
+  for (int k = 0; k < count; k++, i += (size_t)c)
     for (int ch = 0; ch < c; ch++)
-      sum[ch] += (uint64_t)w[k] * s[ch];
+      sum[ch] += (uint64_t)w[k] * column(col, i + (size_t)ch);
   for (int ch = 0; ch < c; ch++)
     d[ch] = divide(div, sum[ch]);
 }
 
-/* One output row: col holds, per input pixel and channel, the column's weighted sum; taps is
- * the x axis's table (kernels/resize.h); c is 1 to 4. */
-static void resize_row(const uint64_t *col, const gpuimg_resize_tap_t *taps, int out_w, int c,
+/* One output row from the columns' sums; taps is the x axis's table (kernels/resize.h); c is 1
+ * to 4. */
+static void resize_row(const columns_t *col, const gpuimg_resize_tap_t *taps, int out_w, int c,
                        const divider_t *div, uint8_t *d)
 {
   const uint32_t *weights = gpuimg_resize_taps_weights(taps, out_w);
   for (int x = 0; x < out_w; x++, d += c) {
     const uint32_t *w = weights + taps[x].off;
-    const uint64_t *s = col + (size_t)taps[x].first * (size_t)c;
+    size_t i = (size_t)taps[x].first * (size_t)c;
     switch (c) { /* the same function, with c known (gpuimg_resize_cpu_rows refuses others) */
     case 1:
-      resize_pixel(s, w, taps[x].count, 1, div, d);
+      resize_pixel(col, i, w, taps[x].count, 1, div, d);
       break;
     case 2:
-      resize_pixel(s, w, taps[x].count, 2, div, d);
+      resize_pixel(col, i, w, taps[x].count, 2, div, d);
       break;
     case 3:
-      resize_pixel(s, w, taps[x].count, 3, div, d);
+      resize_pixel(col, i, w, taps[x].count, 3, div, d);
       break;
     default: /* 4 */
-      resize_pixel(s, w, taps[x].count, 4, div, d);
+      resize_pixel(col, i, w, taps[x].count, 4, div, d);
       break;
     }
   }
 }
+
+/* Adds weight wy times input row s (n bytes) to the columns' sums (the first row sets them: no
+ * clearing pass), for each width of sum; the loops the resize spends most of its time in,
+ * vectorised 8 sums at a time where the CPU has AVX2 (GPUIMG_CPU_CLONES). */
+#define ADD_ROW(name, type)                                                                        \
+  GPUIMG_CPU_CLONES static void name(type *restrict col, const uint8_t *restrict s, size_t n,      \
+                                     type wy, int first)                                           \
+  {                                                                                                \
+    if (first)                                                                                     \
+      for (size_t i = 0; i < n; i++)                                                               \
+        col[i] = wy * s[i];                                                                        \
+    else                                                                                           \
+      for (size_t i = 0; i < n; i++)                                                               \
+        col[i] += wy * s[i];                                                                       \
+  }
+ADD_ROW(add_row_narrow, uint32_t)
+ADD_ROW(add_row_wide, uint64_t)
 
 /* Separable: for each output row, the weighted sum of its input rows (every column at once,
  * contiguous), then each output pixel's weighted sum of those columns. The sums are exact
@@ -100,33 +131,37 @@ int gpuimg_resize_cpu_rows(const gpuimg_image_t *src, gpuimg_image_t *dst, int a
     return -1;
   }
   size_t row_len = (size_t)src->width * (size_t)c;
-  uint64_t *col = malloc(row_len * sizeof *col);
+  int narrow = (uint64_t)ay.total * 255 <= UINT32_MAX;
+  columns_t col = {NULL, NULL};
+  void *sums = malloc(row_len * (narrow ? sizeof *col.narrow : sizeof *col.wide));
   gpuimg_resize_tap_t *tx = malloc(gpuimg_resize_taps_bytes(&ax));
-  if (!col || !tx) {
-    free(col);
+  if (!sums || !tx) {
+    free(sums);
     free(tx);
     gpuimg_error_set(GPUIMG_EXIT_FAILURE, "resize", "out of memory");
     return -1;
   }
+  if (narrow)
+    col.narrow = sums;
+  else
+    col.wide = sums;
   gpuimg_resize_taps_fill(&ax, tx);
   divider_t div = divider((uint64_t)ax.total * (uint64_t)ay.total);
   for (int y = y0; y < y1; y++) {
     int count, first = gpuimg_resize_first(&ay, y, &count);
     for (int j = first; j < first + count; j++) {
-      uint64_t wy = gpuimg_resize_weight(&ay, y, j);
+      uint32_t wy = gpuimg_resize_weight(&ay, y, j);
       const uint8_t *s = src->data + (size_t)j * row_len;
-      if (j == first) /* the first row sets the sums: no clearing pass */
-        for (size_t i = 0; i < row_len; i++)
-          col[i] = wy * s[i];
+      if (narrow)
+        add_row_narrow(col.narrow, s, row_len, wy, j == first);
       else
-        for (size_t i = 0; i < row_len; i++)
-          col[i] += wy * s[i];
+        add_row_wide(col.wide, s, row_len, wy, j == first);
     }
-    resize_row(col, tx, dst->width, c, &div,
+    resize_row(&col, tx, dst->width, c, &div,
                dst->data + (size_t)y * (size_t)dst->width * (size_t)c);
   }
   free(tx);
-  free(col);
+  free(sums);
   return 0;
 }
 
