@@ -160,7 +160,8 @@ double gpuimg_cost_predict_nvjpeg(const gpuimg_plan_t *plan, int threads,
 }
 
 double gpuimg_cost_device_share(const gpuimg_plan_t *plan, const gpuimg_cost_input_t *in,
-                                const gpuimg_plan_t *host_plan, int reduction, int cores, long n)
+                                int device_encode, const gpuimg_plan_t *host_plan, int reduction,
+                                int cores, long n)
 {
   parts_t p, h;
   gpuimg_cost_input_t reduced = *in;
@@ -170,7 +171,6 @@ double gpuimg_cost_device_share(const gpuimg_plan_t *plan, const gpuimg_cost_inp
       predict_parts(plan, 1, in, &p) < 0 ||
       predict_parts(host_plan ? host_plan : plan, 1, &reduced, &h) < 0)
     return 0;
-  int device_encode = in->out_format == GPUIMG_FORMAT_JPEG;
   /* ms of one core per image */
   double host = (p.decode + h.cpu + h.encode + SPLIT_HOST_IMAGE_MS) * SPLIT_HOST_LOADED;
   double dev_host = SPLIT_DEVICE_HOST_MS + (device_encode ? 0 : p.encode * SPLIT_HOST_LOADED);

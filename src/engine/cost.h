@@ -29,7 +29,8 @@ double gpuimg_cost_predict_nvjpeg(const gpuimg_plan_t *plan, int threads,
                                   int device_encode);
 
 /* The share of a batch's n JPEG inputs (like in, at full size) to send down the device's JPEG
- * path (the hardware decoder, the steps there, nvJPEG's encoder for a JPEG output) while the
+ * path (the hardware decoder, the steps there, and nvJPEG's encoder when device_encode: the
+ * codec registry's answer for the output's format) while the
  * host's `cores` cores convert the rest with the host codecs: the host takes what it converts
  * during the device path's set-up (each side slows the other while both run), the device path
  * the rest at its decoders' time per image or the host work it still needs (its read, write
@@ -40,6 +41,7 @@ double gpuimg_cost_predict_nvjpeg(const gpuimg_plan_t *plan, int threads,
  * plan's, for a reduction of 1). 0 to 1; 0 when the device's share would be too small to pay for
  * its set-up or the split not at least 10% sooner than the host alone. */
 double gpuimg_cost_device_share(const gpuimg_plan_t *plan, const gpuimg_cost_input_t *in,
-                                const gpuimg_plan_t *host_plan, int reduction, int cores, long n);
+                                int device_encode, const gpuimg_plan_t *host_plan, int reduction,
+                                int cores, long n);
 
 #endif

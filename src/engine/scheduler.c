@@ -302,7 +302,8 @@ static double model_share(const gpuimg_sched_t *s, const char *first, gpuimg_for
       gpuimg_codec_info(buf.data, buf.size, &in.width, &in.height, &in.channels) == 0) {
     in.file_bytes = buf.size;
     const gpuimg_plan_t *hp = host_plan(s->plan, &buf, &in, &host, &r);
-    share = gpuimg_cost_device_share(s->plan, &in, hp, r, gpuimg_cpu_cores(), n);
+    share = gpuimg_cost_device_share(s->plan, &in, gpuimg_codec_device_encodes(out), hp, r,
+                                     gpuimg_cpu_cores(), n);
   }
   gpuimg_error_clear(); /* the run itself reports a bad first input */
   gpuimg_buf_free(&buf);
