@@ -92,6 +92,10 @@ def main(argv):
         return 2
     binary, listfile, outdir, rounds = argv[1], argv[2], argv[3], int(argv[4])
     configs = [c.split("|") for c in argv[5:]]
+    for c in configs:
+        if len(c) != 3:
+            sys.stderr.write("bench-faults.py: '%s' is not NAME|ENV|ARGS\n" % "|".join(c))
+            return 2
     n = sum(1 for line in open(listfile) if line.strip())
     print("| run | config | s | img/s | user s | system s | faults | faults/img |")
     print("|---|---|--:|--:|--:|--:|--:|--:|")
@@ -100,7 +104,9 @@ def main(argv):
             wall, status, ru, err, threads, timeline = run(binary, listfile, outdir, env_words,
                                                            args)
             if status != 0:
-                print("| %d | %s | failed (%d): %s |" % (r + 1, name, status, err[:200]))
+                print("| %d | %s | failed (exit %d): %s |" % (r + 1, name,
+                                                             os.waitstatus_to_exitcode(status),
+                                                             err[:200]))
                 continue
             print("| %d | %s | %.3f | %.0f | %.2f | %.2f | %d | %.1f |" %
                   (r + 1, name, wall, n / wall, ru.ru_utime, ru.ru_stime, ru.ru_minflt,

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #define BENCH_NAME "nvjpeg-setup"
 #include "nvjpeg-bench.h"
@@ -95,7 +96,7 @@ static void process_use(double *v)
   v[1] = ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3;
   v[2] = (double)ru.ru_minflt;
   v[3] = (double)ru.ru_majflt;
-  v[4] = resident * 4096.0 / 1e6;
+  v[4] = (double)resident * (double)sysconf(_SC_PAGESIZE) / 1e6;
 }
 
 /* A step of gpuimg's order: its time, the allocations made in it, and the process's CPU time,
@@ -115,7 +116,8 @@ static void process_use(double *v)
         "%-36s %8.2f ms; device %ld allocs %.1f MB %.2f ms; pinned %ld allocs %.1f MB %.2f ms\n",  \
         name, t1_ - t0_, allocs.calls[0] - c0_, (allocs.bytes[0] - b0_) / 1e6, allocs.ms[0] - m0_, \
         allocs.calls[1] - c1_, (allocs.bytes[1] - b1_) / 1e6, allocs.ms[1] - m1_);                 \
-    printf("%-36s cpu: user %.1f ms, system %.1f ms; faults %.0f minor, %.0f major; "              \
+    printf("%-36s process cpu (spinning threads included): user %.1f ms, system %.1f ms; "         \
+           "faults %.0f minor, %.0f major; "                                                       \
            "resident %+.1f MB (%.1f MB)\n",                                                        \
            "", u1_[0] - u0_[0], u1_[1] - u0_[1], u1_[2] - u0_[2], u1_[3] - u0_[3],                 \
            u1_[4] - u0_[4], u1_[4]);                                                               \

@@ -162,7 +162,8 @@ static void test_values(void)
 /* Axes whose column sums pass 32 bits (255 times the y axis's total above 2^32 - 1: the
  * resize's 64-bit columns): an area shrink of a column of 16,843,010 pixels and a bilinear
  * enlargement to 8,421,505 rows, against both definitions; and the same column all 255,
- * whose sums pass 2^32 (the divider's 64-bit division), to one pixel and to three. */
+ * whose sums pass 2^32 (the divider's 64-bit division), to one pixel and to three; and one
+ * row shorter, the last total whose sums fit 32 bits (255 * 16,843,009 = 2^32 - 1). */
 static void test_wide_sums(void)
 {
   const int tall = 16843010; /* 255 * tall > 2^32 - 1 */
@@ -172,14 +173,16 @@ static void test_wide_sums(void)
   if (gpuimg_image_alloc(&src, 1, tall, 1) < 0 || gpuimg_image_alloc(&dst, 1, 3, 1) < 0)
     fail("out of memory");
   memset(src.data, 255, (size_t)tall);
-  for (int oh = 1; oh <= 3; oh += 2) {
-    dst.height = oh;
-    if (gpuimg_resize_cpu_rows(&src, &dst, 1, 1, 0, oh) < 0)
-      fail("%s", gpuimg_error_message());
-    for (int y = 0; y < oh; y++)
-      if (dst.data[y] != 255)
-        fail("a column of %d pixels of 255 to %d: %d at row %d", tall, oh, dst.data[y], y);
-  }
+  for (src.height = tall - 1; src.height <= tall; src.height++)
+    for (int oh = 1; oh <= 3; oh += 2) {
+      dst.height = oh;
+      if (gpuimg_resize_cpu_rows(&src, &dst, 1, 1, 0, oh) < 0)
+        fail("%s", gpuimg_error_message());
+      for (int y = 0; y < oh; y++)
+        if (dst.data[y] != 255)
+          fail("a column of %d pixels of 255 to %d: %d at row %d", src.height, oh, dst.data[y], y);
+    }
+  src.height = tall;
   gpuimg_image_free(&src);
   gpuimg_image_free(&dst);
   printf("wide sums: columns past 32 bits, area and bilinear, equal to the definitions\n");

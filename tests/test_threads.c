@@ -1,6 +1,7 @@
 /* test_threads.c: the CPU backend's --threads: every operation and a pipeline give the same
  * bytes at 1, 2 and 7 threads and on bands of any shape; the thread pool; the defaults; the
  * threads' names. */
+#define _POSIX_C_SOURCE 200809L /* nanosleep() */
 #define TEST_NAME "test_threads"
 #include "test_fail.h"
 #include "files.h"
@@ -293,7 +294,7 @@ static void test_defaults(void)
   printf("threads: the default is the %d usable cores; batch workers share them\n", cores);
 }
 
-#ifdef __linux__
+#if defined(__linux__) && defined(__GLIBC__)
 /* This process's threads named name, from /proc (what top -H and ps -L show). */
 static int threads_named(const char *name)
 {

@@ -71,8 +71,8 @@ void gpuimg_output_install_signal_cleanup(void);
  * (all but the faults, SIGPIPE and SIGXFSZ, which a thread raises itself), so that they are
  * delivered to the main thread. Returns pthread_create()'s result. */
 int gpuimg_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg);
-/* Names the calling thread (its first 15 bytes; where the C library can), as top -H, ps -L
- * and debuggers show it: gpuimg's threads are named by role ("gpuimg-worker", ...). */
+/* Names the calling thread (its first 15 bytes; on Linux with glibc, else nothing), as top -H,
+ * ps -L and debuggers show it: gpuimg's threads are named by role ("gpuimg-worker", ...). */
 void gpuimg_thread_name(const char *name);
 
 #endif

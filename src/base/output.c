@@ -1,6 +1,6 @@
 /* output.c: atomic output files (a temporary file beside NAME, moved into place whole), their
  * removal when a signal ends the process, and the sweep of temporaries left by killed runs. */
-#define _GNU_SOURCE /* syscall() for renameat2 */
+#define _GNU_SOURCE /* syscall() for renameat2, pthread_setname_np() */
 #include "files.h"
 #include "streams.h"
 
@@ -144,7 +144,7 @@ int gpuimg_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg)
 
 void gpuimg_thread_name(const char *name)
 {
-#ifdef __GLIBC__
+#if defined(__linux__) && defined(__GLIBC__)
   char short_name[16];
   snprintf(short_name, sizeof short_name, "%s", name);
   (void)pthread_setname_np(pthread_self(), short_name);

@@ -48,8 +48,9 @@ static inline uint8_t divide(const divider_t *d, uint64_t sum)
 }
 
 /* The columns' weighted sums of an output row's input rows, per input pixel and channel: 32-bit
- * where every sum fits (255 times the y axis's total below 2^32, as for any image under 16
- * million rows), else 64-bit. */
+ * where every sum fits (255 times the y axis's total below 2^32: a total, the input's rows
+ * over gcd(rows in, rows out) for area or twice the output's over it for bilinear, of at most
+ * 16,843,009), else 64-bit. */
 typedef struct {
   uint32_t *narrow;
   uint64_t *wide;
