@@ -153,7 +153,7 @@ int gpuimg_resize_cpu_rows(const gpuimg_image_t *src, gpuimg_image_t *dst, int a
     for (int j = first; j < first + count; j++) {
       uint32_t wy = gpuimg_resize_weight(&ay, y, j);
       const uint8_t *s = src->data + (size_t)j * row_len;
-      if (narrow)
+      if (col.narrow)
         add_row_narrow(col.narrow, s, row_len, wy, j == first);
       else
         add_row_wide(col.wide, s, row_len, wy, j == first);
