@@ -5,7 +5,7 @@
 Reads the JSON lines that tests/bench/gpuimg_bench writes (--json) and writes,
 into --out-dir:
 
-  bench.md        the device and its copy bandwidth, the issue's targets with
+  bench.md        the device and its copy bandwidth, the kernels' targets with
                   the measured value and PASS/MISS, blur time by radius, and one
                   table per image size (op, variant, radius, ms, GB/s, % of copy,
                   correctness check);
@@ -129,7 +129,7 @@ def failed_check(rows, r):
 
 
 def targets(rows, target_size, sample_size):
-    """Rows of (target, goal, measured, verdict, note) for the issue's table."""
+    """Rows of (target, goal, measured, verdict, note) for the targets' table."""
     big = (7680, 4320)
     at = size_label(target_size)
     out = []

@@ -1,5 +1,5 @@
 /* nvjpeg-rate.c: the hardware JPEG decoder's steady rate on real files by batch size and
- * number of threads, to learn what bounds a batch's device path (issues 19 and 21).
+ * number of threads, to learn what bounds a batch's device path.
  * Build and run (GPU machine): scripts/bench-nvjpeg-rate DIR, or
  *   gcc -O2 -pthread scripts/nvjpeg-rate.c -I/usr/local/cuda/include -L/usr/local/cuda/lib64 \
  *       -lnvjpeg -lcudart -o /tmp/nvjpeg-rate && /tmp/nvjpeg-rate N FILE...

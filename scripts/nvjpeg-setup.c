@@ -1,5 +1,5 @@
 /* nvjpeg-setup.c: times each step of nvJPEG's set-up as gpuimg's decoder and encoder threads
- * take it (issue 19), to find what a batch's first seconds are spent on.
+ * take it, to find what a batch's first seconds are spent on.
  * Build and run (GPU machine): scripts/bench-nvjpeg-setup, or
  *   gcc -O2 -pthread scripts/nvjpeg-setup.c -I/usr/local/cuda/include -L/usr/local/cuda/lib64 \
  *       -lnvjpeg -lcudart -o /tmp/nvjpeg-setup && /tmp/nvjpeg-setup [BUSY_THREADS [ENC_FIRST]]

@@ -1,6 +1,6 @@
 /* test_cost.c: the backend cost model's choices (src/engine/cost.c, its stored constants) on
- * issue 17's one-image cases, nvJPEG's (--codec nvjpeg) for one image, and the sanity of its
- * predictions. */
+ * scripts/bench-single's one-image cases, nvJPEG's (--codec nvjpeg) for one image, and the
+ * sanity of its predictions. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,7 +115,7 @@ static void check_nvjpeg_idle(void)
     fail("nvJPEG with nothing to do: %g ms, CUDA with the host codecs %g ms", nv, cuda);
 }
 
-/* A batch's device share (issue 19): n 1024x768 JPEGs of 190 KB on 16 cores, a share of lo to
+/* A batch's device share: n 1024x768 JPEGs of 190 KB on 16 cores, a share of lo to
  * hi percent; never one for too few images, PNG inputs, a set-up the host outruns, or too
  * little gain. */
 static void check_share(const char *steps, gpuimg_format_t in_fmt, gpuimg_format_t out, long n,
@@ -142,7 +142,7 @@ int main(void)
   const gpuimg_format_t png = GPUIMG_FORMAT_PNG, jpg = GPUIMG_FORMAT_JPEG;
   static const char *pipeline = "gray then blur radius 4 then checkerboard";
   const case_t cases[] = {
-      /* Issue 17's cases on the H200 machine's 16 cores: the CPU backend wins each. */
+      /* bench-single's cases on the H200 machine's 16 cores: the CPU backend wins each. */
       {"gray", 1024, 768, 3, 1200000, png, png, 16, "cpu"},
       {"blur radius 16", 4000, 3000, 3, 2500000, jpg, jpg, 16, "cpu"},
       {"blur radius 16", 7680, 4320, 3, 7000000, jpg, jpg, 16, "cpu"},

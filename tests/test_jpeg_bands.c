@@ -195,10 +195,10 @@ static void mutants(void)
   printf("ok   mutants (%d of 3000 still served, %d decoded)\n", served, compared);
 }
 
-/* Files the layout must not take differently from libjpeg (found in review): a height over
+/* Files the layout must not take differently from libjpeg: a height over
  * libjpeg's largest side (65520 rows: two 32760-row files' intervals in one scan), and a
  * header whose FF 00 "segment" libjpeg skips as junk, reading the other image inside it. */
-static void review_cases(void)
+static void libjpeg_edge_cases(void)
 {
   const case_t half = {"half", 72, 32760, 1, 1, 1, 1, 0, 0, 1};
   unsigned long n = 0;
@@ -257,7 +257,7 @@ static void review_cases(void)
   }
   free(hidden);
   free(shown);
-  printf("ok   review cases\n");
+  printf("ok   libjpeg's edge cases\n");
 }
 
 int main(void)
@@ -281,7 +281,7 @@ int main(void)
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     run_case(&cases[i]);
   mutants();
-  review_cases();
+  libjpeg_edge_cases();
   if (failures) {
     printf("%d failure(s)\n", failures);
     return 1;

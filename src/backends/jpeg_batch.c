@@ -11,7 +11,7 @@
  * GPUIMG_JPEG_DECODERS and GPUIMG_JPEG_ENCODERS (1..8, default 2 decoders and 4 encoders) set how
  * many of each: on an H200 one encoder thread takes about 0.29 ms per 1024x768 image, and with
  * the host's workers idle the device path ran blur -> JPEG at 6,300-7,300 img/s with 2 and 4,
- * 4,800-5,900 with 1 and 2 (2026-12-02, eleventh session). Requests wait in each thread's list;
+ * 4,800-5,900 with 1 and 2 (2026-12-02). Requests wait in each thread's list;
  * a request goes to the thread of its kind, among those set up, with the fewest waiting; the
  * thread takes everything waiting, works through it and wakes each requester. The
  * decoder reads every header, decodes what the hardware decoder takes in calls of up to 32 images

@@ -28,19 +28,19 @@
 #define CUDA_DOWN_NS 0.60
 #define CUDA_STEP_NS 0.003
 /* nvJPEG on CUDA (--codec nvjpeg, one image): the runner's first JPEG creates nvJPEG's handle
- * and states, 0.15-0.3 s on the H200 (issue 17's measurements; docs/performance.md "nvJPEG
- * (H200)": 0.3 s on one thread), after the device's start; then the hardware decoder takes
- * 0.51 ms and the encoder 0.15 ms (RGB 4:2:0, quality 90) per 1024x768 RGB image
- * (nvjpeg_test --bench 50, 2026-11-30), in ns per byte of pixels; no copy of those pixels. */
+ * and states, 0.15-0.3 s on the H200 (0.3 s on one thread: docs/performance.md, "nvJPEG"),
+ * after the device's start; then the hardware decoder takes 0.51 ms and the encoder 0.15 ms
+ * (RGB 4:2:0, quality 90) per 1024x768 RGB image (nvjpeg_test --bench 50, 2026-11-30), in ns
+ * per byte of pixels; no copy of those pixels. */
 #define NVJPEG_HANDLE_MS 225.0
 #define NVJPEG_DECODE_NS 0.22
 #define NVJPEG_ENCODE_NS 0.064
 
 /* A batch split between the host codecs and the device's JPEG path (gpuimg_cost_device_share,
- * H200, 16 cores, 1024x768 JPEGs, scripts/bench-batch-bound with TIMELINE, 2026-12-02, eleventh
- * session): while both run, each goes at about half its speed alone (blur -> JPEG, img/s: the
- * device path 3,100-4,300 beside the host's workers, 6,300-7,300 alone; the host's 16 workers
- * 900-1,400 beside it, 1,700-2,200 alone; gray -> PNG and thumbnails alike), so the host takes
+ * H200, 16 cores, 1024x768 JPEGs, scripts/bench-batch-bound with TIMELINE, 2026-12-02): while
+ * both run, each goes at about half its speed alone (blur -> JPEG, img/s: the device path
+ * 3,100-4,300 beside the host's workers, 6,300-7,300 alone; the host's 16 workers 900-1,400
+ * beside it, 1,700-2,200 alone; gray -> PNG and thumbnails alike), so the host takes
  * the images it converts while nvJPEG sets up and the device path the rest. The set-up took
  * 0.75-1.56 s beside busy host workers (median 1.18 s, 49 runs); 1.25 s stands for it and for the
  * device path's first slower images. The device path alone, per image: its hardware decoders (2,

@@ -255,7 +255,7 @@ void gpuimg_sched_stop_starter(gpuimg_sched_t *s)
  * 1024x768 JPEGs, 2026-12-02: 48 made gray -> PNG 1.05-1.17x faster than 24 in three pairs of
  * runs, blur -> JPEG the same within 1%). Outputs the device path encodes on the host (those
  * no device codec writes: all but JPEG) get twice as many: each of their workers also spends 5-6 ms
- * encoding and 6-8 ms writing an image (thirteenth session: gray -> PNG with 96 against 48,
+ * encoding and 6-8 ms writing an image (2026-12-02: gray -> PNG with 96 against 48,
  * 2.5% faster on the mean of three alternating pairs at 10,000 images, one pair a tie, within
  * the spread; blur -> JPEG went slower with 96 workers and 6 encoders). */
 #define DEVICE_PATH_WORKERS 48

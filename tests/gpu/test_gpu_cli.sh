@@ -189,7 +189,7 @@ for w, items in seen.items():
         biggest, allocs = max(biggest, size), a
 print("ok   batch-report")
 PY
-# EXIF orientation (issue 18): all 8 values on a JPEG (jN.jpg) and a PNG (pN.png) input, each
+# EXIF orientation: all 8 values on a JPEG (jN.jpg) and a PNG (pN.png) input, each
 # stored so that it shows 61x37 once turned, with masks turned by their own EXIF (mN.png, same
 # rule): the pixels are turned on the host, so both backends write the same bytes, as PNG
 # and as JPEG (libjpeg), one image at a time and in batches. The inserts are cli_orient.py's.
