@@ -187,6 +187,16 @@ def is_cuda_build():
 # ---------------------------------------------------------------------------------------------
 # Shared by several groups: messages, a JPEG to decode, the report
 
+# The registry's operations in its order, as messages list them.
+OPERATIONS = ("gray", "blur", "checkerboard", "portrait", "resize", "rotate", "flip", "flop",
+              "transpose", "transverse")
+
+
+def unknown_operation_msg(name):
+    return "unknown operation '%s' (expected %s or %s)" % (name, ", ".join(OPERATIONS[:-1]),
+                                                         OPERATIONS[-1])
+
+
 def range_msg(spelled, value, lo, hi):
     return "%s: invalid value '%s' (expected an integer from %d to %d)" % (spelled, value, lo, hi)
 

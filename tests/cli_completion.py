@@ -7,7 +7,7 @@ import subprocess
 
 from gpuimg_testlib import (
     Skip, check, expect_ok, run, test)
-from cli_common import usage_error
+from cli_common import OPERATIONS, usage_error
 
 
 # ---------------------------------------------------------------------------------------------
@@ -39,7 +39,7 @@ def complete(words):
 @test("completion")
 def completion_names_everything():
     ops, opts = help_names()
-    check(ops == ["gray", "blur", "checkerboard", "portrait", "resize"], "help's operations: %r" % ops)
+    check(ops == list(OPERATIONS), "help's operations: %r" % ops)
     check(len(opts) > 25, "help lists only %d options" % len(opts))
     res = expect_ok(run("--completion", "bash"))
     words = set(re.findall(r"[-\w]+", res.out.decode()))
@@ -61,3 +61,8 @@ def completion_in_bash():
     check(complete(["gpuimg", "blur", "--tile", ""]) == {"u8", "float"}, "--tile's values")
     check(complete(["gpuimg", "gray", "--backend", "c"]) == {"cpu", "cuda"}, "--backend's values")
     check(complete(["gpuimg", "gray", "then", "bl"]) == {"blur"}, "operation after then")
+    check(complete(["gpuimg", "rotate", "--angle", ""]) == {"90", "180", "270"}, "--angle's values")
+    check("--angle" in complete(["gpuimg", "rotate", "--"]), "rotate: no --angle")
+    check("--angle" not in complete(["gpuimg", "flip", "--"]), "flip offers rotate's --angle")
+    check(complete(["gpuimg", "gray", "then", "tr"]) == {"transpose", "transverse"},
+          "transpose and transverse after then")

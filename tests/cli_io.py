@@ -16,7 +16,8 @@ from gpuimg_testlib import (
     png_header_only, read, run, test, write)
 import make_images as mi
 from cli_common import (
-    CORPUS, range_msg, check_no_leftovers, expected, make_jpeg, read_png, ref_gray, same_image)
+    CORPUS, range_msg, check_no_leftovers, expected, make_jpeg, read_png, ref_gray, same_image,
+    unknown_operation_msg)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -230,7 +231,7 @@ def failing_commands(out):
         (["gray", "rgb8.png", out, "extra.png"], EXIT_USAGE,
          "unexpected argument 'extra.png' (INPUT and OUTPUT already given)", b""),
         (["gray", "then", "rgb8.png", out], EXIT_USAGE,
-         "unknown operation 'rgb8.png' (expected gray, blur, checkerboard, portrait or resize)", b""),
+         unknown_operation_msg("rgb8.png"), b""),
         (["portrait", "rgb8.png", out], EXIT_USAGE,
          "portrait: --mask FILE is required with an input image", b""),
         (["gray", "rgb8.png", out, "--report", "-", "--repeat", "x"], EXIT_USAGE,

@@ -36,7 +36,9 @@ SPECS = (["gray"], ["gray", "--naive"], ["blur", "-r", "3"], ["blur", "-r", "5",
                                                      "--tiled"],
          ["gray", "then", "blur", "-r", "5", "then", "checkerboard"],
          ["resize", "--scale", "0.37"], ["resize", "--scale", "1.7"],
-         ["gray", "then", "resize", "--fit", "20x20", "then", "blur", "-r", "2"])
+         ["gray", "then", "resize", "--fit", "20x20", "then", "blur", "-r", "2"],
+         ["rotate", "--angle", "90"], ["rotate", "--angle", "180", "--naive"],
+         ["transverse", "--tiled"], ["flip", "then", "transpose"])
 
 
 @test("threads")

@@ -11,7 +11,7 @@ from gpuimg_testlib import (
     path, png_encode_8bit, png_header_only, read, run, test, write)
 from cli_common import (
     CORPUS, range_msg, check_no_leftovers, expected, is_cuda_build, load_report, read_png,
-    ref_gray, same_image, stage, usage_error)
+    ref_gray, same_image, stage, unknown_operation_msg, usage_error)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -70,13 +70,13 @@ def end_of_options():
 @test("usage")
 def unknown_operation():
     usage_error(["frobnicate"],
-                "unknown operation 'frobnicate' (expected gray, blur, checkerboard, portrait or resize)")
+                unknown_operation_msg("frobnicate"))
     usage_error(["Gray"],
-                "unknown operation 'Gray' (expected gray, blur, checkerboard, portrait or resize)")
+                unknown_operation_msg("Gray"))
     usage_error(["gray", "then", "sharpen"],
-                "unknown operation 'sharpen' (expected gray, blur, checkerboard, portrait or resize)")
+                unknown_operation_msg("sharpen"))
     usage_error(["gray", "then", "then"],
-                "unknown operation 'then' (expected gray, blur, checkerboard, portrait or resize)")
+                unknown_operation_msg("then"))
 
 
 @test("usage")

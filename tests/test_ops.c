@@ -591,19 +591,22 @@ static void test_pipeline(void)
 
 static void test_ops_table(void)
 {
-  static const char *const names[] = {"gray", "blur", "checkerboard", "portrait", "resize"};
-  for (int i = 0; i < 5; i++) {
+  static const char *const names[] = {"gray",   "blur", "checkerboard", "portrait",  "resize",
+                                      "rotate", "flip", "flop",         "transpose", "transverse"};
+  const int n = (int)(sizeof names / sizeof names[0]);
+  for (int i = 0; i < n; i++) {
     if (!gpuimg_ops[i] || strcmp(gpuimg_ops[i]->name, names[i]) != 0)
       fail("operation %d is not %s", i, names[i]);
     if (gpuimg_ops_find(names[i]) != gpuimg_ops[i])
       fail("gpuimg_ops_find(\"%s\") is not the table's entry", names[i]);
   }
-  if (gpuimg_ops[5] != NULL || gpuimg_ops_find("then") || gpuimg_ops_find("") ||
+  if (gpuimg_ops[n] != NULL || gpuimg_ops_find("then") || gpuimg_ops_find("") ||
       gpuimg_ops_find("Gray"))
     fail("the operation table has extra entries or matches loosely");
   char list[256];
   gpuimg_ops_names(list, sizeof list);
-  if (strcmp(list, "gray, blur, checkerboard, portrait or resize") != 0)
+  if (strcmp(list, "gray, blur, checkerboard, portrait, resize, rotate, flip, flop, transpose or "
+                   "transverse") != 0)
     fail("gpuimg_ops_names() gives \"%s\"", list);
   /* Each declaration is complete: parameters that fit a step, help for every option, a
    * mask only where the mask option is, a CPU reference. */

@@ -183,6 +183,13 @@ static void test_every_op(void)
       {"resize", "width", "5", "height", "900", NULL},
       {"resize", "width", "290", "height", "1500", "filter", "area", NULL},
       {"resize", "fit", "40x40", "filter", "bilinear", NULL},
+      {"rotate", "angle", "90", NULL},
+      {"rotate", "angle", "180", "naive", NULL, NULL},
+      {"rotate", "angle", "270", "tiled", NULL, NULL},
+      {"flip", NULL},
+      {"flop", NULL},
+      {"transpose", NULL},
+      {"transverse", "naive", NULL, NULL},
   };
   uint32_t seed = 1;
   for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++)

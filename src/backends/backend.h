@@ -11,8 +11,9 @@
 #define GPUIMG_DEVICE_DEFAULT (-2)
 
 /* Device-resident JPEG: a JPEG file's bytes decoded by nvJPEG straight into the runner's
- * device memory, and the result, when out is set, encoded by nvJPEG from device memory, so
- * that no pixels cross the host (a CUDA runner in a build with nvJPEG). */
+ * device memory (and turned upright there, as its EXIF orientation asks), and the result, when
+ * out is set, encoded by nvJPEG from device memory, so that no pixels cross the host (a CUDA
+ * runner in a build with nvJPEG). */
 typedef struct {
   const uint8_t *jpeg; /* the input file's bytes and name; NULL: the input is src */
   size_t size;
@@ -22,6 +23,7 @@ typedef struct {
   gpuimg_buf_t *out;          /* NULL: the pixels come back in dst; else the JPEG file here */
   int quality;
   const char *out_what;
+  int orientation; /* the EXIF orientation the decoded pixels are turned by there, 1..8 */
 } gpuimg_jpeg_io_t;
 
 /* A backend. Its state (from open) belongs to the thread that opened it. */

@@ -10,6 +10,7 @@
 
 #include "cuda_context.h"
 #include "nvjpeg_gpu.h"
+#include "rotate.h"
 
 /* The pinned and device memory of a runner, kept across images and only grown, so that
  * in steady state an image costs no cudaMalloc or cudaMallocHost (each of which is slow, and
@@ -21,6 +22,8 @@ typedef struct {
   size_t d_cap[2];
   uint8_t *d_src; /* a device-decoded JPEG, kept across --repeat runs */
   size_t d_src_cap;
+  uint8_t *d_turned; /* a device-decoded JPEG before its EXIF orientation turned it */
+  size_t d_turned_cap;
 #ifdef GPUIMG_HAVE_NVJPEG
   gpuimg_nvjpeg_t *nj; /* on the runner's context, created by the first JPEG */
 #endif
@@ -66,6 +69,7 @@ static void buffers_free(cuda_buffers_t *b)
   gpuimg_nvjpeg_destroy(b->nj);
 #endif
   gpuimg_cuda_dev_free(b->d_src);
+  gpuimg_cuda_dev_free(b->d_turned);
   for (int i = 0; i < GPUIMG_MAX_STEPS; i++)
     gpuimg_cuda_dev_free(b->d_mask[i]);
   gpuimg_cuda_dev_free(b->d_buf[0]);
@@ -92,7 +96,34 @@ static int need_nvjpeg(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const char *what)
   return 0;
 }
 
-/* Decodes io's JPEG into b->d_src (by the device's nvJPEG thread where there is one). */
+/* Turns the w x h x c image in b->d_src as EXIF orientation o asks, on the device with the
+ * orientation kernels (the bytes of the host's gpuimg_image_orient()): the decoded pixels move to
+ * b->d_turned, the turned ones take their place in b->d_src; w and h become the turned size. */
+static int turn_decoded(gpuimg_cuda_t *ctx, cuda_buffers_t *b, int o, int *w, int *h, int c)
+{
+  gpuimg_launch_t launch = {0};
+  size_t bytes = gpuimg_image_bytes(*w, *h, c);
+  if (o < 2 || o > 8)
+    return 0;
+  uint8_t *decoded = b->d_src;
+  size_t decoded_cap = b->d_src_cap;
+  if (grow_dev(b, &b->d_turned, &b->d_turned_cap, bytes) < 0 ||
+      gpuimg_rotate_gpu(ctx, decoded, b->d_turned, *w, *h, c, o, GPUIMG_VARIANT_FAST, &launch) < 0)
+    return -1;
+  b->d_src = b->d_turned;
+  b->d_src_cap = b->d_turned_cap;
+  b->d_turned = decoded;
+  b->d_turned_cap = decoded_cap;
+  if (o >= 5) {
+    int t = *w;
+    *w = *h;
+    *h = t;
+  }
+  return 0;
+}
+
+/* Decodes io's JPEG into b->d_src (by the device's nvJPEG thread where there is one), turned
+ * upright as io->orientation asks. */
 static int decode_jpeg(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_jpeg_io_t *io, int *w,
                        int *h, int *c, gpuimg_run_t *run)
 {
@@ -118,6 +149,10 @@ static int decode_jpeg(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_jpeg_
         gpuimg_nvjpeg_decode_device(b->nj, io->jpeg, io->size, io->what, b->d_src, *c, NULL) < 0)
       return -1;
   }
+  if (turn_decoded(ctx, b, io->orientation, w, h, *c) < 0)
+    return -1;
+  if (io->orientation > 1)
+    run->orientation = io->orientation;
   run->in_w = *w;
   run->in_h = *h;
   run->in_c = *c;

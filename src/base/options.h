@@ -37,7 +37,7 @@ struct gpuimg_option {
   const char *empty_what;     /* STRING: "file name" for "empty file name" */
   /* CUSTOM: reads arg into target (the whole struct); -1 with a usage error set against
    * spelled ("--block"). Also run after a CHOICE is stored, to refuse a choice the build
-   * lacks (NULL: none). */
+   * lacks or to set what follows from it (NULL: none). */
   int (*parse)(const gpuimg_option_t *o, const char *spelled, const char *arg, void *target);
 };
 

@@ -4,6 +4,8 @@
 
 #include <string.h>
 
+#include "orientation.h"
+
 #define TAG_ORIENTATION 0x0112
 #define TAG_EXIF_IFD 0x8769
 #define TAG_PIXEL_X 0xA002 /* PixelXDimension; PixelYDimension follows it */
@@ -164,40 +166,11 @@ int gpuimg_image_orient(gpuimg_image_t *img, int o, const char *what)
 {
   if (o < 2 || o > 8)
     return 0;
-  int w = img->width, h = img->height, c = img->channels, swap = o >= 5;
-  int ow = swap ? h : w, oh = swap ? w : h;
+  gpuimg_orientation_t t = gpuimg_orientation_make(o, img->width, img->height);
   gpuimg_image_t out;
-  if (gpuimg_image_alloc_for(&out, ow, oh, c, what) < 0)
+  if (gpuimg_image_alloc_for(&out, t.out_w, t.out_h, img->channels, what) < 0)
     return -1;
-  for (int y = 0; y < oh; y++)
-    for (int x = 0; x < ow; x++) {
-      int sx, sy; /* the stored pixel that shows at (x, y) */
-      switch (o) {
-      case 2:
-        sx = w - 1 - x, sy = y;
-        break;
-      case 3:
-        sx = w - 1 - x, sy = h - 1 - y;
-        break;
-      case 4:
-        sx = x, sy = h - 1 - y;
-        break;
-      case 5:
-        sx = y, sy = x;
-        break;
-      case 6:
-        sx = y, sy = h - 1 - x;
-        break;
-      case 7:
-        sx = w - 1 - y, sy = h - 1 - x;
-        break;
-      default:
-        sx = w - 1 - y, sy = x;
-        break;
-      }
-      memcpy(out.data + ((size_t)y * (size_t)ow + (size_t)x) * (size_t)c,
-             img->data + ((size_t)sy * (size_t)w + (size_t)sx) * (size_t)c, (size_t)c);
-    }
+  gpuimg_orientation_rows(o, img, &out, 0, t.out_h);
   gpuimg_image_free(img);
   *img = out;
   return 0;

@@ -57,8 +57,9 @@ static int read_meta(const gpuimg_plan_t *plan, const uint8_t *bytes, size_t siz
 }
 
 /* The host decoder of bytes under the plan's --codec; host 1 (a JPEG to turn as its EXIF
- * orientation asks, whose pixels would only come back from the device to be turned, or one
- * of a batch's host share) leaves a device codec's (nvjpeg's) JPEG to auto's choice, libjpeg. */
+ * orientation asks off the device path, whose pixels nvJPEG would decode on the device only to
+ * bring them back to be turned, or one of a batch's host share) leaves a device codec's
+ * (nvjpeg's) JPEG to auto's choice, libjpeg. */
 static const gpuimg_codec_t *host_decoder(const gpuimg_plan_t *plan, const uint8_t *bytes,
                                           size_t size, int host)
 {
@@ -186,6 +187,7 @@ typedef struct {
   gpuimg_plan_t *own_plan;
   int device_jpeg; /* flow->device_jpeg, unless the cost model left JPEG to the host */
   int on_device;   /* the input is decoded on the device */
+  int orientation; /* its EXIF orientation as the plan applies it (1: none), 1..8 */
   int host_jpeg;   /* a JPEG input decoded on the host even under a device codec */
   int encoded_on_device;
   int on_cpu;                  /* the backend chosen for it is the CPU (flow->choose) */
@@ -369,13 +371,15 @@ static int load(image_t *im)
     return -1;
   if (o > 1) /* the output shows the turned pixels as they are */
     gpuimg_meta_upright(&im->meta);
-  /* A JPEG whose pixels must be turned is decoded here (the device decode keeps them), as is
-   * one of a batch's host share, and one the device codec does not declare it takes (CMYK,
-   * 12-bit...: its recognises), which auto's host decoder takes. */
+  /* A JPEG whose pixels must be turned is decoded here off the device path (nvJPEG as a host
+   * codec would bring its pixels back to be turned), as is one of a batch's host share, and
+   * one the device codec does not declare it takes (CMYK, 12-bit...: its recognises), which
+   * auto's host decoder takes. On the device path the device turns what it decoded. */
   int jpeg = im->device_jpeg && gpuimg_codec_is_jpeg(bytes, size);
   int device_takes = jpeg && gpuimg_codec_device_recognises(bytes, size);
-  im->host_jpeg = o > 1 || job->host_decode || (jpeg && !device_takes);
+  im->host_jpeg = (o > 1 && !im->device_jpeg) || job->host_decode || (jpeg && !device_takes);
   im->on_device = job->input && device_takes && !im->host_jpeg;
+  im->orientation = o;
   int was_on_device = im->on_device;
   int r = im->on_device ? 1 : shrink_on_load(im, bytes, size, o);
   choose_backend(im, bytes, size, r);
@@ -427,7 +431,8 @@ static int steps(image_t *im)
                          flow->jpeg,
                          im->encoded_on_device ? &im->encoded : NULL,
                          flow->plan->quality,
-                         job->output_what};
+                         job->output_what,
+                         im->on_device ? im->orientation : 1};
   int rc = im->on_device || im->encoded_on_device
                ? gpuimg_pipeline_process_jpeg(runner, im->plan, &io,
                                               im->on_device ? NULL : &im->src, masks, &im->dst, run)

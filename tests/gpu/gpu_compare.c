@@ -60,20 +60,14 @@ static int make_params(const gpuimg_op_t *op, const values_t *v, void *params)
   return 0;
 }
 
-/* Runs the operation named op_name on the CPU and on the GPU and compares every output byte. */
-static int compare(gpuimg_cuda_t *ctx, const char *op_name, const values_t *v,
-                   const gpuimg_image_t *src, const gpuimg_image_t *mask, const char *label)
+/* Runs op under the parameters p on the CPU and on the GPU and compares every output byte. */
+static int compare_params(gpuimg_cuda_t *ctx, const gpuimg_op_t *op, const void *p,
+                          const gpuimg_image_t *src, const gpuimg_image_t *mask, const char *label)
 {
-  const gpuimg_op_t *op = gpuimg_ops_find(op_name);
-  _Alignas(16) unsigned char p[GPUIMG_PARAMS_SIZE];
-  if (!op || make_params(op, v, p) < 0) {
-    printf("ERROR %s %s: %s\n", op_name, label, op ? gpuimg_error_message() : "no such operation");
-    return -1;
-  }
   int w = src->width, h = src->height, c = src->channels, oc = gpuimg_op_out_channels(op, c);
   int ow = w, oh = h;
   if (gpuimg_op_out_size(op, p, w, h, &ow, &oh) < 0) {
-    printf("ERROR %s %s: %s\n", op_name, label, gpuimg_error_message());
+    printf("ERROR %s %s: %s\n", op->name, label, gpuimg_error_message());
     return -1;
   }
   size_t in_bytes = gpuimg_image_bytes(w, h, c), out_bytes = gpuimg_image_bytes(ow, oh, oc);
@@ -123,6 +117,95 @@ done:
   gpuimg_image_free(&ref);
   gpuimg_image_free(&got);
   return rc;
+}
+
+/* Runs the operation named op_name on the CPU and on the GPU and compares every output byte. */
+static int compare(gpuimg_cuda_t *ctx, const char *op_name, const values_t *v,
+                   const gpuimg_image_t *src, const gpuimg_image_t *mask, const char *label)
+{
+  const gpuimg_op_t *op = gpuimg_ops_find(op_name);
+  _Alignas(16) unsigned char p[GPUIMG_PARAMS_SIZE];
+  if (!op || make_params(op, v, p) < 0) {
+    printf("ERROR %s %s: %s\n", op_name, label, op ? gpuimg_error_message() : "no such operation");
+    return -1;
+  }
+  return compare_params(ctx, op, p, src, mask, label);
+}
+
+/* The registry's cases compared so far, per operation (run_registry()). */
+static int registry_cases[64];
+
+/* op with its defaults, then option (NULL: none) set to value, then the variant flag (NULL:
+ * none) into p; 0, or 1 when op's check refuses them (an option it requires: resize's size),
+ * or -1. label gets the case as the command line spells it. */
+static int registry_case(const gpuimg_op_t *op, const char *option, const char *value,
+                         const char *flag, void *p, char *label, size_t size)
+{
+  gpuimg_ops_init(op, p);
+  if ((option && gpuimg_ops_set(op, p, option, value) < 0) ||
+      (flag && gpuimg_ops_set(op, p, flag, NULL) < 0)) {
+    printf("ERROR %s: %s\n", op->name, gpuimg_error_message());
+    return -1;
+  }
+  snprintf(label, size, "registry%s%s%s%s%s%s", option ? " --" : "", option ? option : "",
+           option ? " " : "", option ? value : "", flag ? " --" : "", flag ? flag : "");
+  if (op->check && op->check(p) < 0) {
+    gpuimg_error_clear();
+    return 1;
+  }
+  return 0;
+}
+
+/* Which registry cases run_registry() compares: all, the default variant only, or only those
+ * that swap the width and the height. */
+enum { CASES_ALL, CASES_FAST, CASES_SWAPPING };
+
+/* Whether op under p makes a 2x3 image of a 3x2 one. */
+static int swaps_sides(const gpuimg_op_t *op, const void *p)
+{
+  int w, h;
+  return gpuimg_op_out_size(op, p, 3, 2, &w, &h) == 0 && w == 2 && h == 3;
+}
+
+/* registry_case() in each variant op offers (the default, --naive, --tiled), as cases says,
+ * compared on src (and mask, for an operation that takes one). */
+static int registry_variants(gpuimg_cuda_t *ctx, int i, const char *option, const char *value,
+                             const gpuimg_image_t *src, const gpuimg_image_t *mask, int cases)
+{
+  static const char *const flags[] = {NULL, "naive", "tiled"};
+  const gpuimg_op_t *op = gpuimg_ops[i];
+  for (int f = 0; f < (cases == CASES_FAST ? 1 : 3); f++) {
+    _Alignas(16) unsigned char p[GPUIMG_PARAMS_SIZE];
+    char label[96];
+    if (flags[f] && !gpuimg_options_find(op->options, flags[f], strlen(flags[f]), 0))
+      continue;
+    int rc = registry_case(op, option, value, flags[f], p, label, sizeof label);
+    if (rc == 0 && cases == CASES_SWAPPING && !swaps_sides(op, p))
+      rc = 1;
+    if (rc < 0 ||
+        (rc == 0 && compare_params(ctx, op, p, src, op->needs_mask ? mask : NULL, label) < 0))
+      return -1;
+    registry_cases[i] += rc == 0;
+  }
+  return 0;
+}
+
+/* Every operation of the registry in every variant it offers, with its defaults and with each
+ * value of each of its choice options (rotate's --angle, blur's --tile, ...): an operation added
+ * to the registry is compared here without being named. main() says how many cases each had;
+ * one that needs an option of its own (resize's size) has none here and its own cases above. */
+static int run_registry(gpuimg_cuda_t *ctx, const gpuimg_image_t *src, const gpuimg_image_t *mask,
+                        int cases)
+{
+  for (int i = 0; gpuimg_ops[i] && i < 64; i++) {
+    if (registry_variants(ctx, i, NULL, NULL, src, mask, cases) < 0)
+      return -1;
+    for (const gpuimg_option_t *o = gpuimg_ops[i]->options; o->long_name; o++)
+      for (int k = 0; o->kind == GPUIMG_OPTION_CHOICE && o->choices[k]; k++)
+        if (registry_variants(ctx, i, o->long_name, o->choices[k], src, mask, cases) < 0)
+          return -1;
+  }
+  return 0;
 }
 
 /* resize on src: shrink and enlarge, whole and non-integer factors, each filter (all: every
@@ -249,13 +332,34 @@ static int run_size(gpuimg_cuda_t *ctx, int w, int h, int level)
         if (k < 5 && compare(ctx, "portrait", &p, &src, &mask, label) < 0)
           return -1;
       }
-    if (run_resize(ctx, &src, !big) < 0)
+    if (run_resize(ctx, &src, !big) < 0 ||
+        run_registry(ctx, &src, &mask, level == 2 ? CASES_FAST : CASES_ALL) < 0)
       return -1;
     gpuimg_image_free(&src);
     gpuimg_image_free(&mask);
     if (big)
       break; /* one layout is enough for the largest sizes */
   }
+  return 0;
+}
+
+/* An operation that swaps the width and the height turns a wide image into a tall one, so it
+ * must take both at any length: 1 x 2100000 and 2100000 x 1 images, 1 and 3 channels, in every
+ * variant: more rows of 32 or 8 pixels than a grid has rows of blocks (65535), on both sides. */
+static int run_sides(gpuimg_cuda_t *ctx)
+{
+  static const int shapes[][2] = {{1, 2100000}, {2100000, 1}};
+  for (int s = 0; s < 2; s++)
+    for (int c = 1; c <= 3; c += 2) {
+      gpuimg_image_t src;
+      if (gpuimg_image_alloc(&src, shapes[s][0], shapes[s][1], c) < 0)
+        return -1;
+      fill_random(src.data, gpuimg_image_bytes(src.width, src.height, c));
+      int rc = run_registry(ctx, &src, NULL, CASES_SWAPPING);
+      gpuimg_image_free(&src);
+      if (rc < 0)
+        return -1;
+    }
   return 0;
 }
 
@@ -454,8 +558,8 @@ int main(int argc, char **argv)
       gpuimg_cuda_set_block(ctx, 0, 0) < 0)
     return 1;
   if ((!quick && run_size(ctx, 4000, 3000, 1) < 0) || run_pipeline(ctx) < 0 ||
-      run_divergence(ctx) < 0 || run_impls(ctx, quick) < 0 || (!quick && run_bands(ctx) < 0) ||
-      run_resize_extremes(ctx) < 0)
+      run_divergence(ctx) < 0 || run_sides(ctx) < 0 || run_impls(ctx, quick) < 0 ||
+      (!quick && run_bands(ctx) < 0) || run_resize_extremes(ctx) < 0)
     return 1;
   if (huge) {
     /* Over 2^31 bytes: 23200 x 23200 x 4 = 2.15 GB. */
@@ -463,6 +567,9 @@ int main(int argc, char **argv)
       return 1;
   }
   gpuimg_cuda_destroy(ctx);
+  for (int i = 0; gpuimg_ops[i] && i < 64; i++)
+    printf("registry: %s: %d cases%s\n", gpuimg_ops[i]->name, registry_cases[i],
+           registry_cases[i] ? "" : " (it needs options of its own: compared above)");
   printf("%d comparisons, %d failures\n", checks, failures);
   return failures ? 1 : 0;
 }

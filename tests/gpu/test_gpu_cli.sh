@@ -191,8 +191,9 @@ print("ok   batch-report")
 PY
 # EXIF orientation: all 8 values on a JPEG (jN.jpg) and a PNG (pN.png) input, each
 # stored so that it shows 61x37 once turned, with masks turned by their own EXIF (mN.png, same
-# rule): the pixels are turned on the host, so both backends write the same bytes, as PNG
-# and as JPEG (libjpeg), one image at a time and in batches. The inserts are cli_orient.py's.
+# rule): the pixels are decoded and turned on the host (libjpeg, stb), so both backends write
+# the same bytes, as PNG and as JPEG (libjpeg), one image at a time and in batches (nvJPEG's
+# device path turns them on the device: nvjpeg-orient below). The inserts are cli_orient.py's.
 ori=$tmp/orient
 mkdir -p "$ori/in" "$ori/out"
 python3 -B - "$here/.." "$ori" <<'PY' || { echo "FAIL orient: making inputs"; fail=1; }
@@ -561,35 +562,36 @@ PY
     echo "FAIL batch-split"
     fail=1
   fi
-  # Orientation with --codec nvjpeg on CUDA: an upright JPEG (orientation 1) is decoded by
-  # nvJPEG on the device; a JPEG to turn is decoded on the host by libjpeg, so its PNG output
-  # is the host codecs' (--codec auto: libjpeg, fastpng); its JPEG output (nvJPEG's encode on
-  # the device) is the CPU backend's with --codec nvjpeg (the same host decode, nvJPEG's
-  # encode through host memory). Under --backend auto one small JPEG is not worth nvJPEG's
-  # set-up: the cost model leaves it to the host codecs, and says why.
+  # Orientation with --codec nvjpeg on CUDA: every JPEG is decoded by nvJPEG on the device (no
+  # upload), and one to turn is turned there by the orientation kernels, one image at a time
+  # and in a batch. The reference is nvJPEG's stored pixels (the --no-autorotate output, a PNG
+  # that carries the JPEG's EXIF block) turned and blurred by the CPU backend: its PNG output,
+  # and its JPEG output encoded by nvJPEG through host memory (--strip: pixels alone compared).
+  # Under --backend auto one small JPEG is not worth nvJPEG's set-up: the cost model leaves it
+  # to the host codecs (nv1-host.png: libjpeg, fastpng), and says why.
   if "$GPUIMG" -V | grep -q libjpeg; then
+    "$GPUIMG" blur -r 3 --codec nvjpeg --backend cuda -q --strip -o "$ori/out/nvbatch" \
+      --format png "$ori"/in/j*.jpg || { echo "FAIL nvjpeg-orient: batch"; fail=1; }
     for o in 1 2 3 4 5 6 7 8; do
       in=$ori/in/j$o.jpg
       n=$ori/out/nv$o
-      want=$n-host.png
-      [ $o = 1 ] && want=$n-cpu.png
-      if "$GPUIMG" blur -r 3 --codec nvjpeg --backend cuda "$in" "$n-cuda.png" --report "$n.json" &&
+      if "$GPUIMG" blur -r 3 --codec nvjpeg --backend cuda --strip "$in" "$n-cuda.png" \
+          --report "$n.json" &&
+        "$GPUIMG" blur -r 0 --codec nvjpeg --backend cuda -q --no-autorotate "$in" "$n-stored.png" &&
+        "$GPUIMG" blur -r 3 --backend cpu --strip "$n-stored.png" "$n-ref.png" &&
+        "$GPUIMG" blur -r 3 --codec nvjpeg --backend cuda --strip "$in" "$n-cuda.jpg" &&
+        "$GPUIMG" blur -r 3 --codec nvjpeg --backend cpu --strip "$n-stored.png" "$n-cpu.jpg" &&
         "$GPUIMG" blur -r 3 --codec auto --backend cpu "$in" "$n-host.png" &&
-        "$GPUIMG" blur -r 3 --codec nvjpeg --backend cpu "$in" "$n-cpu.png" &&
-        "$GPUIMG" blur -r 3 --codec nvjpeg --backend cuda "$in" "$n-cuda.jpg" &&
-        "$GPUIMG" blur -r 3 --codec nvjpeg --backend cpu "$in" "$n-cpu.jpg" &&
-        cmp -s "$n-cuda.png" "$want" && cmp -s "$n-cuda.jpg" "$n-cpu.jpg" &&
+        cmp -s "$n-cuda.png" "$n-ref.png" && cmp -s "$n-cuda.png" "$ori/out/nvbatch/j$o.png" &&
+        cmp -s "$n-cuda.jpg" "$n-cpu.jpg" &&
         python3 - "$n.json" $o <<'PY'
 import json, sys
 r, o = json.load(open(sys.argv[1])), int(sys.argv[2])
 names = [s["name"] for s in r["stages"]]
 decode = next(s for s in r["stages"] if s["name"] == "decode")
 assert r["backend"] == "cuda" and (r["input"]["width"], r["input"]["height"]) == (61, 37), r
-if o == 1:  # on the device: no pixels uploaded
-    assert decode["codec"] == "nvjpeg" and "upload" not in names, (decode, names)
-else:
-    assert decode["codec"] == "libjpeg" and "upload" in names, (decode, names)
-    assert r["input"]["orientation"] == o, r["input"]
+assert decode["codec"] == "nvjpeg" and "upload" not in names, (decode, names)
+assert r["input"].get("orientation", 1) == o, r["input"]
 PY
       then
         echo "ok   nvjpeg-orient-j$o.jpg"
