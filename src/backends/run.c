@@ -72,6 +72,12 @@ int gpuimg_plan_shapes(const gpuimg_plan_t *plan, int w, int h, int c, gpuimg_sh
   for (int i = 0; i < plan->nsteps; i++) {
     const gpuimg_step_t *s = &plan->steps[i];
     gpuimg_shape_t *out = &shapes[i + 1];
+    if (!gpuimg_op_takes_channels(s->op, c)) {
+      gpuimg_error_set(GPUIMG_EXIT_INPUT, s->op->name,
+                       "cannot take an image of %d channel%s (step %d)", c, c == 1 ? "" : "s",
+                       i + 1);
+      return -1;
+    }
     if (gpuimg_op_out_size(s->op, s->params, w, h, &out->w, &out->h) < 0)
       return -1;
     /* A size a step makes is held to --max-pixels as decoded ones are (0: no limit). */

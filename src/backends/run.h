@@ -47,7 +47,9 @@ typedef struct {
 
 /* What each step of plan gets from a w x h x c input: shapes[i] step i's input, shapes[nsteps]
  * the result (shapes has GPUIMG_MAX_STEPS + 1 entries). 0, or -1 with a usage error (exit 2)
- * when a step makes a size over plan->max_pixels, as its operation's out_size() says. */
+ * when a step makes a size over plan->max_pixels, as its operation's out_size() says, or an
+ * input error (exit 3) when a step's operation does not take its input's channels (its
+ * declaration's channels). */
 int gpuimg_plan_shapes(const gpuimg_plan_t *plan, int w, int h, int c, gpuimg_shape_t *shapes);
 
 /* Shrink-on-load: whether plan may decode its inputs reduced (its first step's operation

@@ -38,6 +38,14 @@ size_t gpuimg_escape(char *dst, size_t size, const char *s);
 int gpuimg_image_alloc_for(gpuimg_image_t *img, int width, int height, int channels,
                            const char *what);
 
+/* Whether width x height x channels is an image gpuimg.h describes: sides from 1, 1 to 4
+ * channels, its bytes within what one allocation can hold. 0, or -1 with the reason set
+ * against what with exit_code. */
+int gpuimg_image_check_shape(int width, int height, int channels, int exit_code, const char *what);
+/* The same for an image's fields, and its data not NULL (whether data holds that many bytes
+ * no one can tell: the caller's duty). */
+int gpuimg_image_check(const gpuimg_image_t *img, int exit_code, const char *what);
+
 /* A side of side pixels decoded at 1/reduction of its size (shrink-on-load: libjpeg's DCT
  * scaling), which rounds up: ceil(side / reduction); side itself for a reduction below 2. */
 int gpuimg_reduced_side(int side, int reduction);

@@ -5,12 +5,48 @@
 #include <stdlib.h>
 #include <string.h>
 
+int gpuimg_options_decimal(const char *s, int sign, int fraction)
+{
+  int digits = 0, point = 0;
+  if (sign && *s == '-')
+    s++;
+  for (; *s; s++) {
+    if (*s >= '0' && *s <= '9')
+      digits++;
+    else if (*s == '.' && fraction && !point)
+      point = 1;
+    else
+      return 0;
+  }
+  return digits > 0;
+}
+
+int gpuimg_options_size(const char *s, long long max, long long *w, long long *h)
+{
+  char side[24];
+  const char *x = strpbrk(s, "xX");
+  if (!x || (size_t)(x - s) >= sizeof side)
+    return -1;
+  memcpy(side, s, (size_t)(x - s));
+  side[x - s] = '\0';
+  if (!gpuimg_options_decimal(side, 0, 0) || !gpuimg_options_decimal(x + 1, 0, 0))
+    return -1;
+  errno = 0;
+  *w = strtoll(side, NULL, 10);
+  *h = strtoll(x + 1, NULL, 10);
+  return errno || *w < 1 || *h < 1 || *w > max || *h > max ? -1 : 0;
+}
+
 int gpuimg_options_int(const char *what, const char *s, long long lo, long long hi, long long *out)
 {
-  char *end;
-  errno = 0;
-  long long v = strtoll(s, &end, 10);
-  if (errno || end == s || *end || v < lo || v > hi) {
+  long long v = 0;
+  int ok = gpuimg_options_decimal(s, lo < 0, 0);
+  if (ok) {
+    errno = 0;
+    v = strtoll(s, NULL, 10);
+    ok = !errno && v >= lo && v <= hi;
+  }
+  if (!ok) {
     gpuimg_error_set(GPUIMG_EXIT_USAGE, what,
                      "invalid value '%s' (expected an integer from %lld to %lld)", s, lo, hi);
     return -1;
@@ -90,6 +126,12 @@ int gpuimg_options_apply(const gpuimg_option_t *o, const char *spelled, const ch
 {
   char *field = (char *)target + o->offset;
   long long v;
+  /* The command line's parser has matched values to options already; a library caller has
+   * not: a flag takes no value, any other option one. */
+  if ((o->kind == GPUIMG_OPTION_FLAG) != (arg == NULL)) {
+    gpuimg_error_set(GPUIMG_EXIT_USAGE, spelled, arg ? "takes no value" : "missing value");
+    return -1;
+  }
   switch (o->kind) {
   case GPUIMG_OPTION_FLAG:
     *(int *)field = o->value;

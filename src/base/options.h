@@ -75,15 +75,25 @@ const gpuimg_option_t *gpuimg_options_find(const gpuimg_option_t *table, const c
                                            size_t len, char short_name);
 
 /* Applies one option with its value (NULL for a flag) to target: what the parser does once
- * it has found the option. 0, or -1 with a usage error set. */
+ * it has found the option. 0, or -1 with a usage error set (also for a value given to a flag,
+ * "takes no value", and none given to another option, "missing value"). */
 int gpuimg_options_apply(const gpuimg_option_t *o, const char *spelled, const char *arg,
                          void *target);
 
 /* Prints the table's --help lines, indented by indent, the option column width wide. */
 void gpuimg_options_help(FILE *f, const gpuimg_option_t *table, int indent, int width);
 
-/* Integer from lo to hi, with range and overflow checks; -1 with "invalid value ..." set
- * against what (exit 2). */
+/* Whether s is a number as the command line writes one: decimal digits, after a '-' where
+ * sign allows one, with one '.' among them where fraction allows it; nothing else (no blank,
+ * '+', exponent or hexadecimal, which strtoll() and strtod() would read). */
+int gpuimg_options_decimal(const char *s, int sign, int fraction);
+
+/* "WxH" (or "WXH"), each side decimal digits from 1 to max, into *w and *h: 0, or -1 (no
+ * error set: the caller says what it expected). */
+int gpuimg_options_size(const char *s, long long max, long long *w, long long *h);
+
+/* Integer from lo to hi (decimal digits, '-' first where lo is negative), with range and
+ * overflow checks; -1 with "invalid value ..." set against what (exit 2). */
 int gpuimg_options_int(const char *what, const char *s, long long lo, long long hi, long long *out);
 
 /* The environment variable name as an integer clamped to lo..hi (a measurement knob); def when

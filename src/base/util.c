@@ -3,6 +3,7 @@
 #include "base.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,15 +71,57 @@ void gpuimg_error_clear(void)
 
 int gpuimg_image_alloc(gpuimg_image_t *img, int width, int height, int channels)
 {
+  static const char fn[] = "gpuimg_image_alloc";
+  if (!img) {
+    gpuimg_error_set(GPUIMG_EXIT_USAGE, fn, "img is NULL");
+    return -1;
+  }
+  memset(img, 0, sizeof *img);
+  if (gpuimg_image_check_shape(width, height, channels, GPUIMG_EXIT_USAGE, fn) < 0)
+    return -1;
   return gpuimg_image_alloc_for(img, width, height, channels, "");
+}
+
+int gpuimg_image_check_shape(int width, int height, int channels, int exit_code, const char *what)
+{
+  if (width < 1 || height < 1) {
+    gpuimg_error_set(exit_code, what, "invalid size %dx%d (width and height must be 1 or more)",
+                     width, height);
+    return -1;
+  }
+  if (channels < 1 || channels > 4) {
+    gpuimg_error_set(exit_code, what, "%d channels (expected 1 to 4)", channels);
+    return -1;
+  }
+  /* Sides below 2^31 and 4 channels stay below 2^64: the product itself cannot wrap. */
+  if (gpuimg_image_bytes(width, height, channels) > (size_t)PTRDIFF_MAX) {
+    gpuimg_error_set(exit_code, what, "%dx%d with %d channels is too large to hold in memory",
+                     width, height, channels);
+    return -1;
+  }
+  return 0;
+}
+
+int gpuimg_image_check(const gpuimg_image_t *img, int exit_code, const char *what)
+{
+  if (gpuimg_image_check_shape(img->width, img->height, img->channels, exit_code, what) < 0)
+    return -1;
+  if (!img->data) {
+    gpuimg_error_set(exit_code, what, "no pixel data (data is NULL)");
+    return -1;
+  }
+  return 0;
 }
 
 int gpuimg_image_alloc_for(gpuimg_image_t *img, int width, int height, int channels,
                            const char *what)
 {
-  size_t bytes = gpuimg_image_bytes(width, height, channels);
   memset(img, 0, sizeof *img);
-  img->data = malloc(bytes ? bytes : 1);
+  /* The engine's own images have valid shapes: one that has not is an internal fault. */
+  if (gpuimg_image_check_shape(width, height, channels, GPUIMG_EXIT_FAILURE, what) < 0)
+    return -1;
+  size_t bytes = gpuimg_image_bytes(width, height, channels);
+  img->data = malloc(bytes);
   if (!img->data) {
     gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "out of memory allocating %zu bytes", bytes);
     return -1;
@@ -91,6 +134,8 @@ int gpuimg_image_alloc_for(gpuimg_image_t *img, int width, int height, int chann
 
 void gpuimg_image_free(gpuimg_image_t *img)
 {
+  if (!img)
+    return;
   if (!img->borrowed)
     free(img->data);
   memset(img, 0, sizeof *img);

@@ -2,7 +2,6 @@
  * as an option table over gpuimg_plan_t, and the plan's defaults. */
 #include "plan.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,19 +19,12 @@ void gpuimg_plan_init(gpuimg_plan_t *plan)
 static int parse_block(const gpuimg_option_t *o, const char *spelled, const char *s, void *target)
 {
   gpuimg_plan_t *plan = target;
-  char *end;
+  long long w, h;
   (void)o;
-  errno = 0;
-  long w = strtol(s, &end, 10);
-  if (!errno && end != s && (*end == 'x' || *end == 'X')) {
-    const char *hs = end + 1;
-    long h = strtol(hs, &end, 10);
-    if (!errno && end != hs && !*end && w >= 1 && h >= 1 && w <= 1024 && h <= 1024 &&
-        w * h <= 1024) {
-      plan->block_w = (int)w;
-      plan->block_h = (int)h;
-      return 0;
-    }
+  if (gpuimg_options_size(s, 1024, &w, &h) == 0 && w * h <= 1024) {
+    plan->block_w = (int)w;
+    plan->block_h = (int)h;
+    return 0;
   }
   gpuimg_error_set(GPUIMG_EXIT_USAGE, spelled, "invalid value '%s' (expected WxH with W*H <= 1024)",
                    s);
@@ -196,10 +188,6 @@ int gpuimg_step_set(gpuimg_step_t *step, const char *name, const char *spelled, 
   const gpuimg_option_t *o = gpuimg_options_find(step->op->options, name, strlen(name), 0);
   if (!o)
     return 1;
-  if (!value && o->kind != GPUIMG_OPTION_FLAG) {
-    gpuimg_error_set(GPUIMG_EXIT_USAGE, spelled, "missing value");
-    return -1;
-  }
   return gpuimg_options_apply(o, spelled, value, step->params);
 }
 

@@ -7,6 +7,7 @@
 #include "options.h"
 #include "pool.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,8 +38,8 @@ static int parse_devices(gpuimg_sched_t *s, const char *spec, int count)
       char *end;
       errno = 0;
       long v = strtol(p, &end, 10);
-      if (errno || end == p || *p == '-' || *p == '+' || v < 0 || v >= 1000000 ||
-          (*end && *end != ',') || s->ndevices == GPUIMG_SCHED_MAX_DEVICES) {
+      if (errno || !isdigit((unsigned char)*p) || v >= 1000000 || (*end && *end != ',') ||
+          s->ndevices == GPUIMG_SCHED_MAX_DEVICES) {
         gpuimg_error_set(GPUIMG_EXIT_USAGE, "--devices",
                          "invalid value '%s' (expected all, or device numbers like 0,1)", spec);
         return -1;

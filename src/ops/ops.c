@@ -84,6 +84,12 @@ void gpuimg_ops_report_mask(const void *params, const gpuimg_report_sink_t *sink
   sink->string(sink->ctx, "mask", path ? path : "(built-in sample mask)");
 }
 
+int gpuimg_op_takes_channels(const gpuimg_op_t *op, int in_channels)
+{
+  unsigned takes = op->channels ? op->channels : GPUIMG_CHANNELS_ANY;
+  return in_channels >= 1 && in_channels <= 4 && (takes & GPUIMG_CHANNELS(in_channels));
+}
+
 int gpuimg_op_out_channels(const gpuimg_op_t *op, int in_channels)
 {
   return op->out_channels ? op->out_channels(in_channels) : in_channels;

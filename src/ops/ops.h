@@ -79,6 +79,10 @@ struct gpuimg_op {
   size_t params_size;
   const void *defaults; /* params_size bytes: the parameters before any option */
   int needs_mask;       /* 1: a width x height mask (common.mask_path), whose bytes it moves */
+  /* The channel counts its input may have, a bit set (GPUIMG_CHANNELS(c) for c channels);
+   * 0: GPUIMG_CHANNELS_ANY, every layout gpuimg.h has. gpuimg_plan_shapes() refuses another
+   * input at its step (exit 3). */
+  unsigned channels;
   int (*out_channels)(int in_channels); /* NULL: as many as its input has */
   /* The size it makes of an in_w x in_h input: 0, or -1 with a usage error set (a size past
    * what an int holds). NULL: the input's size. Every stage, buffer and band of the engine
@@ -129,6 +133,13 @@ const gpuimg_op_t *gpuimg_ops_find(const char *name);
 /* The registry's names for messages, "a, b, c or d", into buf (truncated to size). */
 void gpuimg_ops_names(char *buf, size_t size);
 
+/* gpuimg_op_t's channels: c channels, and 1 to 4 (gray, gray+alpha, RGB, RGBA). */
+#define GPUIMG_CHANNELS(c) (1u << (c))
+#define GPUIMG_CHANNELS_ANY                                                                        \
+  (GPUIMG_CHANNELS(1) | GPUIMG_CHANNELS(2) | GPUIMG_CHANNELS(3) | GPUIMG_CHANNELS(4))
+
+/* Whether op takes an input of in_channels channels, as its declaration says. */
+int gpuimg_op_takes_channels(const gpuimg_op_t *op, int in_channels);
 /* The channels op makes of in_channels, and the name of its variant under params: what its
  * declaration says, or the defaults above. */
 int gpuimg_op_out_channels(const gpuimg_op_t *op, int in_channels);

@@ -184,11 +184,11 @@ static const resize_params_t resize_defaults = {.common = {.variant = GPUIMG_VAR
 
 static int parse_scale(const gpuimg_option_t *o, const char *spelled, const char *arg, void *target)
 {
-  char *end;
   (void)o;
+  /* Digits and a point only: strtod would also read blanks, signs, exponents and "inf". */
   errno = 0;
-  double v = strtod(arg, &end);
-  if (errno || end == arg || *end || !isfinite(v) || v <= 0 || v > RESIZE_MAX_SCALE) {
+  double v = gpuimg_options_decimal(arg, 0, 1) ? strtod(arg, NULL) : 0;
+  if (errno || v <= 0 || v > RESIZE_MAX_SCALE) {
     gpuimg_error_set(GPUIMG_EXIT_USAGE, spelled,
                      "invalid value '%s' (expected a number above 0, at most %g)", arg,
                      RESIZE_MAX_SCALE);
@@ -201,19 +201,12 @@ static int parse_scale(const gpuimg_option_t *o, const char *spelled, const char
 static int parse_fit(const gpuimg_option_t *o, const char *spelled, const char *arg, void *target)
 {
   resize_params_t *p = target;
-  char w[32];
-  const char *x = strchr(arg, 'x');
   long long vw, vh;
   (void)o;
-  if (x && (size_t)(x - arg) < sizeof w) {
-    memcpy(w, arg, (size_t)(x - arg));
-    w[x - arg] = '\0';
-    if (gpuimg_options_int(spelled, w, 1, RESIZE_MAX_SIDE, &vw) == 0 &&
-        gpuimg_options_int(spelled, x + 1, 1, RESIZE_MAX_SIDE, &vh) == 0) {
-      p->fit_w = (int)vw;
-      p->fit_h = (int)vh;
-      return 0;
-    }
+  if (gpuimg_options_size(arg, RESIZE_MAX_SIDE, &vw, &vh) == 0) {
+    p->fit_w = (int)vw;
+    p->fit_h = (int)vh;
+    return 0;
   }
   gpuimg_error_set(GPUIMG_EXIT_USAGE, spelled,
                    "invalid value '%s' (expected WxH, each from 1 to %d)", arg, RESIZE_MAX_SIDE);
