@@ -6,7 +6,8 @@ itself.
   PNG files     PNG_SIGNATURE, colour types, Rng and make_pixels (deterministic pixels),
                 png_encode (every filter type, Adam7, bit depths), png_raw (unfiltered, fast
                 for large images), png_decode (the 8-bit non-interlaced PNGs gpuimg writes)
-  running       GPUIMG, the exit codes and USAGE, run and cpu (a Result), the checks:
+  running       default_signals (at import: no inherited SIG_IGN), GPUIMG, the exit codes
+                and USAGE, run and cpu (a Result), the checks:
                 check, expect, expect_error, expect_ok; Failure and Skip
   scratch       setup_workdir (one directory per group), path, write, read, leftovers
   groups        @test(GROUP) registers a test; main runs the groups named on the command line
@@ -21,6 +22,7 @@ import itertools
 import os
 import re
 import shutil
+import signal
 import struct
 import subprocess
 import sys
@@ -275,6 +277,31 @@ def png_decode(data):
 
 # ---------------------------------------------------------------------------------------------
 # Running gpuimg
+
+# Signals whose disposition a test process hands on to gpuimg as it is. A test started from a
+# shell's background job inherits SIGINT and SIGQUIT ignored (SIGHUP too under nohup), and gpuimg
+# keeps an inherited SIG_IGN by design: the tests that send it those signals would then see it
+# carry on. So every inherited SIG_IGN is undone here, before any child starts; a handler set
+# by Python becomes the default again in the child. Not SIGPIPE and SIGXFSZ (Python ignores
+# them itself; subprocess restores them in the child), nor the job-control signals.
+KEEP_SIGNALS = {signal.SIGPIPE, signal.SIGXFSZ, signal.SIGCHLD, signal.SIGCONT, signal.SIGURG,
+                signal.SIGWINCH, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU, signal.SIGKILL,
+                signal.SIGSTOP}
+
+
+def default_signals():
+    """Undoes inherited SIG_IGN dispositions and blocked signals (see KEEP_SIGNALS)."""
+    for sig in signal.valid_signals() - KEEP_SIGNALS:
+        try:
+            if signal.getsignal(sig) == signal.SIG_IGN:
+                signal.signal(sig, signal.default_int_handler if sig == signal.SIGINT
+                          else signal.SIG_DFL)
+        except (OSError, ValueError):  # a signal reserved by the C library
+            pass
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, signal.valid_signals())
+
+
+default_signals()
 
 GPUIMG = os.environ.get("GPUIMG", "")
 USAGE = b"Try 'gpuimg --help' for more information.\n"
