@@ -12,6 +12,14 @@ itself.
   scratch       setup_workdir (one directory per group), path, write, read, leftovers
   groups        @test(GROUP) registers a test; main runs the groups named on the command line
 
+Skips. A test that does not apply here (a build without libjpeg, no strace, running as
+root...) raises Skip with the reason: main prints `SKIP group/test: reason` and counts it as
+skipped, never as passed, and a run whose every test skipped exits 77, which meson reports as
+SKIP. A test never passes after leaving part of itself out: a part that applies only somewhere
+is a test of its own that raises Skip. Meson counts one result per run, so what applies only
+to a whole kind of run gets a group of its own (test_cli.py's 'permissions', which root's
+runs skip entirely), and meson shows that group as SKIP.
+
 A script imports it by path, wherever it lives under tests/:
     sys.path.insert(0, <the directory of this file>)
     from gpuimg_testlib import ...
@@ -465,7 +473,7 @@ def main(argv, prefix, prepare=None, populate=None, wanted=None):
     tests for which wanted(test) is false. prepare(), when given, runs once GPUIMG is known
     to be there and may return an exit status to stop with. Returns the exit status: 0 all
     passed, 1 a test failed, 2 a bad command line or no GPUIMG, 77 every test that ran
-    raised Skip."""
+    raised Skip (see Skips in the module's description)."""
     script = os.path.basename(argv[0])
     if not GPUIMG or not os.access(GPUIMG, os.X_OK):
         sys.stderr.write("%s: set GPUIMG to the gpuimg binary\n" % script)
@@ -496,7 +504,7 @@ def main(argv, prefix, prepare=None, populate=None, wanted=None):
                 print("ok   %s/%s (%.1f s)" % (group, fn.__name__, time.monotonic() - t0))
             except Skip as e:
                 skipped += 1
-                print("skip %s/%s: %s" % (group, fn.__name__, e))
+                print("SKIP %s/%s: %s" % (group, fn.__name__, e))
             except Failure as e:
                 failed.append("%s/%s" % (group, fn.__name__))
                 bug = TAGS[fn].get("known_bug")
