@@ -11,7 +11,7 @@ import subprocess
 import time
 
 from gpuimg_testlib import (
-    EXIT_INPUT, EXIT_OUTPUT, EXIT_USAGE, GPUIMG, GRAY, USAGE, Failure, check, cpu,
+    EXIT_INPUT, EXIT_OUTPUT, EXIT_USAGE, GPUIMG, GRAY, USAGE, Failure, Skip, check, cpu,
     expect_error, expect_ok, leftovers, make_pixels, path, png_chunk, png_encode_8bit,
     png_header_only, read, run, test, write)
 import make_images as mi
@@ -160,26 +160,12 @@ def missing_output_directory():
 
 @test("output")
 def unwritable_output_directory():
-    os.mkdir(path("ro"))
-    write("ro/keep.png", b"existing output")
-    os.chmod(path("ro"), 0o555)
-    try:
-        if os.geteuid() == 0:
-            print("  (skipped the permission case: running as root)")
-        else:
-            expect_error(run("gray", "rgb8.png", "ro/out.png"), EXIT_OUTPUT,
-                         "ro/out.png: cannot create output file: Permission denied")
-            expect_error(run("gray", "rgb8.png", "ro/keep.png"), EXIT_OUTPUT,
-                         "ro/keep.png: cannot create output file: Permission denied")
-            check(read("ro/keep.png") == b"existing output", "the existing output was changed")
-            check(sorted(os.listdir(path("ro"))) == ["keep.png"], "files appeared in ro/")
-    finally:
-        os.chmod(path("ro"), 0o755)
-    # A read-only file system, whoever runs the test (when /proc is mounted).
-    if os.path.isdir("/proc/self"):
-        res = run("gray", "rgb8.png", "/proc/self/out.png")
-        check(res.rc == EXIT_OUTPUT and res.err.startswith(
-            b"gpuimg: /proc/self/out.png: cannot create output file: "), "expected exit 4", res)
+    # A read-only file system, whoever runs the test (/proc/self takes no new file); a
+    # read-only directory is the permissions group's (not as root).
+    check(os.path.isdir("/proc/self"), "no /proc/self (procfs) mounted")
+    res = run("gray", "rgb8.png", "/proc/self/out.png")
+    check(res.rc == EXIT_OUTPUT and res.err.startswith(
+        b"gpuimg: /proc/self/out.png: cannot create output file: "), "expected exit 4", res)
 
 
 @test("output")
@@ -307,12 +293,15 @@ def stdout_errors():
         with open("/dev/full", "wb") as full:
             res = cpu("gray", "rgb8.png", "--report", "-", stdout=full)
         expect_error(res, EXIT_OUTPUT, "<stdout>: write failed: No space left on device")
+
+
+@test("output")
+def stdout_terminal_refused():
     # A terminal: image bytes are refused before any work.
     try:
         master, slave = pty.openpty()
     except OSError as e:
-        print("  (skipped the terminal case: no pseudo-terminal: %s)" % e)
-        return
+        raise Skip("no pseudo-terminal: %s" % e)
     try:
         res = cpu("gray", "rgb8.png", "-", stdout=slave)
         expect_error(res, EXIT_OUTPUT, "<stdout>: refusing to write image data to a terminal")
@@ -442,23 +431,25 @@ def names_up_to_name_max():
 
 @test("output")
 def fsync_flushes_files_and_directories():
-    # --fsync writes the same files; under strace (when installed), each file and its
-    # directory are flushed: the image's and the report's, so four fsync calls.
+    # --fsync writes the same files (fsync_calls_under_strace counts its calls).
     res = cpu("gray", "--fsync", "rgb8.png", "fs.png", "--report", "fs.json")
     check(res.rc == 0 and res.err == b"", "--fsync run", res)
     same_image(read_png(path("fs.png")), ref_gray(expected("rgb8.png")), "with --fsync")
     check_no_leftovers()
+
+
+@test("output")
+def fsync_calls_under_strace():
+    # Each file and its directory are flushed: the image's and the report's, four fsync calls.
     strace = shutil.which("strace")
     if not strace:
-        print("  (skipped the fsync count: no strace)")
-        return
+        raise Skip("no strace (Debian package strace)")
     for extra, calls in (([], 0), (["--fsync"], 4)):
         p = subprocess.run([strace, "-f", "-e", "trace=fsync,fdatasync", "-o", path("trace"),
                             GPUIMG, "--backend", "cpu", "gray", "rgb8.png", "fs2.png", "--report",
                             "fs2.json"] + extra, cwd=path(), capture_output=True)
         if p.returncode != 0 and b"ptrace" in p.stderr:
-            print("  (skipped the fsync count: strace cannot trace here)")
-            return
+            raise Skip("strace cannot trace here: %r" % p.stderr[-200:])
         n = read("trace").count(b"fsync(")
         check(p.returncode == 0 and n == calls, "%r: %d fsync calls, expected %d: %r"
               % (extra, n, calls, p.stderr))
@@ -529,3 +520,38 @@ def output_never_overwrites_the_mask():
     check(read("m.png") == mask, "the mask was overwritten by the output", res)
     expect_refused_same_file(res, "the mask")
     check_no_leftovers()
+
+
+# ---------------------------------------------------------------------------------------------
+# permissions: what file modes refuse; root passes every permission check, so the group skips
+# (exit 77) as root
+
+def skip_as_root():
+    if os.geteuid() == 0:
+        raise Skip("running as root: file permissions are not enforced")
+
+
+@test("permissions")
+def unreadable_input():
+    skip_as_root()
+    write("secret.png", CORPUS["rgb8.png"][0])
+    os.chmod(path("secret.png"), 0)
+    expect_error(run("gray", "secret.png"), EXIT_INPUT, "secret.png: Permission denied")
+    check(not os.path.exists(path("out.png")), "an output was written")
+
+
+@test("permissions")
+def unwritable_output_directory_permissions():
+    skip_as_root()
+    os.mkdir(path("ro"))
+    write("ro/keep.png", b"existing output")
+    os.chmod(path("ro"), 0o555)
+    try:
+        expect_error(run("gray", "rgb8.png", "ro/out.png"), EXIT_OUTPUT,
+                     "ro/out.png: cannot create output file: Permission denied")
+        expect_error(run("gray", "rgb8.png", "ro/keep.png"), EXIT_OUTPUT,
+                     "ro/keep.png: cannot create output file: Permission denied")
+        check(read("ro/keep.png") == b"existing output", "the existing output was changed")
+        check(sorted(os.listdir(path("ro"))) == ["keep.png"], "files appeared in ro/")
+    finally:
+        os.chmod(path("ro"), 0o755)

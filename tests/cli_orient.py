@@ -5,8 +5,8 @@ import os
 import struct
 
 from gpuimg_testlib import (
-    Skip, built_with, check, cpu, expect_ok, make_pixels, path, png_chunk, png_decode,
-    png_encode_8bit, read, test, write)
+    EXIT_INPUT, Skip, built_with, check, cpu, expect_error, expect_ok, make_pixels, path,
+    png_chunk, png_decode, png_encode_8bit, read, test, write)
 from cli_common import load_report, make_jpeg, ref_portrait, same_image, stage
 
 
@@ -183,8 +183,14 @@ def orient_hostile():
     # An APP1 whose length runs past the file, and an eXIf chunk whose length does.
     jpeg = read("smooth.jpg")
     write("long.jpg", jpeg[:2] + b"\xff\xe1\xff\xf0Exif\0\0" + tiff(6) + jpeg[2:])
-    cpu("blur", "-r", "0", "long.jpg", "long.png")  # a decode error or not: never a crash
+    # Refused as truncated, by any JPEG decoder (each words the reason its own way), no output.
+    res = cpu("blur", "-r", "0", "long.jpg", "long.png")
+    check(res.rc == EXIT_INPUT and res.out == b"" and len(res.lines()) == 1 and
+          res.err.startswith(b"gpuimg: long.jpg: cannot decode JPEG: ") and
+          not os.path.exists(path("long.png")), "a JPEG with an APP1 past its end", res)
     bad = png[:33] + struct.pack(">I", 0x7FFFFFFF) + b"eXIf" + tiff(6) + png[33:]
     write("long.png", bad)
-    res = cpu("blur", "-r", "0", "long.png", "long.out.png")
-    check(res.rc in (0, 3), "a PNG with a huge eXIf length: exit %d" % res.rc)
+    expect_error(cpu("blur", "-r", "0", "long.png", "long.out.png"), EXIT_INPUT,
+                 "long.png: cannot decode PNG: corrupt or truncated image data (the eXIf chunk "
+                 "runs past the end of the file)")
+    check(not os.path.exists(path("long.out.png")), "an output of a truncated PNG")

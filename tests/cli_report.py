@@ -34,6 +34,21 @@ def check_stage(s, samples):
           "stage %s: not ms_min <= ms <= ms_max: %r" % (s["name"], s))
     check(s["samples"] == samples,
           "stage %s: samples %r, expected %d" % (s["name"], s["samples"], samples))
+    check_gbps(s)
+
+
+def check_gbps(s):
+    """gbps: bytes / ms in 10^9 bytes per second (to 3 decimals), present when bytes is and ms
+    is not 0. ms is rounded to 0.1 us (the median it stands for may be up to 0.00005 ms off),
+    so the quotient of the rounded fields may be off by gbps * 0.00005 / (ms - 0.00005)."""
+    if "bytes" not in s or s["ms"] == 0:
+        check("gbps" not in s or "bytes" in s, "stage %s: gbps without bytes" % s["name"])
+        return
+    check(s["bytes"] > 0, "stage %s: bytes %r (absent when zero)" % (s["name"], s["bytes"]))
+    check("gbps" in s, "stage %s: bytes and ms but no gbps: %r" % (s["name"], s))
+    want = s["bytes"] / (s["ms"] * 1e6)
+    check(abs(s["gbps"] - want) <= want * 0.00005 / (s["ms"] - 0.00005) + 0.0005,
+          "stage %s: gbps %r is not bytes / ms = %r" % (s["name"], s["gbps"], want))
 
 
 @test("report")
@@ -113,6 +128,8 @@ def report_to_file():
           "output %r" % rep["output"])
     names = [s["name"] for s in rep["stages"]]
     check(names == ["read", "decode", "gray", "encode", "write"], "stages %r" % names)
+    for s in rep["stages"]:
+        check_stage(s, 1)
     check(stage(rep, "read")["bytes"] == len(read("rgb8.png")), "read bytes")
     check(stage(rep, "decode")["bytes"] == len(read("rgb8.png")) + 13 * 7 * 3, "decode bytes")
     check_no_leftovers()

@@ -2,10 +2,12 @@
 # usage errors with their exit codes and messages, a mask after a resize, the report and
 # --explain, and JPEG shrink-on-load (the same size as --exact-decode, within its tolerance).
 
+import os
+
 from gpuimg_testlib import (
-    EXIT_INPUT, built_with, check, cpu, expect_error, expect_ok, png_decode, random_png, read, run, test,
-    write)
-from cli_common import load_report, stage, usage_error
+    EXIT_INPUT, built_with, check, cpu, expect_error, expect_ok, path, png_decode, random_png, read,
+    run, test, write)
+from cli_common import check_no_leftovers, load_report, stage, usage_error
 
 
 def size_of(name):
@@ -39,14 +41,17 @@ def errors():
     usage_error(["resize", "--filter", "cubic"],
                 "--filter: invalid value 'cubic' (expected auto, area or bilinear)")
     write("in.png", random_png(40, 30, 3, 8))
-    usage_error(["resize", "--scale", "100", "--max-pixels", "100000", "in.png", "out.png"],
+    usage_error(["resize", "--scale", "100", "--max-pixels", "100000", "in.png", "over.png"],
                 "resize: a 40x30 image would become 4000x3000, over the limit of 100000 pixels "
                 "(see --max-pixels)")
-    check(not any(n.startswith("out") for n in __import__("os").listdir(".")), "partial output")
+    check(not os.path.exists(path("over.png")), "an output was written")
+    check_no_leftovers()
     write("m.png", random_png(40, 30, 1, 9))
     expect_error(run("resize", "--width", "20", "then", "portrait", "--mask", "m.png",
-                     "--backend", "cpu", "in.png", "out.png"), EXIT_INPUT,
+                     "--backend", "cpu", "in.png", "over.png"), EXIT_INPUT,
                  "m.png: mask is 40x30 but the image is 20x15 at step 2 (portrait; it was 40x30)")
+    check(not os.path.exists(path("over.png")), "an output was written")
+    check_no_leftovers()
 
 
 @test("resize")

@@ -6,10 +6,19 @@ itself.
   PNG files     PNG_SIGNATURE, colour types, Rng and make_pixels (deterministic pixels),
                 png_encode (every filter type, Adam7, bit depths), png_raw (unfiltered, fast
                 for large images), png_decode (the 8-bit non-interlaced PNGs gpuimg writes)
-  running       GPUIMG, the exit codes and USAGE, run and cpu (a Result), the checks:
+  running       default_signals (at import: no inherited SIG_IGN), GPUIMG, the exit codes
+                and USAGE, run and cpu (a Result), the checks:
                 check, expect, expect_error, expect_ok; Failure and Skip
   scratch       setup_workdir (one directory per group), path, write, read, leftovers
   groups        @test(GROUP) registers a test; main runs the groups named on the command line
+
+Skips. A test that does not apply here (a build without libjpeg, no strace, running as
+root...) raises Skip with the reason: main prints `SKIP group/test: reason` and counts it as
+skipped, never as passed, and a run whose every test skipped exits 77, which meson reports as
+SKIP. A test never passes after leaving part of itself out: a part that applies only somewhere
+is a test of its own that raises Skip. Meson counts one result per run, so what applies only
+to a whole kind of run gets a group of its own (test_cli.py's 'permissions', which root's
+runs skip entirely), and meson shows that group as SKIP.
 
 A script imports it by path, wherever it lives under tests/:
     sys.path.insert(0, <the directory of this file>)
@@ -21,6 +30,7 @@ import itertools
 import os
 import re
 import shutil
+import signal
 import struct
 import subprocess
 import sys
@@ -276,6 +286,31 @@ def png_decode(data):
 # ---------------------------------------------------------------------------------------------
 # Running gpuimg
 
+# Signals whose disposition a test process hands on to gpuimg as it is. A test started from a
+# shell's background job inherits SIGINT and SIGQUIT ignored (SIGHUP too under nohup), and gpuimg
+# keeps an inherited SIG_IGN by design: the tests that send it those signals would then see it
+# carry on. So every inherited SIG_IGN is undone here, before any child starts; a handler set
+# by Python becomes the default again in the child. Not SIGPIPE and SIGXFSZ (Python ignores
+# them itself; subprocess restores them in the child), nor the job-control signals.
+KEEP_SIGNALS = {signal.SIGPIPE, signal.SIGXFSZ, signal.SIGCHLD, signal.SIGCONT, signal.SIGURG,
+                signal.SIGWINCH, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU, signal.SIGKILL,
+                signal.SIGSTOP}
+
+
+def default_signals():
+    """Undoes inherited SIG_IGN dispositions and blocked signals (see KEEP_SIGNALS)."""
+    for sig in signal.valid_signals() - KEEP_SIGNALS:
+        try:
+            if signal.getsignal(sig) == signal.SIG_IGN:
+                signal.signal(sig, signal.default_int_handler if sig == signal.SIGINT
+                          else signal.SIG_DFL)
+        except (OSError, ValueError):  # a signal reserved by the C library
+            pass
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, signal.valid_signals())
+
+
+default_signals()
+
 GPUIMG = os.environ.get("GPUIMG", "")
 USAGE = b"Try 'gpuimg --help' for more information.\n"
 # The notice of a one-image run without OUTPUT (not with -q, --report, --explain, --repeat).
@@ -438,7 +473,7 @@ def main(argv, prefix, prepare=None, populate=None, wanted=None):
     tests for which wanted(test) is false. prepare(), when given, runs once GPUIMG is known
     to be there and may return an exit status to stop with. Returns the exit status: 0 all
     passed, 1 a test failed, 2 a bad command line or no GPUIMG, 77 every test that ran
-    raised Skip."""
+    raised Skip (see Skips in the module's description)."""
     script = os.path.basename(argv[0])
     if not GPUIMG or not os.access(GPUIMG, os.X_OK):
         sys.stderr.write("%s: set GPUIMG to the gpuimg binary\n" % script)
@@ -469,7 +504,7 @@ def main(argv, prefix, prepare=None, populate=None, wanted=None):
                 print("ok   %s/%s (%.1f s)" % (group, fn.__name__, time.monotonic() - t0))
             except Skip as e:
                 skipped += 1
-                print("skip %s/%s: %s" % (group, fn.__name__, e))
+                print("SKIP %s/%s: %s" % (group, fn.__name__, e))
             except Failure as e:
                 failed.append("%s/%s" % (group, fn.__name__))
                 bug = TAGS[fn].get("known_bug")

@@ -4,14 +4,14 @@
 
 Usage: test_cli.py GROUP...   (groups: usage, input, decode, output, clobber, formats,
                                pixels, pipeline, report, codec, jpeg, nolibjpeg, completion,
-                               threads, orient, meta, resize, rotate;
+                               threads, orient, meta, resize, rotate, permissions;
                                'all' runs every group; a group whose every test is skipped
                                exits 77)
 
 The tests live in the modules this script imports, by group:
   cli_usage.py       usage, input          cli_report.py      report
   cli_io.py          decode, output,       cli_codecs.py      codec, jpeg, nolibjpeg
-                     clobber               cli_completion.py  completion
+                     clobber, permissions  cli_completion.py  completion
   cli_images.py      formats, pixels,      cli_threads.py     threads
                      pipeline              cli_orient.py      orient
                                            cli_meta.py        meta

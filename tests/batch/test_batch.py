@@ -316,9 +316,14 @@ def mixed_sizes_decode_concurrently():
               "attempt %d: every image must convert (a failure here that the one-image path "
               "does not show means decoder state shared between threads, e.g. "
               "codec_stb.c's allocation limit)" % attempt, res)
+    # One image at a time: the batch's bytes, alone in the output directory.
     for p in inputs[:1] + inputs[-3:]:
+        name = os.path.splitext(os.path.basename(p))[0] + ".bmp"
         res = run("gray", "-q", "--format", "bmp", "-o", fresh("outone"), p)
-        check(res.rc == 0, "one image", res)
+        check(res.rc == 0 and res.err == b"" and os.listdir(path("outone")) == [name],
+              "one image: expected outone/%s alone" % name, res)
+        check(read(os.path.join("outone", name)) == read(os.path.join("outmix", name)),
+              "%s: one image alone converts to other bytes than in the batch" % name, res)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -670,15 +675,19 @@ def cuda_backend_without_a_device():
 # terminal: progress only on a terminal; signals leave no temporary file
 
 @test("terminal")
-def progress_only_on_a_terminal():
+def no_progress_without_a_terminal():
     inputs = make_samples("inp", 8)
     res = run("gray", "--format", "bmp", "-o", fresh("outp1"), *inputs)
     check(b"\r" not in res.err and len(res.lines()) == 1, "no progress without a terminal", res)
+
+
+@test("terminal")
+def progress_on_a_terminal():
+    inputs = make_samples("inp", 8)
     try:
         master, slave = pty.openpty()
     except OSError as e:
-        print("  (skipped: no pseudo-terminal: %s)" % e)
-        return
+        raise Skip("no pseudo-terminal: %s" % e)
     try:
         argv = [GPUIMG, "--backend", "cpu", "blur", "-r", "4", "-j", "2", "-o", fresh("outp2")]
         p = subprocess.Popen(argv + inputs, cwd=path(), stdin=subprocess.DEVNULL,

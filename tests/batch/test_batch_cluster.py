@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import gpuimg_testlib as testlib  # noqa: E402
 from gpuimg_testlib import (  # noqa: E402
-    EXIT_OUTPUT, EXIT_USAGE, GPUIMG, USAGE, check, expect_error, path, test)
+    EXIT_OUTPUT, EXIT_USAGE, GPUIMG, USAGE, Skip, check, expect_error, path, test)
 from gpuimg_testlib import cpu as run  # noqa: E402
 from test_batch import (  # noqa: E402
     files_of, fresh, make_shard_inputs, read_report, shard_of, summary, temporaries)
@@ -170,16 +170,20 @@ def quota_cgroup():
 
 
 @test("cores")
-def defaults_follow_the_allocation():
+def defaults_follow_the_affinity():
     make_shard_inputs()
-    if shutil.which("taskset"):
-        check(jobs_of(["taskset", "-c", "0"], "ts.jsonl") == (1, 1), "taskset -c 0: 1 worker")
-    else:
-        print("  (taskset not installed: affinity not tested)")
+    if not shutil.which("taskset"):
+        raise Skip("taskset is not installed (Debian package util-linux)")
+    check(jobs_of(["taskset", "-c", "0"], "ts.jsonl") == (1, 1), "taskset -c 0: 1 worker")
+
+
+@test("cores")
+def defaults_follow_the_cpu_quota():
+    make_shard_inputs()
     d = quota_cgroup()
     if d is None:
-        print("  (no writable cgroup for a CPU quota here: tests/test_cores.c covers the parser)")
-        return
+        raise Skip("no writable cgroup for a CPU quota here (tests/test_cores.c covers the "
+                   "parser)")
     try:
         enter = "echo $$ > %s/cgroup.procs && exec \"$@\"" % d
         check(jobs_of(["sh", "-c", enter, "sh"], "quota.jsonl") == (1, 1),

@@ -8,6 +8,14 @@ byte, re-submits one task after deleting some outputs (--skip-existing finishes 
 stops the daemons by PID. Installs nothing: exits 77 (skipped) when slurm-wlm or munge is
 not installed (.ci/run installs them), or when not root (slurmd must run as root).
 
+The daemons' Unix sockets (munged's, and slurmstepd's in slurmd's spool directory, named
+NODE_JOB.STEP[.COMPONENT]) live in a private directory made under /tmp with a short name, not
+in the build folder: a socket's path holds at most 107 bytes, which a clone's path of 55
+characters already passes. When even that path cannot hold the longest of them (a very long
+host name), the test fails at once saying so. Configuration, state and logs stay in the build
+folder; the daemons are stopped and the socket directory removed on any exit (a SIGTERM
+included), so the test can run again and beside another run of itself.
+
 Environment: GPUIMG (the binary), GPUIMG_TEST_DIR (scratch: slurm/ under it),
 GPUIMG_SOURCE_ROOT (where README.md is).
 """
@@ -21,6 +29,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.dont_write_bytecode = True
@@ -30,6 +39,8 @@ ROOT = os.environ.get("GPUIMG_SOURCE_ROOT",
 WORK = os.path.join(os.path.abspath(os.environ.get("GPUIMG_TEST_DIR", ".")), "slurm")
 ARRAY, RERUN = "3-15:3", "6"  # tasks 3, 6, 9, 12, 15: 5 shards
 NIMAGES = 30
+SUN_PATH = 108  # sizeof(struct sockaddr_un.sun_path) on Linux, the terminating NUL included
+UINT32_DIGITS = len(str(2 ** 32 - 1))
 
 
 class Fail(Exception):
@@ -64,7 +75,21 @@ def free_ports(n):
     return ports
 
 
-def write_config(d, host):
+def socket_paths(sockets, host):
+    """The longest path of each Unix socket the daemons make under sockets."""
+    stepd = "%s_%s.%s.%s" % (host, "9" * UINT32_DIGITS, "9" * UINT32_DIGITS, "9" * UINT32_DIGITS)
+    return {"munged": os.path.join(sockets, "munge.socket"),
+            "slurmstepd": os.path.join(sockets, "spool", stepd)}
+
+
+def check_socket_paths(sockets, host):
+    for daemon, p in socket_paths(sockets, host).items():
+        check(len(os.fsencode(p)) < SUN_PATH,
+              "%s's socket path %s is %d bytes, over the %d a Unix socket's path can hold "
+              "(host name %r)" % (daemon, p, len(os.fsencode(p)), SUN_PATH - 1, host))
+
+
+def write_config(d, sockets, host):
     ctl, node = free_ports(2)
     cpus = max(2, os.cpu_count() or 2)
     conf = """ClusterName=gpuimgtest
@@ -75,9 +100,9 @@ SlurmctldPort={ctl}
 SlurmdPort={node}
 AuthType=auth/munge
 CredType=cred/munge
-AuthInfo=socket={d}/munge.socket
+AuthInfo=socket={sockets}/munge.socket
 StateSaveLocation={d}/state
-SlurmdSpoolDir={d}/spool
+SlurmdSpoolDir={sockets}/spool
 SlurmctldPidFile={d}/slurmctld.pid
 SlurmdPidFile={d}/slurmd.pid
 SlurmctldLogFile={d}/slurmctld.log
@@ -95,20 +120,20 @@ ReturnToService=2
 MinJobAge=600
 NodeName={host} NodeAddr=127.0.0.1 CPUs={cpus} State=UNKNOWN
 PartitionName=test Nodes={host} Default=YES MaxTime=INFINITE State=UP
-""".format(host=host, ctl=ctl, node=node, d=d, cpus=cpus)
+""".format(host=host, ctl=ctl, node=node, d=d, sockets=sockets, cpus=cpus)
     with open(os.path.join(d, "slurm.conf"), "w") as f:
         f.write(conf)
-    for sub in ("state", "spool"):
-        os.makedirs(os.path.join(d, sub))
+    os.makedirs(os.path.join(d, "state"))
+    os.makedirs(os.path.join(sockets, "spool"))
 
 
-def start_daemons(d, host, procs):
+def start_daemons(d, sockets, host, procs):
     key = os.path.join(d, "munge.key")
     with open(key, "wb") as f:
         f.write(os.urandom(1024))
     os.chmod(key, 0o400)
     munge = [shutil.which("munged"), "-F", "-f", "--key-file", key, "--socket",
-             os.path.join(d, "munge.socket"), "--pid-file", os.path.join(d, "munged.pid"),
+             os.path.join(sockets, "munge.socket"), "--pid-file", os.path.join(d, "munged.pid"),
              "--log-file", os.path.join(d, "munged.log"), "--seed-file",
              os.path.join(d, "munged.seed")]
     conf = os.path.join(d, "slurm.conf")
@@ -118,7 +143,7 @@ def start_daemons(d, host, procs):
         procs.append(subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, cwd=d))
         if len(procs) == 1:
             deadline = time.monotonic() + 20
-            while not os.path.exists(os.path.join(d, "munge.socket")):
+            while not os.path.exists(os.path.join(sockets, "munge.socket")):
                 check(time.monotonic() < deadline and procs[0].poll() is None,
                       "munged did not start: %s" % open(log.name).read())
                 time.sleep(0.1)
@@ -153,6 +178,11 @@ def submit(work, array):
     deadline = time.monotonic() + 300
     while sh(["squeue", "-h", "-j", job]).stdout.strip():
         check(time.monotonic() < deadline, "job %s still queued after 300 s" % job)
+        # A task that could not start is requeued, again and again: say why at once.
+        restarts = re.findall(rb"Restarts=([1-9][0-9]*)", sh(["scontrol", "-o", "show", "job",
+                                                               job]).stdout)
+        check(not restarts, "job %s was requeued (its tasks could not start); slurmd.log ends: "
+              "%s" % (job, log_tail("slurmd.log")))
         time.sleep(1)
     p = sh(["scontrol", "-o", "show", "job", job])
     states = re.findall(rb"JobState=(\w+)", p.stdout)
@@ -160,6 +190,15 @@ def submit(work, array):
           "job %s: %r; slurm-*.out: %r" % (job, states, [open(f).read() for f in
                                                         glob.glob(work + "/slurm-*.out")]))
     return job
+
+
+def log_tail(name, lines=8):
+    try:
+        d = os.path.dirname(os.environ["SLURM_CONF"])
+        with open(os.path.join(d, name), errors="replace") as f:
+            return "".join(f.readlines()[-lines:])
+    except OSError as e:
+        return str(e)
 
 
 def outputs(d):
@@ -225,15 +264,21 @@ def main():
     os.environ.update(SLURM_CONF=os.path.join(d, "slurm.conf"), GPUIMG=GPUIMG)
     procs = []
     t0 = time.monotonic()
+    # meson's timeout ends a test with SIGTERM: leave through the finally below all the same.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda sig, frame: sys.exit(128 + sig))
+    sockets = tempfile.mkdtemp(prefix="gs", dir="/tmp")  # 0700, this run's alone
     try:
-        write_config(d, host)
-        start_daemons(d, host, procs)
+        check_socket_paths(sockets, host)
+        write_config(d, sockets, host)
+        start_daemons(d, sockets, host, procs)
         run_recipe(WORK)
     except Fail as e:
         print("FAIL: %s (logs in %s)" % (e, d))
         return 1
     finally:
         stop_daemons(procs)
+        shutil.rmtree(sockets, ignore_errors=True)
     print("ok: the README's recipe on Slurm in %.1f s" % (time.monotonic() - t0))
     return 0
 
