@@ -248,6 +248,9 @@ def warned(src, out, warning, *extra):
     expect_ok(cpu("-q", *extra, "blur", "-r", "0", src, out), stdout_expected=False)
 
 
+TOO_LARGE = "it is larger than 1 MiB (the largest profile carried)"
+
+
 # Hostile profiles: (name, the file's blocks, the reason given). The EXIF beside each is kept.
 def hostile_profiles(profile):
     bomb = zlib.compress(bytes(17 << 20), 9)
@@ -269,10 +272,9 @@ def hostile_profiles(profile):
          "its chunk has no valid name and method"),
         ("method.png", png_chunk(b"iCCP", iccp(profile, method=b"\1")),
          "its chunk has no valid name and method"),
-        ("bomb.png", png_chunk(b"iCCP", iccp(profile, data=bomb)),
-         "it inflates to more than 16 MiB"),
-        ("over.png", png_chunk(b"iCCP", iccp(sparse_profile((16 << 20) + 1))),
-         "it inflates to more than 16 MiB"),
+        ("bomb.png", png_chunk(b"iCCP", iccp(profile, data=bomb)), TOO_LARGE),
+        ("over.png", png_chunk(b"iCCP", iccp(sparse_profile((1 << 20) + 1))), TOO_LARGE),
+        ("over.jpg", app2s(sparse_profile((1 << 20) + 1)), TOO_LARGE),
         ("empty.png", png_chunk(b"iCCP", iccp(b"")), "it is empty"),
         ("empty.jpg", app(0xE2, b"ICC_PROFILE\0\1\1"), "it is empty"),
     ]
@@ -284,11 +286,32 @@ def sparse_profile(size):
 
 
 @test("meta")
-def meta_profile_of_exactly_16_mib():
-    profile = sparse_profile(16 << 20)
+def meta_profile_of_exactly_1_mib():
+    """The largest profile carried, from a PNG and from a JPEG, to either format, byte for
+    byte (its JPEG markers rejoined, its PNG chunk inflated)."""
+    profile = sparse_profile(1 << 20)
     write("cap.png", with_meta(png_encode_8bit(2, 2, 3, make_pixels(2, 2, 3, 8)), profile))
-    converted("cap.png", "cap.out.png")
-    check(meta_of("cap.out.png")[0] == profile, "the 16 MiB profile was not carried")
+    make_jpeg()
+    write("cap.jpg", with_meta(read("smooth.jpg"), profile))
+    for src in ("cap.png", "cap.jpg"):
+        for ext in ENCODERS:
+            converted(src, "cap.out." + ext)
+            check(meta_of("cap.out." + ext)[0] == profile,
+                  "%s -> %s: the 1 MiB profile was not carried" % (src, ext))
+
+
+@test("meta")
+def meta_profile_bomb_not_carried():
+    """A 16 KiB PNG whose iCCP inflates to a 16 MiB profile (a valid header, zeros after):
+    its JPEG would be 16 MiB, so a folder of them would take a thousand times its size. The
+    profile is dropped with the warning; the output is the size of its pixels."""
+    profile = sparse_profile(16 << 20)
+    png = with_meta(png_encode_8bit(16, 12, 3, make_pixels(16, 12, 3, 5)), profile)
+    check(len(png) < 20000, "the bomb is %d bytes" % len(png))
+    write("icc-bomb.png", png)
+    warned("icc-bomb.png", "icc-bomb.jpg", "ICC profile ignored: " + TOO_LARGE)
+    check(len(read("icc-bomb.jpg")) < 16384 and meta_of("icc-bomb.jpg")[0] is None,
+          "the output is %d bytes" % len(read("icc-bomb.jpg")))
 
 
 @test("meta")

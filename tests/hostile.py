@@ -2,7 +2,7 @@
 # hostile.py: untrusted inputs through the real binary: clean refusals, bounded memory, no damage.
 """Feeds gpuimg hostile files, generated here deterministically, and checks every run.
 
-Usage: hostile.py GROUP...   (groups: truncate, corrupt, limits, formats, special,
+Usage: hostile.py GROUP...   (groups: truncate, corrupt, limits, work, formats, special,
                               regressions, legit; 'all' runs every group)
 
 Environment:
@@ -470,18 +470,14 @@ def scan_segments(data):
 @test("limits", jpeg=True)
 def jpeg_many_scans():
     """A progressive JPEG whose AC scan (first pass, Ah = 0: a valid repeat) comes 600 times:
-    libjpeg passes over the image once per scan, so a small file could cost minutes. libjpeg
-    stops after 500; stb decodes it or refuses it cleanly."""
+    each scan costs its set-up whatever its blocks, so both decoders stop at 500 scans."""
     data = make_seeds.jpeg_encode(64, 48, progressive=True)
     scans = scan_segments(data)
     (a, b), = [(a, b) for a, b in scans if data[a + 7:a + 10] == b"\x01\x05\x00"]
     name = write("scans-600.jpg", data[:b] + data[a:b] * 599 + data[b:])
-    if JPEG_DECODER == "libjpeg":
-        refused(name, "cannot decode JPEG: more than 500 scans (corrupt or hostile file)")
-        name = write("scans-500.jpg", data[:b] + data[a:b] * (500 - len(scans)) + data[b:])
-        check(decoded(name)[:3] == (64, 48, 1), "500 scans")
-    else:
-        refused_or_decoded(name)
+    refused(name, "cannot decode JPEG: more than 500 scans (corrupt or hostile file)")
+    name = write("scans-500.jpg", data[:b] + data[a:b] * (500 - len(scans)) + data[b:])
+    check(decoded(name)[:3] == (64, 48, 1), "500 scans")
 
 
 @test("limits", jpeg=True)
@@ -837,6 +833,73 @@ def seed_jpegs_decode():
         got = decoded(name)
         check(got[:3] == (w, h, 1 if len(sampling) == 1 else 3),
               "%s decoded as %r" % (name, got[:3]))
+
+
+# Decoding work: the scans' passes over the image's blocks (man page: Untrusted input).
+WORK_PER_BLOCK, WORK_PER_BYTE = 16, 4
+
+
+def work_reason(scans, blocks, size):
+    """The refusal of a gray JPEG of `scans` passes over `blocks` blocks in `size` bytes."""
+    return ("cannot decode JPEG: its %d scans decode %d 8x8 blocks, over the limit of %d "
+            "(16 per block of the image and 4 per byte of the file; corrupt or hostile file)"
+            % (scans, scans * blocks, WORK_PER_BLOCK * blocks + WORK_PER_BYTE * size))
+
+
+def refused_within_cpu(name, reason, seconds=2.0):
+    """refused(), both of its runs together within `seconds` of CPU (user and system)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    refused(name, reason)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    used = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    check(used < seconds, "%s: refused after %.2f s of CPU (at most %.1f)" % (name, used, seconds))
+
+
+@test("work", jpeg=True)
+def jpeg_scans_over_the_work_limit():
+    """A valid 16384x16384 gray progressive JPEG of 400 scans of end-of-band runs (710 KB):
+    1.7 billion block decodes, tens of seconds of CPU in either decoder where its 2-scan twin
+    takes a fraction of one. Refused from its markers before any decoding; so is its 883-scan
+    sibling, by the count."""
+    blocks = 2048 * 2048
+    data = make_seeds.jpeg_many_passes(16384, 16384, 400)
+    refused_within_cpu(write("passes-400.jpg", data), work_reason(400, blocks, len(data)))
+    refused_within_cpu(write("passes-883.jpg", make_seeds.jpeg_many_passes(16384, 16384, 883)),
+                       "cannot decode JPEG: more than 500 scans (corrupt or hostile file)")
+
+
+@test("work", jpeg=True)
+def jpeg_scans_at_the_work_limit():
+    """The rule to the block: of 4096x4096 gray files of 1, 2, ... scans, the last within 16
+    passes over its 262144 blocks plus 4 blocks per byte of the file decodes, the next is
+    refused, whichever decoder."""
+    blocks = 512 * 512
+    n = 1
+    while (n + 1) * blocks <= (WORK_PER_BLOCK * blocks +
+                               WORK_PER_BYTE * len(make_seeds.jpeg_many_passes(4096, 4096, n + 1))):
+        n += 1
+    check(n == 16, "the boundary moved: %d scans" % n)
+    write("at-limit.jpg", make_seeds.jpeg_many_passes(4096, 4096, n))
+    args = ["-q", "gray", "at-limit.jpg"]  # decoded, nothing written
+    rc, so, se, _ = run(args)
+    check(rc == EXIT_OK and so == b"" and se == b"", "expected success\n" +
+          describe(args, rc, so, se))
+    over = make_seeds.jpeg_many_passes(4096, 4096, n + 1)
+    refused(write("over-limit.jpg", over), work_reason(n + 1, blocks, len(over)))
+
+
+@test("work", jpeg=True)
+def progressive_jpegs_decode_as_their_baseline_twins():
+    """Progressive JPEGs as encoders write them (DC, spectral bands, refinements: 5 scans
+    for gray, 11 for colour, 5 block decodes per block) are well within the limit, and give
+    the bytes of a baseline JPEG of the same coefficients."""
+    for w, h, sampling in ((256, 192, ((1, 1),)), (200, 120, ((2, 2), (1, 1), (1, 1))),
+                           (64, 48, ((1, 1),) * 3), (96, 40, ((2, 1), (1, 1), (1, 1)))):
+        write("base.jpg", make_seeds.jpeg_encode(w, h, sampling))
+        write("prog.jpg", make_seeds.jpeg_encode(w, h, sampling, progressive=True))
+        base, prog = decoded("base.jpg"), decoded("prog.jpg")
+        check(prog[:3] == (w, h, 1 if len(sampling) == 1 else 3) and prog == base,
+              "progressive %dx%d %r: not the baseline's pixels" % (w, h, sampling))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 /* test_jpeg_kind.c: gpuimg_codec_jpeg_is_common, which keeps the JPEGs nvJPEG refuses or reads
  * otherwise (CMYK, RGB, arithmetic, lossless, 12-bit, odd sampling) on the host in a split
- * batch: hand-made headers of each kind, damaged ones, and segments before the frame. */
+ * batch: hand-made headers of each kind, damaged ones, and segments before the frame; and
+ * those whose scans the host decoders refuse for their work, so that they refuse them. */
 #define TEST_NAME "jpeg-kind"
 #include "codec.h"
 #include "test_fail.h"
@@ -8,7 +9,7 @@
 #include <string.h>
 
 typedef struct {
-  uint8_t b[256];
+  uint8_t b[8192];
   size_t n;
 } hdr_t;
 
@@ -41,6 +42,21 @@ static hdr_t jpeg(int sof, int precision, int ncomp, const uint8_t *ids, const u
   segment(&h, sof, f, 6 + 3 * (size_t)ncomp);
   static const uint8_t sos[8] = {1, 1, 0, 0, 63, 0, 0, 0};
   segment(&h, 0xda, sos, 6);
+  return h;
+}
+
+/* A progressive gray side x side JPEG of scans scans (headers only: the work is counted from
+ * the markers). */
+static hdr_t passes(int side, int scans)
+{
+  static const uint8_t id[1] = {1}, one[1] = {0x11};
+  hdr_t h = jpeg(0xc2, 8, 1, id, one);
+  static const uint8_t sos[6] = {1, 1, 0, 1, 1, 0};
+  size_t f = 2 + 18 + 4;                          /* the frame's body, after SOI and the APP0 */
+  h.b[f + 1] = h.b[f + 3] = (uint8_t)(side >> 8); /* the height and the width */
+  h.b[f + 2] = h.b[f + 4] = (uint8_t)side;
+  for (int i = 1; i < scans; i++)
+    segment(&h, 0xda, sos, sizeof sos);
   return h;
 }
 
@@ -111,5 +127,16 @@ int main(void)
   put(&fill, &ff, 1); /* a fill byte before the frame's marker */
   put(&fill, h.b + 20, h.n - 20);
   expect("fill byte", &fill, 1);
+
+  /* Scans: 500 of a small image are common, 501 are not; of a 4096x4096 image, 16 passes
+   * over its 262144 blocks plus 4 blocks per byte of the file are, 17 are not. */
+  h = passes(16, 500);
+  expect("500 scans", &h, 1);
+  h = passes(16, 501);
+  expect("501 scans", &h, 0);
+  h = passes(4096, 16);
+  expect("16 passes over 4096x4096", &h, 1);
+  h = passes(4096, 17);
+  expect("17 passes over 4096x4096", &h, 0);
   return 0;
 }

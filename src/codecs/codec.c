@@ -133,6 +133,15 @@ static int common_frame(const uint8_t *f, size_t n)
   return luma && f[10] == 0x11 && f[13] == 0x11 && !rgb;
 }
 
+/* Whether the JPEG's scans are within the decoding work the host decoders allow. */
+static int scans_within_limits(const uint8_t *bytes, size_t size)
+{
+  gpuimg_jpeg_work_t w;
+  char why[256];
+  gpuimg_jpeg_work(bytes, size, &w);
+  return gpuimg_jpeg_work_check(&w, why, sizeof why) == 0;
+}
+
 int gpuimg_codec_jpeg_is_common(const uint8_t *bytes, size_t size)
 {
   if (!gpuimg_codec_is_jpeg(bytes, size))
@@ -145,7 +154,7 @@ int gpuimg_codec_jpeg_is_common(const uint8_t *bytes, size_t size)
     if (m == 0xee && s.size >= 12 && memcmp(s.body, "Adobe", 5) == 0 && s.body[11] == 0)
       return 0; /* Adobe's APP14 saying the channels are stored untransformed (RGB or CMYK) */
     if (m == 0xc0 || m == 0xc1 || m == 0xc2)
-      return common_frame(s.body, s.size);
+      return common_frame(s.body, s.size) && scans_within_limits(bytes, size);
     if (m >= 0xc3 && m <= 0xcf && m != 0xc4 && m != 0xc8 && m != 0xcc)
       return 0; /* lossless, hierarchical or arithmetic-coded */
   }

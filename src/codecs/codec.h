@@ -92,7 +92,8 @@ int gpuimg_codec_is_jpeg(const uint8_t *bytes, size_t size);
  * transform 0, or component ids R, G, B); its header read marker by marker up to that frame.
  * 0 for anything else, a header it cannot follow there included (bytes between segments, a
  * damaged length): CMYK, RGB, arithmetic, lossless and 12-bit files, which nvJPEG refuses or
- * reads otherwise and libjpeg decodes. */
+ * reads otherwise and libjpeg decodes; and a file whose scans ask for more decoding work
+ * than the host decoders allow (gpuimg_jpeg_work_check()), which they refuse at once. */
 int gpuimg_codec_jpeg_is_common(const uint8_t *bytes, size_t size);
 /* The PNG signature (its 8 bytes). */
 int gpuimg_codec_is_png(const uint8_t *bytes, size_t size);

@@ -1,8 +1,9 @@
-/* jpeg_layout.c: walks a JPEG's header segment by segment, and finds a sequential JPEG's
- * restart intervals in its bytes (the frame, the restart interval, the scan's start, then
- * every RST marker up to EOI). */
+/* jpeg_layout.c: walks a JPEG's header segment by segment, finds a sequential JPEG's restart
+ * intervals in its bytes (the frame, the restart interval, the scan's start, then every RST
+ * marker up to EOI), and counts the blocks its scans decode. */
 #include "jpeg_layout.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -149,4 +150,142 @@ void gpuimg_jpeg_layout_free(gpuimg_jpeg_layout_t *l)
 {
   free(l->start);
   l->start = l->end = NULL;
+}
+
+size_t gpuimg_jpeg_scan_end(const uint8_t *d, size_t size, size_t pos)
+{
+  /* memchr() finds each 0xff (in coded data about one byte in 256): most of a JPEG's bytes
+   * walked several times faster than one by one. */
+  while (pos < size) {
+    const uint8_t *ff = memchr(d + pos, 0xff, size - pos);
+    if (!ff)
+      return size;
+    pos = (size_t)(ff - d) + 1; /* the byte after the 0xff */
+    if (pos < size && d[pos] != 0 && d[pos] != 0xff && !(d[pos] >= 0xd0 && d[pos] <= 0xd7))
+      return pos - 1;
+  }
+  return size;
+}
+
+/* The frame's components as the work counts them: their ids and blocks. */
+typedef struct {
+  int n;
+  uint8_t id[255];
+  uint64_t blocks[255];
+  uint64_t largest;
+} work_frame_t;
+
+static int clamp_factor(int f)
+{
+  return f < 1 ? 1 : f > 4 ? 4 : f;
+}
+
+/* A start of frame's body b (n bytes): each component's 8x8 blocks; one component's are
+ * its own (its scans are never interleaved), several components' in whole MCUs, as an
+ * interleaved scan decodes them. Sampling factors outside 1..4 (which every decoder
+ * refuses) count as the nearest. */
+static void work_frame(const uint8_t *b, size_t n, work_frame_t *f, gpuimg_jpeg_work_t *w)
+{
+  uint64_t height = be16(b + 1), width = be16(b + 3), hmax = 1, vmax = 1;
+  uint64_t h[255], v[255];
+  f->n = b[5] < (n - 6) / 3 ? b[5] : (int)((n - 6) / 3);
+  for (int i = 0; i < f->n; i++) {
+    h[i] = f->n == 1 ? 1 : (uint64_t)clamp_factor(b[7 + 3 * i] >> 4);
+    v[i] = f->n == 1 ? 1 : (uint64_t)clamp_factor(b[7 + 3 * i] & 15);
+    hmax = h[i] > hmax ? h[i] : hmax;
+    vmax = v[i] > vmax ? v[i] : vmax;
+  }
+  uint64_t mcu_x = (width + 8 * hmax - 1) / (8 * hmax),
+           mcu_y = (height + 8 * vmax - 1) / (8 * vmax);
+  for (int i = 0; i < f->n; i++) {
+    f->id[i] = b[6 + 3 * i];
+    f->blocks[i] = mcu_x * h[i] * mcu_y * v[i];
+    f->largest = f->blocks[i] > f->largest ? f->blocks[i] : f->largest;
+    w->blocks += f->blocks[i];
+  }
+}
+
+/* A scan header's body b (n bytes): the blocks its components decode. A component counts as
+ * the largest of the frame's of its id (ids should be unique; where they are not, decoders
+ * match them each their own way), or as the largest of all when none has it. */
+static uint64_t work_scan(const uint8_t *b, size_t n, const work_frame_t *f)
+{
+  uint64_t sum = 0;
+  for (size_t k = 0; n >= 1 && k < b[0] && 2 + 2 * k <= n; k++) {
+    uint64_t most = 0;
+    int named = 0;
+    for (int i = 0; i < f->n; i++)
+      if (f->id[i] == b[1 + 2 * k]) {
+        named = 1;
+        most = f->blocks[i] > most ? f->blocks[i] : most;
+      }
+    sum += named ? most : f->largest;
+  }
+  return sum;
+}
+
+/* The offset of the next marker's code byte from pos, as libjpeg finds it: bytes other than
+ * 0xff skipped, fill bytes swallowed, 0xff 0x00 skipped as data; size when there is none. */
+static size_t next_marker(const uint8_t *d, size_t size, size_t pos)
+{
+  for (;;) {
+    const uint8_t *ff = pos < size ? memchr(d + pos, 0xff, size - pos) : NULL;
+    if (!ff)
+      return size;
+    pos = (size_t)(ff - d);
+    while (pos < size && d[pos] == 0xff)
+      pos++;
+    if (pos >= size || d[pos] != 0)
+      return pos;
+    pos++;
+  }
+}
+
+void gpuimg_jpeg_work(const uint8_t *d, size_t size, gpuimg_jpeg_work_t *w)
+{
+  work_frame_t f = {0};
+  int framed = 0;
+  memset(w, 0, sizeof *w);
+  for (size_t p = next_marker(d, size, 2); p < size && w->scans <= GPUIMG_JPEG_MAX_SCANS;
+       p = next_marker(d, size, p)) {
+    int m = d[p++];
+    if (m == 0xd9) /* EOI */
+      break;
+    if (m == 0x01 || (m >= 0xd0 && m <= 0xd8)) /* TEM, RSTn, SOI: no length */
+      continue;
+    size_t len = size - p >= 2 ? be16(d + p) : 0;
+    if (size - p < 2 || len > size - p)
+      break;       /* a decoder reads no further */
+    if (len < 2) { /* libjpeg skips such a segment's length and reads on */
+      p += 2;
+      continue;
+    }
+    const uint8_t *b = d + p + 2;
+    size_t n = len - 2;
+    p += len;
+    if (m >= 0xc0 && m <= 0xcf && m != 0xc4 && m != 0xc8 && m != 0xcc && !framed && n >= 6) {
+      framed = 1;
+      work_frame(b, n, &f, w);
+    } else if (m == 0xda) {
+      w->scans++;
+      w->work += work_scan(b, n, &f);
+      p = gpuimg_jpeg_scan_end(d, size, p);
+    }
+  }
+  w->limit = GPUIMG_JPEG_WORK_PER_BLOCK * w->blocks + GPUIMG_JPEG_WORK_PER_BYTE * (uint64_t)size;
+}
+
+int gpuimg_jpeg_work_check(const gpuimg_jpeg_work_t *w, char *why, size_t why_size)
+{
+  if (w->scans > GPUIMG_JPEG_MAX_SCANS)
+    snprintf(why, why_size, "more than %d scans (corrupt or hostile file)", GPUIMG_JPEG_MAX_SCANS);
+  else if (w->work > w->limit)
+    snprintf(why, why_size,
+             "its %d scans decode %llu 8x8 blocks, over the limit of %llu (%d per block of the "
+             "image and %d per byte of the file; corrupt or hostile file)",
+             w->scans, (unsigned long long)w->work, (unsigned long long)w->limit,
+             GPUIMG_JPEG_WORK_PER_BLOCK, GPUIMG_JPEG_WORK_PER_BYTE);
+  else
+    return 0;
+  return -1;
 }

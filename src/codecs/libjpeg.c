@@ -17,10 +17,6 @@
 #include <jpeglib.h>
 #include <jerror.h>
 
-/* A progressive file may split its data into any number of scans, and libjpeg passes over
- * the whole coefficient buffer for each: a few KiB of scan headers could cost minutes.
- * Real encoders write at most a few dozen (libjpeg-turbo's TurboJPEG refuses over 500 too). */
-#define JPEG_MAX_SCANS 500
 /* libjpeg's memory beyond the whole-image coefficient buffers: row buffers, tables and
  * its own state (a 65500-pixel-wide image needs a few MiB). */
 #define JPEG_MEM_FLOOR ((uint64_t)64 << 20)
@@ -38,6 +34,8 @@ typedef struct {
   char msg[JMSG_LENGTH_MAX]; /* libjpeg's message, as a reason (msg_code >= 0) */
   char reason[256];          /* the whole reason (msg_code -1) */
   uint64_t mem_limit;        /* cinfo->mem->max_memory_to_use, for the message */
+  gpuimg_jpeg_work_t work;   /* the scans' work read from the markers, and its limit */
+  gpuimg_jpeg_work_t done;   /* libjpeg's own count of the scans it read and their blocks */
   uint8_t *pixels;           /* the decoded image while it is being filled (owned here */
   int borrowed;              /* unless borrowed: see gpuimg_codec_pixels()) */
 } jpeg_ctx_t;
@@ -93,19 +91,34 @@ static void jpeg_output_message_cb(j_common_ptr cinfo)
   (void)cinfo;
 }
 
-/* Called between each chunk of input libjpeg consumes: stops a file with too many scans. */
+/* Fails the decode with why, the reason gpuimg_jpeg_work_check() gave. */
+_Noreturn static void jpeg_fail_work(jpeg_ctx_t *ctx, const char *why)
+{
+  ctx->msg_code = -1;
+  snprintf(ctx->reason, sizeof ctx->reason, "cannot decode JPEG: %s", why);
+  longjmp(ctx->jump, 1);
+}
+
+/* Called before each chunk of input libjpeg consumes (a row of MCUs of a multi-scan file):
+ * libjpeg's own count of the scans it read and of the blocks they decode, held to the limit
+ * that jpeg_decode_run() read from the markers. The walk there finds every scan libjpeg
+ * reads and counts at least its blocks, so this stops a file only where the two would read
+ * it otherwise: then at the same limit, one scan past it at most. */
 static void jpeg_progress_cb(j_common_ptr cinfo)
 {
-  if (!cinfo->is_decompressor)
-    return;
+  jpeg_ctx_t *ctx = (jpeg_ctx_t *)cinfo->err;
   j_decompress_ptr d = (j_decompress_ptr)cinfo;
-  if (d->input_scan_number > JPEG_MAX_SCANS) {
-    jpeg_ctx_t *ctx = (jpeg_ctx_t *)cinfo->err;
-    ctx->msg_code = -1;
-    snprintf(ctx->reason, sizeof ctx->reason,
-             "cannot decode JPEG: more than %d scans (corrupt or hostile file)", JPEG_MAX_SCANS);
-    longjmp(ctx->jump, 1);
-  }
+  if (!cinfo->is_decompressor || d->input_scan_number <= ctx->done.scans)
+    return;
+  const jpeg_component_info *c = d->cur_comp_info[0];
+  ctx->done.scans = d->input_scan_number;
+  ctx->done.work += d->comps_in_scan == 1 ? (uint64_t)c->width_in_blocks * c->height_in_blocks
+                                          : (uint64_t)d->MCUs_per_row * d->MCU_rows_in_scan *
+                                                (uint64_t)d->blocks_in_MCU;
+  ctx->done.limit = ctx->work.limit;
+  char why[sizeof ctx->reason - 32];
+  if (gpuimg_jpeg_work_check(&ctx->done, why, sizeof why) < 0)
+    jpeg_fail_work(ctx, why);
 }
 
 static void jpeg_ctx_init(jpeg_ctx_t *ctx, int exit_code)
@@ -236,6 +249,12 @@ static void jpeg_decode_run(jpeg_ctx_t *ctx, struct jpeg_decompress_struct *cinf
   jpeg_mem_src(cinfo, bytes, (unsigned long)size);
   jpeg_read_header(cinfo, TRUE);
   jpeg_check_header(ctx, cinfo, size, max_pixels);
+  /* libjpeg reads every scan of a multi-scan file in jpeg_start_decompress(): the scans'
+   * work is counted from the markers first, and a file over the limit is refused at once. */
+  char why[sizeof ctx->reason - 32];
+  gpuimg_jpeg_work(bytes, size, &ctx->work);
+  if (gpuimg_jpeg_work_check(&ctx->work, why, sizeof why) < 0)
+    jpeg_fail_work(ctx, why);
 
   uint64_t w = cinfo->image_width, h = cinfo->image_height;
   int nc = cinfo->num_components;

@@ -17,6 +17,7 @@
 #define EXIF_MAX (SEGMENT_MAX - 6)
 #define PNG_IHDR_END 33 /* the signature and the IHDR chunk, which comes first */
 #define ICC_DEFAULT_NAME "ICC profile"
+_Static_assert(GPUIMG_META_MAX_ICC == (size_t)1 << 20, "GPUIMG_META_ICC_TOO_LARGE says 1 MiB");
 
 /* The blocks of one file, pointing into its bytes, before any is checked. */
 typedef struct {
@@ -154,7 +155,7 @@ static const char *inflate_capped(const uint8_t *z, size_t n, gpuimg_buf_t *out,
     s.avail_out = room ? (uInt)room : 1;
     rc = inflate(&s, Z_NO_FLUSH);
     if (!room && !s.avail_out)
-      why = "it inflates to more than 16 MiB";
+      why = GPUIMG_META_ICC_TOO_LARGE;
     else if (room)
       out->size += room - s.avail_out;
   }
@@ -176,9 +177,15 @@ static const char *iccp_take(const uint8_t *d, size_t n, gpuimg_meta_t *meta, in
 /* The profile of a JPEG's APP2 markers, joined in their order. */
 static const char *icc_join(const found_t *f, gpuimg_buf_t *icc, int *oom)
 {
+  size_t total = 0;
   for (int k = 0; k < f->parts; k++) {
     if (!f->part[k])
       return "an APP2 marker of it is missing";
+    total += f->part_size[k];
+  }
+  if (total > GPUIMG_META_MAX_ICC)
+    return GPUIMG_META_ICC_TOO_LARGE;
+  for (int k = 0; k < f->parts; k++) {
     if (gpuimg_buf_append(icc, f->part[k], f->part_size[k]) < 0) {
       *oom = 1;
       return "out of memory";

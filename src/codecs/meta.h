@@ -7,8 +7,12 @@
 #include "codec.h"
 #include "exif.h"
 
-/* The largest ICC profile read (a PNG's iCCP is inflated no further): 16 MiB. */
-#define GPUIMG_META_MAX_ICC ((size_t)16 << 20)
+/* The largest ICC profile carried: 1 MiB (a PNG's iCCP is inflated no further). Real RGB and
+ * gray profiles take a few KiB to a few hundred; a larger one would only inflate the output
+ * (a PNG of a few KiB can hold a deflated profile of megabytes of zeros). */
+#define GPUIMG_META_MAX_ICC ((size_t)1 << 20)
+/* Why a larger one is dropped. */
+#define GPUIMG_META_ICC_TOO_LARGE "it is larger than 1 MiB (the largest profile carried)"
 
 /* What gpuimg_meta_insert() carried: a set of these bits. */
 enum { GPUIMG_META_ICC = 1, GPUIMG_META_EXIF = 2 };
@@ -25,9 +29,9 @@ typedef struct {
 
 /* Reads the first EXIF block (JPEG APP1 "Exif\0\0", PNG eXIf) and, when want_icc, the ICC
  * profile (JPEG APP2 "ICC_PROFILE\0" markers joined by their sequence numbers, PNG iCCP
- * inflated up to GPUIMG_META_MAX_ICC) of a JPEG or PNG file's bytes, before its image data.
- * A malformed block (gpuimg_exif_check(); a profile's markers missing, repeated or
- * inconsistent, a bad CRC or deflate stream, a profile without its header or over the limit)
+ * inflated) of a JPEG or PNG file's bytes, before its image data. A malformed block
+ * (gpuimg_exif_check(); a profile's markers missing, repeated or inconsistent, a bad CRC or
+ * deflate stream, a profile without its header) or a profile over GPUIMG_META_MAX_ICC
  * is left out and said in meta->warning; other formats have none. 0, or -1 with the error set
  * against what (out of memory). */
 int gpuimg_meta_read(const uint8_t *bytes, size_t size, int want_icc, const char *what,

@@ -1,6 +1,7 @@
 /* stb.c: the stb codec, compiled here from Debian's stb headers with only PNG and JPEG
  * decoders. */
 #include "codec.h"
+#include "jpeg_layout.h"
 
 #include <limits.h>
 #include <setjmp.h>
@@ -350,23 +351,6 @@ static int jpeg_huffman_check(const uint8_t *seg, size_t seg_len, probe_t *p)
   return 0;
 }
 
-/* Where a scan's coded data (from pos) ends: at the next marker, 0xff followed by neither a
- * stuffed zero, a fill byte nor a restart marker; n if none. memchr() finds each 0xff (in
- * coded data about one byte in 256), which is most of a JPEG's bytes walked several times
- * faster than one by one. */
-static size_t jpeg_scan_end(const uint8_t *b, size_t n, size_t pos)
-{
-  while (pos < n) {
-    const uint8_t *ff = memchr(b + pos, 0xff, n - pos);
-    if (!ff)
-      return n;
-    pos = (size_t)(ff - b) + 1; /* the byte after the 0xff */
-    if (pos < n && b[pos] != 0 && b[pos] != 0xff && !(b[pos] >= 0xd0 && b[pos] <= 0xd7))
-      return pos - 1;
-  }
-  return n;
-}
-
 /* JPEG: the start of frame gives the size and sampling; every Huffman table must have at
  * most 256 codes (stb 2.27 writes past its tables otherwise); a frame needs a scan (stb
  * would return an image of whatever its buffers held); every 8x8 block takes at least one
@@ -417,7 +401,7 @@ static void jpeg_probe(const uint8_t *b, size_t n, probe_t *p)
         return;
     } else if (m == 0xda) {
       st.scans++;
-      pos = jpeg_scan_end(b, n, pos + len);
+      pos = gpuimg_jpeg_scan_end(b, n, pos + len);
       continue;
     }
     pos += len;
@@ -517,6 +501,19 @@ static int stb_probe_check(const probe_t *probe, const char *kind, const char *w
   return 0;
 }
 
+/* stb passes over a scan's blocks as libjpeg does, with no limit of its own: 0 when the
+ * JPEG's scans are within gpuimg_jpeg_work_check()'s limits, or -1 with the reason set (exit 3). */
+static int stb_jpeg_work_check(const uint8_t *bytes, size_t size, const char *what)
+{
+  gpuimg_jpeg_work_t work;
+  char why[256];
+  gpuimg_jpeg_work(bytes, size, &work);
+  if (gpuimg_jpeg_work_check(&work, why, sizeof why) == 0)
+    return 0;
+  gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "cannot decode JPEG: %s", why);
+  return -1;
+}
+
 /* stb's decode under the probe's allocation limit: its pixels (freed with
  * stbi_image_free()), or NULL with the reason set. */
 static uint8_t *stb_load(const uint8_t *bytes, size_t size, const probe_t *probe, const char *kind,
@@ -565,7 +562,8 @@ static int stb_decode(const uint8_t *bytes, size_t size, const char *what, uint6
     png_probe(bytes, size, &probe);
   else
     jpeg_probe(bytes, size, &probe);
-  if (stb_probe_check(&probe, kind, what, max_pixels) < 0)
+  if (stb_probe_check(&probe, kind, what, max_pixels) < 0 ||
+      (kind[0] == 'J' && stb_jpeg_work_check(bytes, size, what) < 0))
     return -1;
   uint8_t *px = stb_load(bytes, size, &probe, kind, what, &w, &h, &n);
   if (!px)

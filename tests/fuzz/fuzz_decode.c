@@ -1,9 +1,11 @@
 /* fuzz_decode.c: libFuzzer harness: untrusted bytes through the metadata reader and writer (EXIF,
  * ICC), the stb codec (fastpng's PNG reader against it; libjpeg's, where built with it, at full
- * size and reduced, then resized, and in bands of restart intervals against its whole decode), the
- * EXIF orientation, then every CPU operation. */
+ * size and reduced, then resized, and in bands of restart intervals against its whole decode; its
+ * count of the scans' work against the marker walk's), the EXIF orientation, then every CPU
+ * operation. */
 #include "codec.h"
 #include "exif.h"
+#include "jpeg_layout.h"
 #include "meta.h"
 #include "blur_cpu.h"
 #include "checkerboard_cpu.h"
@@ -269,6 +271,21 @@ static void check_bands(const uint8_t *data, size_t size, uint32_t h)
   gpuimg_image_free(&banded);
 }
 
+/* A refusal for the scans' work is the marker walk's, made before libjpeg decodes: libjpeg's
+ * own count of its scans (its progress monitor) stops only a file whose scans the walk read
+ * otherwise, a scan the walk missed. */
+static void check_scan_work(const uint8_t *data, size_t size)
+{
+  const char *msg = gpuimg_error_message();
+  gpuimg_jpeg_work_t w;
+  char why[256];
+  if (!strstr(msg, "scans decode") && !strstr(msg, "more than 500 scans"))
+    return;
+  gpuimg_jpeg_work(data, size, &w);
+  must(gpuimg_jpeg_work_check(&w, why, sizeof why) < 0,
+       "libjpeg counted more scan work than the marker walk");
+}
+
 /* libjpeg's decoder on the same bytes when they start like a JPEG: a clean refusal or an image
  * within the limits; on small images, libjpeg's encoder must write a JPEG both decoders read
  * back at the same size. */
@@ -282,6 +299,7 @@ static void check_libjpeg(const uint8_t *data, size_t size, uint32_t h)
   gpuimg_error_clear();
   if (gpuimg_codec_libjpeg.decode(data, size, "fuzz", FUZZ_MAX_PIXELS, &img) < 0) {
     check_refusal();
+    check_scan_work(data, size);
     check_reduced(data, size, h, NULL);
     return;
   }

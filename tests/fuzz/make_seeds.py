@@ -220,6 +220,38 @@ def jpeg_encode(width, height, sampling=((1, 1),), progressive=False, restart=0,
     return b"".join(out)
 
 
+def jpeg_many_passes(width, height, scans):
+    """A valid progressive gray JPEG of `scans` scans, each a pass over every 8x8 block for
+    a few hundred bytes: a DC scan (every difference 0, one bit per block), then
+    single-coefficient successive-approximation scans of end-of-band runs (coefficient 1 at
+    Al 13, refined down to Al 0, then coefficient 2, ...: a progression libjpeg accepts).
+    The blocks must be a multiple of 16384, the longest end-of-band run coded here."""
+    blocks = ((width + 7) // 8) * ((height + 7) // 8)
+    assert blocks % 16384 == 0 and 1 <= scans <= 1 + 63 * 14
+
+    def zeros_then_fill(bits):
+        """bits zero bits, padded with one bits to a whole byte."""
+        pad = -bits % 8
+        return bytes(bits // 8) + (bytes([(1 << pad) - 1]) if pad else b"")
+
+    def scan(ss, se, ah, al, body):
+        return _segment(0xDA, bytes([1, 1, 0x00, ss, se, (ah << 4) | al])) + body
+
+    # One 1-bit code in each table: DC category 0, AC EOB14 (a run of 2^14 + 14 extra bits).
+    out = [b"\xff\xd8", _segment(0xDB, b"\x00" + bytes([2] * 64)),
+           _segment(0xC2, struct.pack(">BHHB", 8, height, width, 1) + b"\x01\x11\x00"),
+           _segment(0xC4, b"\x00\x01" + bytes(15) + b"\x00" + b"\x10\x01" + bytes(15) + b"\xe0"),
+           scan(0, 0, 0, 0, zeros_then_fill(blocks))]
+    eob_runs = zeros_then_fill(blocks // 16384 * 15)
+    for k in range(1, 64):
+        for al in range(13, -1, -1):
+            if len(out) - 4 == scans:
+                break
+            out.append(scan(k, k, 0 if al == 13 else al + 1, al, eob_runs))
+    out.append(b"\xff\xd9")
+    return b"".join(out)
+
+
 # name -> (width, height, sampling, progressive, restart)
 SEEDS = {
     "prog-gray-37x23.jpg": (37, 23, ((1, 1),), True, 0),
@@ -260,6 +292,9 @@ def write_seeds(outdir):
     for name, (w, h, sampling, prog, rst) in SEEDS.items():
         with open(os.path.join(outdir, name), "wb") as f:
             f.write(jpeg_encode(w, h, sampling, prog, rst))
+    # Many scans, each a pass over every block: the decoders' bound on the scans' work.
+    with open(os.path.join(outdir, "passes-gray-1024x1024.jpg"), "wb") as f:
+        f.write(jpeg_many_passes(1024, 1024, 12))
     for name, order in META_SEEDS.items():
         jpeg = jpeg_encode(17, 9, ((1, 1),) * 3)
         with open(os.path.join(outdir, name), "wb") as f:
