@@ -286,6 +286,17 @@ static void sweep_dir_of(const char *path, size_t dir_len, int quiet)
 
 /* ---- opening, committing, aborting ---- */
 
+/* For the tests of what happens when a file appears under NAME while gpuimg writes it: with
+ * the environment variable var (GPUIMG_TEST_STOP_BEFORE_OPEN, GPUIMG_TEST_STOP_BEFORE_RENAME)
+ * set to path as the command spells it, the process stops itself (SIGSTOP, every thread)
+ * until a SIGCONT; the test creates the file meanwhile. */
+static void stop_if_asked(const char *var, const char *path)
+{
+  const char *want = getenv(var);
+  if (want && strcmp(want, path) == 0)
+    raise(SIGSTOP); /* directed at this thread, which stops before it goes on */
+}
+
 /* stdout, or a device or FIFO (not a regular file: --report /dev/null, a named pipe), written
  * in place: renaming a temporary file over it would replace the device node itself (as root,
  * /dev/null). */
@@ -299,7 +310,8 @@ static int open_in_place(gpuimg_output_t *out, const char *path, int binary)
   }
   int fd = is_stdout ? STDOUT_FILENO : open(path, O_WRONLY | O_CLOEXEC);
   if (fd < 0) {
-    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, path, "cannot open output file: %s", strerror(errno));
+    gpuimg_error_set(gpuimg_file_errno_code(errno, GPUIMG_EXIT_OUTPUT), path,
+                     "cannot open output file: %s", strerror(errno));
     return -1;
   }
   if (binary && isatty(fd)) {
@@ -331,8 +343,8 @@ static int create_tmp(gpuimg_output_t *out, char *tmp)
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (fd < 0) {
     free(tmp);
-    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, out->path, "cannot create output file: %s",
-                     err == EINTR ? "interrupted" : strerror(err));
+    gpuimg_error_set(gpuimg_file_errno_code(err, GPUIMG_EXIT_OUTPUT), out->path,
+                     "cannot create output file: %s", err == EINTR ? "interrupted" : strerror(err));
     return -1;
   }
   /* mkstemp makes 0600; a normal output file gets 0666 less the umask (read once, by
@@ -359,12 +371,17 @@ int gpuimg_output_open(gpuimg_output_t *out, const char *path, int flags)
   struct stat st;
   if (strcmp(path, "-") == 0)
     return open_in_place(out, path, binary);
+  stop_if_asked("GPUIMG_TEST_STOP_BEFORE_OPEN", path);
   if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
     gpuimg_error_set(GPUIMG_EXIT_OUTPUT, path, "is a directory");
     return -1;
   }
-  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-    return open_in_place(out, path, binary);
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    if (!(flags & GPUIMG_OUTPUT_REGULAR))
+      return open_in_place(out, path, binary);
+    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, path, GPUIMG_NOT_REGULAR_OUT);
+    return -1;
+  }
   /* Beside the destination, so that the final rename or link stays on one file system. */
   const char *slash = strrchr(path, '/');
   size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0, max = name_max(path, dir_len);
@@ -433,6 +450,7 @@ static int rename_noreplace(const char *from, const char *to)
 static int place(gpuimg_output_t *out, const char *what)
 {
   int rc;
+  stop_if_asked("GPUIMG_TEST_STOP_BEFORE_RENAME", out->path);
   if (!(out->flags & GPUIMG_OUTPUT_NO_REPLACE)) {
     rc = rename(out->tmp_path, out->path);
   } else {
@@ -445,7 +463,8 @@ static int place(gpuimg_output_t *out, const char *what)
   }
   if (rc == 0)
     return 0;
-  if (errno == EEXIST && (out->flags & GPUIMG_OUTPUT_NO_REPLACE))
+  out->taken = errno == EEXIST && (out->flags & GPUIMG_OUTPUT_NO_REPLACE);
+  if (out->taken)
     gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what, "exists (use --force to replace it)");
   else
     gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what, "cannot rename into place: %s", strerror(errno));

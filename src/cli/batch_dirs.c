@@ -5,8 +5,10 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Deeper directories than this are not descended into (a bound on path lengths). */
 #define MAX_DEPTH 64
@@ -42,7 +44,7 @@ static char **list_dir(const char *dir, int *n)
   struct dirent *e;
   *n = 0;
   if (!d) {
-    gpuimg_error_set(GPUIMG_EXIT_INPUT, dir, "%s", strerror(errno));
+    gpuimg_error_set(gpuimg_file_errno_code(errno, GPUIMG_EXIT_INPUT), dir, "%s", strerror(errno));
     free(names);
     return NULL;
   }
@@ -70,16 +72,18 @@ static char **list_dir(const char *dir, int *n)
 }
 
 /* Whether the file's first bytes are a PNG's or a JPEG's. One that cannot be read counts as
- * an image, so that its conversion fails with the reason. */
+ * an image, so that its conversion fails with the reason. Opened without blocking: a FIFO put
+ * there since its stat() would wait for a writer (its conversion refuses it). */
 static int is_image(const char *path)
 {
   uint8_t head[8];
-  FILE *f = fopen(path, "rb");
-  if (!f)
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0)
     return 1;
-  size_t got = fread(head, 1, sizeof head, f);
-  fclose(f);
-  return gpuimg_codec_is_png(head, got) || gpuimg_codec_is_jpeg(head, got);
+  ssize_t got = read(fd, head, sizeof head);
+  close(fd);
+  return got < 0 || gpuimg_codec_is_png(head, (size_t)got) ||
+         gpuimg_codec_is_jpeg(head, (size_t)got);
 }
 
 /* Adds the images of dir and, with --recursive, of its subdirectories (not links to them);

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+# test_batch_files.py: what batch mode reads and writes: regular files only.
+"""Runs the gpuimg binary named by $GPUIMG in batch mode (group 'files'; environment as for
+test_batch.py, whose helpers it uses) and checks that FIFOs and devices, as inputs or under an
+output's name (also one that appears there after the check, which
+GPUIMG_TEST_STOP_BEFORE_OPEN makes deterministic), are refused at once and never waited on or
+written into, and that a link that points nowhere under an output's name is found
+before the input is read.
+"""
+
+import os
+import stat
+import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import gpuimg_testlib as testlib  # noqa: E402
+from gpuimg_testlib import (  # noqa: E402
+    EXIT_INPUT, EXIT_OUTPUT, GPUIMG, PNG_SIGNATURE, check, path, read, test, write)
+from test_batch import fresh, make_inputs, summary, temporaries  # noqa: E402
+from test_batch_writes import stopped_before_rename  # noqa: E402
+
+NOT_REGULAR_IN = "not a regular file (a batch reads regular files only)"
+NOT_REGULAR_OUT = "not a regular file (a batch writes regular files only)"
+
+
+def run(*args):
+    """A batch on the CPU backend; one that blocks (on a FIFO) fails the test after 20 s."""
+    return testlib.cpu(*args, timeout=20)
+
+
+def lines_of(res):
+    """The stderr lines before the summary, as str, sorted (workers finish in any order)."""
+    return sorted(line.decode() for line in res.lines()[:-1])
+
+
+def mkfifo(name):
+    if os.path.lexists(path(name)):
+        os.remove(path(name))
+    os.mkfifo(path(name))
+    return name
+
+
+@test("files")
+def fifo_and_device_inputs_fail_at_once():
+    good = make_inputs("inf", 1, seed=1300)
+    mkfifo("pipe.png")
+    mkfifo("listed.png")
+    os.symlink("pipe.png", path("pipe-link.png"))
+    write("list.txt", "listed.png\n")
+    res = run("gray", "-o", fresh("outf"), "pipe.png", good[0], "pipe-link.png", "/dev/null",
+              "--from", "list.txt")
+    check(res.rc == EXIT_INPUT and summary(res) == (1, 4, 0) and lines_of(res) == [
+        "gpuimg: /dev/null: " + NOT_REGULAR_IN,
+        "gpuimg: listed.png: " + NOT_REGULAR_IN,
+        "gpuimg: pipe-link.png: " + NOT_REGULAR_IN,
+        "gpuimg: pipe.png: " + NOT_REGULAR_IN], "FIFOs and a device as inputs", res)
+    check(sorted(os.listdir(path("outf"))) == ["inf00.png"], "outputs %r" % os.listdir(path("outf")))
+
+
+@test("files")
+def outputs_that_are_not_regular_files_are_refused():
+    inputs = make_inputs("ino", 4, seed=1400)
+    for force in ([], ["--force"]):
+        out = fresh("outo")
+        os.mkdir(path(out))
+        mkfifo(os.path.join(out, "ino00.png"))
+        mkfifo("target-fifo")
+        os.symlink(path("target-fifo"), path(out, "ino01.png"))
+        os.symlink("/dev/null", path(out, "ino02.png"))
+        res = run("gray", "-o", out, *(inputs + force))
+        check(res.rc == EXIT_OUTPUT and summary(res) == (1, 3, 0) and lines_of(res) == [
+            "gpuimg: outo/ino00.png: " + NOT_REGULAR_OUT,
+            "gpuimg: outo/ino01.png: " + NOT_REGULAR_OUT,
+            "gpuimg: outo/ino02.png: " + NOT_REGULAR_OUT], "refused targets %r" % force, res)
+        check(stat.S_ISFIFO(os.lstat(path(out, "ino00.png")).st_mode) and
+              os.readlink(path(out, "ino01.png")) == path("target-fifo") and
+              os.readlink(path(out, "ino02.png")) == "/dev/null" and
+              read(os.path.join(out, "ino03.png")).startswith(PNG_SIGNATURE) and
+              not temporaries(path(out)), "DIR changed: %r" % os.listdir(path(out)))
+
+
+@test("files")
+def special_file_appearing_before_the_write_is_refused():
+    # A FIFO, or a link to a device, created under the output's name after its check and
+    # before the write: refused then, never opened.
+    inputs = make_inputs("inr", 2, seed=1450)
+    argv = [GPUIMG, "--backend", "cpu", "gray", "-j", "1", "--force", "-o", "outr"] + inputs
+    for name, plant in (("inr00.png", lambda p: os.mkfifo(p)),
+                        ("inr01.png", lambda p: os.symlink("/dev/null", p))):
+        out = fresh("outr")
+        target = os.path.join(out, name)
+        res = stopped_before_rename(argv, target, lambda _: plant(path(target)), at="OPEN")
+        check(res.rc == EXIT_OUTPUT and lines_of(res) == ["gpuimg: %s: %s" % (
+            target, NOT_REGULAR_OUT)], "%s appearing before the write" % name, res)
+        check(not stat.S_ISREG(os.lstat(path(target)).st_mode) and
+              not temporaries(path(out)), "DIR: %r" % os.listdir(path(out)))
+
+
+@test("files")
+def dangling_link_at_an_output_name_is_found_first():
+    # The input cannot be decoded: the link is found before the input is read.
+    write("broken.png", PNG_SIGNATURE + b"\0\0\0\x0dIHDR" + b"\0" * 5)
+    out = fresh("outd")
+    os.mkdir(path(out))
+    os.symlink("nowhere.png", path(out, "broken.png"))
+    res = run("gray", "-o", out, "broken.png")
+    check(res.rc == EXIT_OUTPUT and lines_of(res) == [
+        "gpuimg: outd/broken.png: exists (use --force to replace it)"], "a dangling link", res)
+    # --force replaces the link itself, as any link under an output's name.
+    good = make_inputs("ind", 1, seed=1500)
+    os.symlink("nowhere.png", path(out, "ind00.png"))
+    res = run("gray", "-q", "-o", out, "--force", good[0])
+    check(res.rc == 0 and not os.path.islink(path(out, "ind00.png")) and
+          read(os.path.join(out, "ind00.png")).startswith(PNG_SIGNATURE) and
+          not os.path.exists(path(out, "nowhere.png")), "--force over a dangling link", res)
+
+
+if __name__ == "__main__":
+    sys.exit(testlib.main(sys.argv, "batch-"))
