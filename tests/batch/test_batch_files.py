@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-# test_batch_files.py: what batch mode reads and writes: regular files only.
+# test_batch_files.py: what batch mode reads and writes: regular files only, and only inside DIR.
 """Runs the gpuimg binary named by $GPUIMG in batch mode (group 'files'; environment as for
 test_batch.py, whose helpers it uses) and checks that FIFOs and devices, as inputs or under an
 output's name (also one that appears there after the check, which
 GPUIMG_TEST_STOP_BEFORE_OPEN makes deterministic), are refused at once and never waited on or
-written into, and that a link that points nowhere under an output's name is found
-before the input is read.
+written into; that a link that points nowhere under an output's name is found
+before the input is read; that a symbolic link under DIR takes no output outside it; and that
+links in an input tree are named for what they are.
 """
 
 import os
@@ -115,6 +116,57 @@ def dangling_link_at_an_output_name_is_found_first():
     check(res.rc == 0 and not os.path.islink(path(out, "ind00.png")) and
           read(os.path.join(out, "ind00.png")).startswith(PNG_SIGNATURE) and
           not os.path.exists(path(out, "nowhere.png")), "--force over a dangling link", res)
+
+
+def make_subtree(top):
+    """top/top.png and top/sub/deep.png."""
+    fresh(top)
+    make_inputs(top, 1, seed=1600)
+    os.rename(path(top, top + "00.png"), path(top, "top.png"))
+    make_inputs(os.path.join(top, "sub"), 1, seed=1601)
+    os.rename(path(top, "sub", "sub00.png"), path(top, "sub", "deep.png"))
+
+
+@test("files")
+def outputs_never_land_outside_dir():
+    make_subtree("tree")
+    fresh("elsewhere")
+    os.mkdir(path("elsewhere"))
+    for force in ([], ["--force"]):
+        out = fresh("outs")
+        os.mkdir(path(out))
+        os.symlink("../elsewhere", path(out, "sub"))
+        res = run("gray", "-o", out, "--recursive", "tree", *force)
+        check(res.rc == EXIT_OUTPUT and summary(res) == (1, 1, 0) and lines_of(res) == [
+            "gpuimg: tree/sub/deep.png: outs/sub: is a symbolic link (outputs are written "
+            "only inside DIR)"], "a link to a directory under DIR %r" % force, res)
+        check(os.listdir(path("elsewhere")) == [], "an output landed outside DIR")
+        check(read(os.path.join(out, "top.png")).startswith(PNG_SIGNATURE), "top.png")
+    # A file where a directory is needed.
+    out = fresh("outs")
+    os.mkdir(path(out))
+    write(os.path.join(out, "sub"), b"a file")
+    res = run("gray", "-o", out, "--recursive", "tree", "--force")
+    check(res.rc == EXIT_OUTPUT and lines_of(res) == [
+        "gpuimg: tree/sub/deep.png: outs/sub: is not a directory"], "a file as directory", res)
+
+
+@test("files")
+def links_to_directories_are_named_for_what_they_are():
+    make_subtree("linked")
+    fresh("target")
+    make_inputs("target", 1, seed=1800)
+    os.symlink("../target", path("linked", "to-target"))
+    mkfifo(os.path.join("linked", "pipe"))
+    res = run("gray", "-o", fresh("outl"), "linked")
+    check(res.rc == 0 and summary(res) == (1, 0, 0) and lines_of(res) == [
+        "gpuimg: linked: skipped 1 file not PNG or JPEG, 1 subdirectory (--recursive converts "
+        "them too) and 1 link to a directory (not followed)"], "without --recursive", res)
+    res = run("gray", "-o", fresh("outl"), "--recursive", "linked")
+    check(res.rc == 0 and summary(res) == (2, 0, 0) and lines_of(res) == [
+        "gpuimg: linked: skipped 1 file not PNG or JPEG and 1 link to a directory (not "
+        "followed)"], "--recursive", res)
+    check(sorted(os.listdir(path("outl"))) == ["sub", "top.png"], "outputs")
 
 
 if __name__ == "__main__":
