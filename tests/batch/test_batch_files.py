@@ -5,8 +5,9 @@ test_batch.py, whose helpers it uses) and checks that FIFOs and devices, as inpu
 output's name (also one that appears there after the check, which
 GPUIMG_TEST_STOP_BEFORE_OPEN makes deterministic), are refused at once and never waited on or
 written into; that a link that points nowhere under an output's name is found
-before the input is read; that a symbolic link under DIR takes no output outside it; and that
-links in an input tree are named for what they are.
+before the input is read; that a symbolic link under DIR takes no output outside it; that
+links in an input tree are named for what they are; and that an output name which another
+needs as a directory fails the same input at every --jobs.
 """
 
 import os
@@ -24,6 +25,7 @@ from test_batch_writes import stopped_before_rename  # noqa: E402
 
 NOT_REGULAR_IN = "not a regular file (a batch reads regular files only)"
 NOT_REGULAR_OUT = "not a regular file (a batch writes regular files only)"
+CONFLICT = "(a name cannot be both a file and a directory)"
 
 
 def run(*args):
@@ -167,6 +169,30 @@ def links_to_directories_are_named_for_what_they_are():
         "gpuimg: linked: skipped 1 file not PNG or JPEG and 1 link to a directory (not "
         "followed)"], "--recursive", res)
     check(sorted(os.listdir(path("outl"))) == ["sub", "top.png"], "outputs")
+
+
+@test("files")
+def file_and_directory_names_are_settled_before_work():
+    # t1/b.png -> out/b.png and t2/b.png/y.png -> out/b.png/y.png: the first in list order
+    # keeps its name, at every --jobs.
+    fresh("t1")
+    fresh("t2")
+    make_inputs("t1", 1, seed=1700)
+    os.rename(path("t1", "t100.png"), path("t1", "b.png"))
+    make_inputs(os.path.join("t2", "b.png"), 1, seed=1701)
+    os.rename(path("t2", "b.png", "b.png00.png"), path("t2", "b.png", "y.png"))
+    cases = [(("t1", "t2"), "t2/b.png/y.png", "out/b.png/y.png", "out/b.png", "t1/b.png",
+              "b.png"),
+             (("t2", "t1"), "t1/b.png", "out/b.png", "out/b.png/y.png", "t2/b.png/y.png",
+              "b.png/y.png")]
+    for order, loser, its_out, other, winner, kept in cases:
+        for jobs in ("1", "2", "4", "1", "2", "4"):
+            fresh("out")
+            res = run("gray", "-j", jobs, "-o", "out", "--recursive", *order)
+            check(res.rc == EXIT_OUTPUT and summary(res) == (1, 1, 0) and lines_of(res) == [
+                "gpuimg: %s: output %s conflicts with %s, the output of %s %s" %
+                (loser, its_out, other, winner, CONFLICT)], "order %r -j %s" % (order, jobs), res)
+            check(os.path.isfile(path("out", kept)), "%s was not converted" % kept)
 
 
 if __name__ == "__main__":
