@@ -239,14 +239,53 @@ static void sweep_now(const char *dir, const char *prefix, int quiet)
   closedir(d);
 }
 
-/* The directories already swept by this process, by device and inode. */
-#define MAX_SWEPT 64
-static struct {
+/* The directories already swept by this process, by device and inode: an open-addressing
+ * set that grows (a batch over a tree writes into as many directories as the tree has), so
+ * that each directory is read once whatever their number. */
+typedef struct {
   dev_t dev;
   ino_t ino;
-} swept[MAX_SWEPT];
-static int nswept;
+  int used;
+} swept_t;
+static swept_t *swept;
+static size_t swept_cap, nswept; /* cap: 0 or a power of two */
 static pthread_mutex_t swept_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static size_t swept_slot(const swept_t *set, size_t cap, dev_t dev, ino_t ino)
+{
+  uint64_t h = ((uint64_t)dev * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)ino * 0xff51afd7ed558ccdull);
+  size_t i = (size_t)(h ^ (h >> 29)) & (cap - 1);
+  while (set[i].used && !(set[i].dev == dev && set[i].ino == ino))
+    i = (i + 1) & (cap - 1);
+  return i;
+}
+
+/* Whether the directory is in the set. */
+static int swept_has(dev_t dev, ino_t ino)
+{
+  return swept_cap && swept[swept_slot(swept, swept_cap, dev, ino)].used;
+}
+
+/* Adds the directory, growing the set past half full; out of memory, it is left out (and
+ * swept again next time, which is only slower). */
+static void swept_add(dev_t dev, ino_t ino)
+{
+  if (2 * (nswept + 1) > swept_cap) {
+    size_t cap = swept_cap ? 2 * swept_cap : 64;
+    swept_t *set = calloc(cap, sizeof *set);
+    if (!set)
+      return;
+    for (size_t i = 0; i < swept_cap; i++)
+      if (swept[i].used)
+        set[swept_slot(set, cap, swept[i].dev, swept[i].ino)] = swept[i];
+    free(swept);
+    swept = set;
+    swept_cap = cap;
+  }
+  size_t i = swept_slot(swept, swept_cap, dev, ino);
+  swept[i] = (swept_t){.dev = dev, .ino = ino, .used = 1};
+  nswept++;
+}
 
 void gpuimg_output_sweep(const char *dir, int quiet)
 {
@@ -254,10 +293,7 @@ void gpuimg_output_sweep(const char *dir, int quiet)
   if (stat(dir, &st) < 0)
     return;
   pthread_mutex_lock(&swept_mu);
-  int seen = 0;
-  for (int i = 0; i < nswept && !seen; i++)
-    seen = swept[i].dev == st.st_dev && swept[i].ino == st.st_ino;
-  if (!seen) {
+  if (!swept_has(st.st_dev, st.st_ino)) {
     size_t len = strlen(dir);
     char *prefix = malloc(len + 2);
     if (prefix) {
@@ -265,10 +301,7 @@ void gpuimg_output_sweep(const char *dir, int quiet)
       sweep_now(dir, strcmp(dir, ".") ? prefix : "", quiet);
       free(prefix);
     }
-    if (nswept < MAX_SWEPT) {
-      swept[nswept].dev = st.st_dev;
-      swept[nswept++].ino = st.st_ino;
-    }
+    swept_add(st.st_dev, st.st_ino);
   }
   pthread_mutex_unlock(&swept_mu);
 }

@@ -6,12 +6,14 @@ output's name (also one that appears there after the check, which
 GPUIMG_TEST_STOP_BEFORE_OPEN makes deterministic), are refused at once and never waited on or
 written into; that a link that points nowhere under an output's name is found
 before the input is read; that a symbolic link under DIR takes no output outside it; that
-links in an input tree are named for what they are; and that an output name which another
-needs as a directory fails the same input at every --jobs.
+links in an input tree are named for what they are; that an output name which another needs as
+a directory fails the same input at every --jobs; and that a batch over more directories than
+any fixed table holds sweeps each directory once.
 """
 
 import os
 import stat
+import subprocess
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
@@ -194,6 +196,31 @@ def file_and_directory_names_are_settled_before_work():
                 (loser, its_out, other, winner, CONFLICT)], "order %r -j %s" % (order, jobs), res)
             check(os.path.isfile(path("out", kept)), "%s was not converted" % kept)
 
+
+@test("files")
+def each_directory_is_swept_once_however_many():
+    # 80 directories, then one more image into the 71st: a dead process's leftover put there
+    # after its first sweep stays (each directory is swept once per process).
+    fresh("many")
+    for d in range(80):
+        make_inputs(os.path.join("many", "d%02d" % d), 1, seed=1900 + d)
+    fresh("more")
+    make_inputs(os.path.join("more", "d70"), 1, seed=1990)
+    os.rename(path("more", "d70", "d7000.png"), path("more", "d70", "late.png"))
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    left = ".late.png.gpuimg-%d.Ab12Cd" % dead.pid
+    out = fresh("outm")
+    argv = [GPUIMG, "--backend", "cpu", "gray", "-j", "1", "-o", out, "--recursive", "many",
+            "more"]
+
+    def plant(_):
+        write(os.path.join(out, "d70", left), b"half an image")
+    res = stopped_before_rename(argv, out + "/d79/d7900.png", plant)
+    check(res.rc == 0 and res.lines()[:-1] == [] and summary(res) == (81, 0, 0),
+          "81 images into 80 directories", res)
+    check(sorted(os.listdir(path(out, "d70"))) == [left, "d7000.png", "late.png"],
+          "d70: %r" % os.listdir(path(out, "d70")))
 
 if __name__ == "__main__":
     sys.exit(testlib.main(sys.argv, "batch-"))
