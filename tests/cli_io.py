@@ -518,7 +518,10 @@ def output_never_overwrites_the_mask():
     write("m.png", mask)
     res = run("portrait", "--mask", "m.png", "rgb8.png", "m.png")
     check(read("m.png") == mask, "the mask was overwritten by the output", res)
-    expect_refused_same_file(res, "the mask")
+    expect_error(res, EXIT_OUTPUT, "m.png: output is the same file as the mask")
+    res = run("portrait", "--mask", "m.png", "rgb8.png", "out.png", "--report", "./m.png")
+    check(read("m.png") == mask, "the mask was overwritten by the report", res)
+    expect_error(res, EXIT_OUTPUT, "./m.png: output is the same file as the mask")
     check_no_leftovers()
 
 

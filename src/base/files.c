@@ -27,14 +27,45 @@ static int may_be_image(const uint8_t *b, size_t n)
   return k == n || k == sizeof jpeg;
 }
 
+int gpuimg_file_errno_code(int err, int code)
+{
+  return err == EMFILE || err == ENFILE || err == ENOMEM ? GPUIMG_EXIT_FAILURE : code;
+}
+
+/* Why a file of this type is not read: NULL for a regular file (and, unless
+ * regular_only, for any other file but a directory). */
+static const char *refused_type(mode_t mode, int regular_only)
+{
+  if (S_ISDIR(mode))
+    return "is a directory";
+  return regular_only && !S_ISREG(mode) ? GPUIMG_NOT_REGULAR_IN : NULL;
+}
+
+/* Opens path for reading. regular_only: anything but a regular file is refused from its
+ * stat() before it is opened, and opened without blocking (O_NONBLOCK: a FIFO put there
+ * meanwhile has no writer to wait for), so a batch never hangs on a FIFO. -1 with the error
+ * set. */
+static int open_input(const char *path, int regular_only)
+{
+  struct stat st;
+  const char *why;
+  if (regular_only && stat(path, &st) == 0 && (why = refused_type(st.st_mode, 1))) {
+    gpuimg_error_set(GPUIMG_EXIT_INPUT, path, "%s", why);
+    return -1;
+  }
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | (regular_only ? O_NONBLOCK : 0));
+  if (fd < 0)
+    gpuimg_error_set(gpuimg_file_errno_code(errno, GPUIMG_EXIT_INPUT), path, "%s", strerror(errno));
+  return fd;
+}
+
 /* For images, reading stops as soon as the first bytes cannot begin one: the decoder
  * refuses the file from them alone ("unsupported format"), and a stream such as /dev/zero
  * or /dev/urandom would otherwise be read to the size cap (1 GiB of memory) first. */
-static int read_file(const char *path, int image, gpuimg_buf_t *out)
+static int read_file(const char *path, int image, int regular_only, gpuimg_buf_t *out)
 {
   int is_stdin = strcmp(path, "-") == 0;
   const char *what = is_stdin ? "<stdin>" : path;
-  int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
   struct stat st;
 
   memset(out, 0, sizeof *out);
@@ -42,13 +73,13 @@ static int read_file(const char *path, int image, gpuimg_buf_t *out)
     gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "standard input is closed");
     return -1;
   }
-  if (fd < 0) {
-    gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "%s", strerror(errno));
+  int fd = is_stdin ? STDIN_FILENO : open_input(path, regular_only);
+  if (fd < 0)
     return -1;
-  }
   if (fstat(fd, &st) == 0) {
-    if (S_ISDIR(st.st_mode)) {
-      gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "is a directory");
+    const char *why = refused_type(st.st_mode, regular_only && !is_stdin);
+    if (why) {
+      gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "%s", why);
       goto fail;
     }
     if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > GPUIMG_MAX_FILE_BYTES) {
@@ -92,12 +123,17 @@ fail:
 
 int gpuimg_file_read(const char *path, gpuimg_buf_t *out)
 {
-  return read_file(path, 1, out);
+  return read_file(path, 1, 0, out);
+}
+
+int gpuimg_file_read_regular(const char *path, gpuimg_buf_t *out)
+{
+  return read_file(path, 1, 1, out);
 }
 
 int gpuimg_text_read(const char *path, gpuimg_buf_t *out)
 {
-  return read_file(path, 0, out);
+  return read_file(path, 0, 0, out);
 }
 
 /* path's directory made absolute, plus its last component (the file may not exist yet).

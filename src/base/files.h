@@ -12,8 +12,20 @@
 
 /* Reads a whole file ("-" = stdin) into out. 0, or -1 with the error set (exit 3). */
 int gpuimg_file_read(const char *path, gpuimg_buf_t *out);
+/* The same for a batch's input: a regular file only. Anything else (a FIFO, a device, a
+ * socket) is refused, exit 3, GPUIMG_NOT_REGULAR_IN, without being opened or waited for. */
+int gpuimg_file_read_regular(const char *path, gpuimg_buf_t *out);
 /* The same for a text file (a report, a list of paths): read whole, whatever it holds. */
 int gpuimg_text_read(const char *path, gpuimg_buf_t *out);
+
+/* The reasons given for a batch's input or output that is not a regular file. */
+#define GPUIMG_NOT_REGULAR_IN "not a regular file (a batch reads regular files only)"
+#define GPUIMG_NOT_REGULAR_OUT "not a regular file (a batch writes regular files only)"
+
+/* The exit code of a file operation that failed with errno err: GPUIMG_EXIT_FAILURE when the
+ * process ran out of a resource (EMFILE, ENFILE: too many open files; ENOMEM), else code
+ * (the file's own fault: GPUIMG_EXIT_INPUT or GPUIMG_EXIT_OUTPUT). */
+int gpuimg_file_errno_code(int err, int code);
 
 /* Whether a and b name the same file: the same inode when both exist, else the same
  * canonical path (a file about to be created). */
@@ -32,6 +44,7 @@ typedef struct {
   char *tmp_path; /* NULL for stdout, a device or a FIFO */
   int fd;
   int flags; /* GPUIMG_OUTPUT_* */
+  int taken; /* set when commit failed because NAME existed by then (GPUIMG_OUTPUT_NO_REPLACE) */
 } gpuimg_output_t;
 
 enum {
@@ -41,6 +54,9 @@ enum {
   GPUIMG_OUTPUT_FSYNC = 4,      /* commit flushes the file before it gets its name, and the
                                    directory after */
   GPUIMG_OUTPUT_QUIET = 8,      /* the sweep below removes leftovers without a notice */
+  GPUIMG_OUTPUT_REGULAR = 16,   /* an existing NAME that is not, or does not link to, a
+                                   regular file (a FIFO, a device) is refused, exit 4,
+                                   GPUIMG_NOT_REGULAR_OUT, instead of being written in place */
 };
 
 /* Opens path's temporary file. Before the first temporary file in a directory, removes the

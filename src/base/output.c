@@ -239,14 +239,53 @@ static void sweep_now(const char *dir, const char *prefix, int quiet)
   closedir(d);
 }
 
-/* The directories already swept by this process, by device and inode. */
-#define MAX_SWEPT 64
-static struct {
+/* The directories already swept by this process, by device and inode: an open-addressing
+ * set that grows (a batch over a tree writes into as many directories as the tree has), so
+ * that each directory is read once whatever their number. */
+typedef struct {
   dev_t dev;
   ino_t ino;
-} swept[MAX_SWEPT];
-static int nswept;
+  int used;
+} swept_t;
+static swept_t *swept;
+static size_t swept_cap, nswept; /* cap: 0 or a power of two */
 static pthread_mutex_t swept_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static size_t swept_slot(const swept_t *set, size_t cap, dev_t dev, ino_t ino)
+{
+  uint64_t h = ((uint64_t)dev * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)ino * 0xff51afd7ed558ccdull);
+  size_t i = (size_t)(h ^ (h >> 29)) & (cap - 1);
+  while (set[i].used && !(set[i].dev == dev && set[i].ino == ino))
+    i = (i + 1) & (cap - 1);
+  return i;
+}
+
+/* Whether the directory is in the set. */
+static int swept_has(dev_t dev, ino_t ino)
+{
+  return swept_cap && swept[swept_slot(swept, swept_cap, dev, ino)].used;
+}
+
+/* Adds the directory, growing the set past half full; out of memory, it is left out (and
+ * swept again next time, which is only slower). */
+static void swept_add(dev_t dev, ino_t ino)
+{
+  if (2 * (nswept + 1) > swept_cap) {
+    size_t cap = swept_cap ? 2 * swept_cap : 64;
+    swept_t *set = calloc(cap, sizeof *set);
+    if (!set)
+      return;
+    for (size_t i = 0; i < swept_cap; i++)
+      if (swept[i].used)
+        set[swept_slot(set, cap, swept[i].dev, swept[i].ino)] = swept[i];
+    free(swept);
+    swept = set;
+    swept_cap = cap;
+  }
+  size_t i = swept_slot(swept, swept_cap, dev, ino);
+  swept[i] = (swept_t){.dev = dev, .ino = ino, .used = 1};
+  nswept++;
+}
 
 void gpuimg_output_sweep(const char *dir, int quiet)
 {
@@ -254,10 +293,7 @@ void gpuimg_output_sweep(const char *dir, int quiet)
   if (stat(dir, &st) < 0)
     return;
   pthread_mutex_lock(&swept_mu);
-  int seen = 0;
-  for (int i = 0; i < nswept && !seen; i++)
-    seen = swept[i].dev == st.st_dev && swept[i].ino == st.st_ino;
-  if (!seen) {
+  if (!swept_has(st.st_dev, st.st_ino)) {
     size_t len = strlen(dir);
     char *prefix = malloc(len + 2);
     if (prefix) {
@@ -265,10 +301,7 @@ void gpuimg_output_sweep(const char *dir, int quiet)
       sweep_now(dir, strcmp(dir, ".") ? prefix : "", quiet);
       free(prefix);
     }
-    if (nswept < MAX_SWEPT) {
-      swept[nswept].dev = st.st_dev;
-      swept[nswept++].ino = st.st_ino;
-    }
+    swept_add(st.st_dev, st.st_ino);
   }
   pthread_mutex_unlock(&swept_mu);
 }
@@ -286,6 +319,17 @@ static void sweep_dir_of(const char *path, size_t dir_len, int quiet)
 
 /* ---- opening, committing, aborting ---- */
 
+/* For the tests of what happens when a file appears under NAME while gpuimg writes it: with
+ * the environment variable var (GPUIMG_TEST_STOP_BEFORE_OPEN, GPUIMG_TEST_STOP_BEFORE_RENAME)
+ * set to path as the command spells it, the process stops itself (SIGSTOP, every thread)
+ * until a SIGCONT; the test creates the file meanwhile. */
+static void stop_if_asked(const char *var, const char *path)
+{
+  const char *want = getenv(var);
+  if (want && strcmp(want, path) == 0)
+    raise(SIGSTOP); /* directed at this thread, which stops before it goes on */
+}
+
 /* stdout, or a device or FIFO (not a regular file: --report /dev/null, a named pipe), written
  * in place: renaming a temporary file over it would replace the device node itself (as root,
  * /dev/null). */
@@ -299,7 +343,8 @@ static int open_in_place(gpuimg_output_t *out, const char *path, int binary)
   }
   int fd = is_stdout ? STDOUT_FILENO : open(path, O_WRONLY | O_CLOEXEC);
   if (fd < 0) {
-    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, path, "cannot open output file: %s", strerror(errno));
+    gpuimg_error_set(gpuimg_file_errno_code(errno, GPUIMG_EXIT_OUTPUT), path,
+                     "cannot open output file: %s", strerror(errno));
     return -1;
   }
   if (binary && isatty(fd)) {
@@ -331,8 +376,8 @@ static int create_tmp(gpuimg_output_t *out, char *tmp)
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (fd < 0) {
     free(tmp);
-    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, out->path, "cannot create output file: %s",
-                     err == EINTR ? "interrupted" : strerror(err));
+    gpuimg_error_set(gpuimg_file_errno_code(err, GPUIMG_EXIT_OUTPUT), out->path,
+                     "cannot create output file: %s", err == EINTR ? "interrupted" : strerror(err));
     return -1;
   }
   /* mkstemp makes 0600; a normal output file gets 0666 less the umask (read once, by
@@ -359,12 +404,17 @@ int gpuimg_output_open(gpuimg_output_t *out, const char *path, int flags)
   struct stat st;
   if (strcmp(path, "-") == 0)
     return open_in_place(out, path, binary);
+  stop_if_asked("GPUIMG_TEST_STOP_BEFORE_OPEN", path);
   if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
     gpuimg_error_set(GPUIMG_EXIT_OUTPUT, path, "is a directory");
     return -1;
   }
-  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-    return open_in_place(out, path, binary);
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    if (!(flags & GPUIMG_OUTPUT_REGULAR))
+      return open_in_place(out, path, binary);
+    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, path, GPUIMG_NOT_REGULAR_OUT);
+    return -1;
+  }
   /* Beside the destination, so that the final rename or link stays on one file system. */
   const char *slash = strrchr(path, '/');
   size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0, max = name_max(path, dir_len);
@@ -433,6 +483,7 @@ static int rename_noreplace(const char *from, const char *to)
 static int place(gpuimg_output_t *out, const char *what)
 {
   int rc;
+  stop_if_asked("GPUIMG_TEST_STOP_BEFORE_RENAME", out->path);
   if (!(out->flags & GPUIMG_OUTPUT_NO_REPLACE)) {
     rc = rename(out->tmp_path, out->path);
   } else {
@@ -445,7 +496,8 @@ static int place(gpuimg_output_t *out, const char *what)
   }
   if (rc == 0)
     return 0;
-  if (errno == EEXIST && (out->flags & GPUIMG_OUTPUT_NO_REPLACE))
+  out->taken = errno == EEXIST && (out->flags & GPUIMG_OUTPUT_NO_REPLACE);
+  if (out->taken)
     gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what, "exists (use --force to replace it)");
   else
     gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what, "cannot rename into place: %s", strerror(errno));

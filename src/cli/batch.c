@@ -54,28 +54,41 @@ static int output_exists(batch_t *b, const struct stat *st)
   return b->cli.skip_existing && S_ISREG(st->st_mode) && !batch_is_input(b, st);
 }
 
-/* Converts one item through the engine's flow; 0, 1 when its output appeared meanwhile
- * (--skip-existing), or -1 with the error set. */
-static int convert(batch_t *b, gpuimg_worker_t *wk, item_t *it, gpuimg_run_t *run)
+/* What is under an item's output name, checked before its input is read: 0 when it may be
+ * written, 1 when it is a complete output to leave alone (--skip-existing), or -1 with the
+ * error set. Whatever a link there points to is looked at (a link to a directory or a FIFO is
+ * refused) and a dangling link counts as a file that exists. */
+static int check_output(batch_t *b, const item_t *it)
 {
   struct stat st;
+  const char *why = NULL;
+  if (lstat(it->output, &st) < 0)
+    return 0; /* nothing there (or a path that cannot be: the write says why) */
   if (stat(it->output, &st) == 0) {
     if (output_exists(b, &st))
       return 1;
-    if (S_ISDIR(st.st_mode)) {
-      gpuimg_error_set(GPUIMG_EXIT_OUTPUT, it->output, "is a directory");
-      return -1;
-    }
-    if (batch_is_input(b, &st)) {
-      gpuimg_error_set(GPUIMG_EXIT_OUTPUT, it->output,
-                       "is an input file (refusing to overwrite it)");
-      return -1;
-    }
-    if (!b->cli.force) {
-      gpuimg_error_set(GPUIMG_EXIT_OUTPUT, it->output, "exists (use --force to replace it)");
-      return -1;
-    }
+    if (S_ISDIR(st.st_mode))
+      why = "is a directory";
+    else if (batch_is_input(b, &st))
+      why = "is an input file (refusing to overwrite it)";
+    else if (!S_ISREG(st.st_mode))
+      why = GPUIMG_NOT_REGULAR_OUT;
   }
+  if (!why && !b->cli.force)
+    why = "exists (use --force to replace it)";
+  if (why)
+    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, it->output, "%s", why);
+  return why ? -1 : 0;
+}
+
+/* Converts one item through the engine's flow; 0, 1 when its output is left alone
+ * (--skip-existing: there before, or complete by the time the image was: another batch's),
+ * or -1 with the error set. */
+static int convert(batch_t *b, gpuimg_worker_t *wk, item_t *it, gpuimg_run_t *run)
+{
+  int rc = check_output(b, it);
+  if (rc != 0)
+    return rc;
   if (strcmp(it->input, "-") == 0) {
     gpuimg_error_set(GPUIMG_EXIT_INPUT, it->input,
                      "standard input cannot be a batch input (name a file)");
@@ -94,9 +107,15 @@ static int convert(batch_t *b, gpuimg_worker_t *wk, item_t *it, gpuimg_run_t *ru
                       .output_what = it->output,
                       .format = it->format,
                       .no_replace = !b->cli.force,
+                      .regular = 1,
                       .host_decode = gpuimg_sched_host_decode(&b->sched, it->name)};
-  int rc = gpuimg_flow_run(&flow, &job, run);
+  rc = gpuimg_flow_run(&flow, &job, run);
   memcpy(it->iv, job.intervals, sizeof it->iv);
+  struct stat st;
+  if (rc < 0 && job.taken && stat(it->output, &st) == 0 && output_exists(b, &st)) {
+    gpuimg_error_clear();
+    return 1;
+  }
   return rc;
 }
 

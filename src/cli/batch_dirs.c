@@ -5,16 +5,19 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Deeper directories than this are not descended into (a bound on path lengths). */
 #define MAX_DEPTH 64
 
 /* What a directory held besides images. */
 typedef struct {
-  int files;   /* not PNG or JPEG (by content), or not regular files */
-  int subdirs; /* subdirectories not descended into (no --recursive) */
+  int files;     /* not PNG or JPEG (by content), or not regular files */
+  int subdirs;   /* subdirectories not descended into (no --recursive) */
+  int links;     /* symbolic links to directories (never followed) */
   dev_t out_dev; /* DIR, when it exists: never an input, also when inside the tree */
   ino_t out_ino;
   int have_out;
@@ -42,7 +45,7 @@ static char **list_dir(const char *dir, int *n)
   struct dirent *e;
   *n = 0;
   if (!d) {
-    gpuimg_error_set(GPUIMG_EXIT_INPUT, dir, "%s", strerror(errno));
+    gpuimg_error_set(gpuimg_file_errno_code(errno, GPUIMG_EXIT_INPUT), dir, "%s", strerror(errno));
     free(names);
     return NULL;
   }
@@ -70,20 +73,38 @@ static char **list_dir(const char *dir, int *n)
 }
 
 /* Whether the file's first bytes are a PNG's or a JPEG's. One that cannot be read counts as
- * an image, so that its conversion fails with the reason. */
+ * an image, so that its conversion fails with the reason. Opened without blocking: a FIFO put
+ * there since its stat() would wait for a writer (its conversion refuses it). */
 static int is_image(const char *path)
 {
   uint8_t head[8];
-  FILE *f = fopen(path, "rb");
-  if (!f)
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0)
     return 1;
-  size_t got = fread(head, 1, sizeof head, f);
-  fclose(f);
-  return gpuimg_codec_is_png(head, got) || gpuimg_codec_is_jpeg(head, got);
+  ssize_t got = read(fd, head, sizeof head);
+  close(fd);
+  return got < 0 || gpuimg_codec_is_png(head, (size_t)got) ||
+         gpuimg_codec_is_jpeg(head, (size_t)got);
 }
 
-/* Adds the images of dir and, with --recursive, of its subdirectories (not links to them);
- * rel as in batch_t. 0, or -1 with the error set. */
+/* What an entry of an input directory is. */
+typedef enum { ENTRY_DIR, ENTRY_IMAGE, ENTRY_LINKED_DIR, ENTRY_OTHER } entry_t;
+
+/* Classifies path, *st set to its own lstat() for a directory. */
+static entry_t classify(const char *path, struct stat *st)
+{
+  if (lstat(path, st) == 0 && S_ISDIR(st->st_mode))
+    return ENTRY_DIR;
+  struct stat target; /* what a link points to */
+  if (stat(path, &target) < 0)
+    return ENTRY_OTHER;
+  if (S_ISDIR(target.st_mode))
+    return ENTRY_LINKED_DIR;
+  return S_ISREG(target.st_mode) && is_image(path) ? ENTRY_IMAGE : ENTRY_OTHER;
+}
+
+/* Adds the images of dir and, with --recursive, of its subdirectories (not links to them,
+ * which are counted apart); rel as in batch_t. 0, or -1 with the error set. */
 static int walk(batch_t *b, const char *dir, size_t rel, skipped_t *sk, int depth)
 {
   int n, rc = 0;
@@ -102,23 +123,49 @@ static int walk(batch_t *b, const char *dir, size_t rel, skipped_t *sk, int dept
       break;
     }
     snprintf(full, len, "%s%s%s", dir, sep ? "/" : "", names[i]);
-    if (lstat(full, &st) == 0 && S_ISDIR(st.st_mode)) {
+    entry_t kind = classify(full, &st);
+    if (kind == ENTRY_IMAGE) {
+      rc = batch_add_input(b, full, full, rel); /* which owns full */
+      continue;
+    }
+    if (kind == ENTRY_DIR) {
       if (sk->have_out && st.st_dev == sk->out_dev && st.st_ino == sk->out_ino)
         ; /* DIR itself */
       else if (b->cli.recursive && depth < MAX_DEPTH)
         rc = walk(b, full, rel, sk, depth + 1);
       else
         sk->subdirs++;
-      free(full);
-    } else if (stat(full, &st) == 0 && S_ISREG(st.st_mode) && is_image(full)) {
-      rc = batch_add_input(b, full, full, rel);
+    } else if (kind == ENTRY_LINKED_DIR) {
+      sk->links++;
     } else {
       sk->files++;
-      free(full);
     }
+    free(full);
   }
   free_names(names, n);
   return rc;
+}
+
+/* Says on stderr what dir held besides images: "gpuimg: DIR: skipped A, B and C". */
+static void say_skipped(const char *dir, const skipped_t *sk)
+{
+  char part[3][96];
+  int k = 0;
+  if (sk->files)
+    snprintf(part[k++], sizeof part[0], "%d %s not PNG or JPEG", sk->files,
+             sk->files == 1 ? "file" : "files");
+  if (sk->subdirs)
+    snprintf(part[k++], sizeof part[0], "%d %s (--recursive converts them too)", sk->subdirs,
+             sk->subdirs == 1 ? "subdirectory" : "subdirectories");
+  if (sk->links)
+    snprintf(part[k++], sizeof part[0], "%d %s (not followed)", sk->links,
+             sk->links == 1 ? "link to a directory" : "links to directories");
+  if (!k)
+    return;
+  fprintf(stderr, "gpuimg: %s: skipped ", dir);
+  for (int i = 0; i < k; i++)
+    fprintf(stderr, "%s%s", i == 0 ? "" : i == k - 1 ? " and " : ", ", part[i]);
+  fputc('\n', stderr);
 }
 
 int batch_add_dir(batch_t *b, const char *dir)
@@ -135,17 +182,32 @@ int batch_add_dir(batch_t *b, const char *dir)
   size_t rel = b->cli.recursive ? dlen + (dlen > 0 && dir[dlen - 1] != '/') : 0;
   if (walk(b, dir, rel, &sk, 0) < 0)
     return -1;
-  if ((sk.files || sk.subdirs) && !b->cli.plan.quiet) {
-    fprintf(stderr, "gpuimg: %s: skipped ", dir);
-    if (sk.files)
-      fprintf(stderr, "%d %s not PNG or JPEG%s", sk.files, sk.files == 1 ? "file" : "files",
-              sk.subdirs ? " and " : "");
-    if (sk.subdirs)
-      fprintf(stderr, "%d %s (--recursive converts them too)", sk.subdirs,
-              sk.subdirs == 1 ? "subdirectory" : "subdirectories");
-    fputc('\n', stderr);
-  }
+  if (!b->cli.plan.quiet)
+    say_skipped(dir, &sk);
   return 0;
+}
+
+/* One directory of an output's name below DIR: made, or already a directory itself. A
+ * symbolic link there is refused, whatever it points to, so that no output lands outside DIR
+ * (as a link under the output's own name is replaced, never written through). */
+static int make_dir(const char *path)
+{
+  struct stat st;
+  if (mkdir(path, 0777) == 0)
+    return 0;
+  int err = errno;
+  if (err == EEXIST && lstat(path, &st) == 0) { /* one made meanwhile is fine */
+    if (S_ISDIR(st.st_mode))
+      return 0;
+    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, path, "%s",
+                     S_ISLNK(st.st_mode)
+                         ? "is a symbolic link (outputs are written only inside DIR)"
+                         : "is not a directory");
+    return -1;
+  }
+  gpuimg_error_set(gpuimg_file_errno_code(err, GPUIMG_EXIT_OUTPUT), path,
+                   "cannot create directory: %s", strerror(err));
+  return -1;
 }
 
 int batch_make_parents(const item_t *it)
@@ -156,14 +218,11 @@ int batch_make_parents(const item_t *it)
     gpuimg_error_set(GPUIMG_EXIT_FAILURE, it->output, "out of memory");
     return -1;
   }
-  /* Each directory of the name below DIR, outermost first; one made meanwhile is fine. */
+  /* Each directory of the name below DIR, outermost first. */
   for (char *p = path + (it->name - it->output); (p = strchr(p, '/')); p++) {
     *p = '\0';
-    if (mkdir(path, 0777) < 0 && errno != EEXIST) {
-      gpuimg_error_set(GPUIMG_EXIT_OUTPUT, path, "cannot create directory: %s", strerror(errno));
-      rc = -1;
+    if ((rc = make_dir(path)) < 0)
       break;
-    }
     *p = '/';
   }
   free(path);

@@ -153,53 +153,98 @@ static int name_output(batch_t *b, item_t *it, size_t rel)
   return 0;
 }
 
-/* An open-addressing table of output names (all in DIR): index of the first item that
- * took each name. */
+/* An open-addressing table of output names (all in DIR), or of the directories in them: each
+ * key is the first len bytes of an item's name, the item that took it first. */
 typedef struct {
-  int *slot; /* -1: empty */
+  int item; /* -1: empty */
+  size_t len;
+} name_slot_t;
+
+typedef struct {
+  name_slot_t *slot;
   size_t mask;
 } name_table_t;
 
-static int table_init(name_table_t *t, int n)
+static int table_init(name_table_t *t, size_t n)
 {
   size_t size = 16;
-  while (size < (size_t)n * 2)
+  while (size < n * 2)
     size *= 2;
   if (!(t->slot = malloc(size * sizeof *t->slot))) {
     gpuimg_error_set(GPUIMG_EXIT_FAILURE, "", "out of memory");
     return -1;
   }
   for (size_t i = 0; i < size; i++)
-    t->slot[i] = -1;
+    t->slot[i].item = -1;
   t->mask = size - 1;
   return 0;
 }
 
-/* The item holding name, or -1; with add >= 0, add takes the name when nobody has it. */
+/* The item holding name (len bytes), or -1; with add >= 0, add takes the name when nobody
+ * has it. */
 static int table_find(name_table_t *t, const item_t *items, const char *name, size_t len, int add)
 {
   size_t h = (size_t)2166136261u;
   for (size_t i = 0; i < len; i++)
     h = (h ^ (unsigned char)name[i]) * 16777619u;
   for (size_t i = h & t->mask;; i = (i + 1) & t->mask) {
-    int k = t->slot[i];
-    if (k < 0) {
+    const name_slot_t *e = &t->slot[i];
+    if (e->item < 0) {
       if (add >= 0)
-        t->slot[i] = add;
+        t->slot[i] = (name_slot_t){.item = add, .len = len};
       return -1;
     }
-    if (strlen(items[k].name) == len && memcmp(items[k].name, name, len) == 0)
-      return k;
+    if (e->len == len && memcmp(items[e->item].name, name, len) == 0)
+      return e->item;
   }
 }
 
+/* The names (names) and their directories (dirs) the items before have taken. */
+typedef struct {
+  name_table_t names, dirs;
+} taken_t;
+
+static int taken_init(taken_t *tk, const batch_t *b)
+{
+  size_t ndirs = 0;
+  for (int i = 0; i < b->nitems; i++)
+    for (const char *p = b->items[i].name; (p = strchr(p, '/')); p++)
+      ndirs++;
+  return table_init(&tk->names, (size_t)b->nitems) < 0 || table_init(&tk->dirs, ndirs) < 0 ? -1 : 0;
+}
+
+/* An earlier item whose output cannot stand beside item i's: its output is i's name or
+ * one of the directories of i's name, or has i's name as one of its own directories (a
+ * name cannot be both a file and a directory). *same: it is the very name. -1: none. */
+static int taken_by(taken_t *tk, const item_t *items, int i, int *same)
+{
+  const char *name = items[i].name;
+  int k = table_find(&tk->names, items, name, strlen(name), -1);
+  *same = k >= 0;
+  if (k < 0)
+    k = table_find(&tk->dirs, items, name, strlen(name), -1);
+  for (const char *p = name; k < 0 && (p = strchr(p, '/')); p++)
+    k = table_find(&tk->names, items, name, (size_t)(p - name), -1);
+  return k;
+}
+
+/* Item i takes its name and its name's directories. */
+static void take(taken_t *tk, const item_t *items, int i)
+{
+  const char *name = items[i].name;
+  table_find(&tk->names, items, name, strlen(name), i);
+  for (const char *p = name; (p = strchr(p, '/')); p++)
+    table_find(&tk->dirs, items, name, (size_t)(p - name), i);
+}
+
 /* Fails, before any work and in input order, the items whose output name an earlier item
- * already has, and those whose output is one of the inputs (by path: the input's directory
- * resolves to DIR). Decided over the whole list, not just this shard, so that shards of one
- * list never write the same file. */
+ * already has or cannot stand beside (the one a file where the other needs a directory), and
+ * those whose output is one of the inputs (by path: the input's directory resolves to DIR).
+ * Decided over the whole list, not just this shard, so that shards of one list never write
+ * the same file and the outcome depends neither on scheduling nor on sharding. */
 static int check_names(batch_t *b)
 {
-  name_table_t t;
+  taken_t tk = {{0}, {0}};
   char *canon_dir = realpath(b->outdir, NULL), *last_dir = NULL, *last_canon = NULL;
   int rc = -1;
 
@@ -207,17 +252,25 @@ static int check_names(batch_t *b)
     gpuimg_error_set(GPUIMG_EXIT_OUTPUT, b->outdir, "%s", strerror(errno));
     return -1;
   }
-  if (table_init(&t, b->nitems) < 0)
+  if (taken_init(&tk, b) < 0)
     goto done;
   for (int i = 0; i < b->nitems; i++) {
     item_t *it = &b->items[i];
     if (it->bad_name)
       continue;
-    int first = table_find(&t, b->items, it->name, strlen(it->name), i);
-    if (first >= 0 && it->selected) {
+    int same, first = taken_by(&tk, b->items, i, &same);
+    if (first < 0) {
+      take(&tk, b->items, i);
+    } else if (it->selected) {
       char msg[4096];
-      snprintf(msg, sizeof msg, "%s: output %s is already the output of %s", it->input, it->output,
-               b->items[first].input);
+      if (same)
+        snprintf(msg, sizeof msg, "%s: output %s is already the output of %s", it->input,
+                 it->output, b->items[first].input);
+      else
+        snprintf(msg, sizeof msg,
+                 "%s: output %s conflicts with %s, the output of %s (a name cannot be both a "
+                 "file and a directory)",
+                 it->input, it->output, b->items[first].output, b->items[first].input);
       batch_fail_item(b, it, GPUIMG_EXIT_OUTPUT, msg);
     }
   }
@@ -227,7 +280,7 @@ static int check_names(batch_t *b)
       continue;
     const char *slash = strrchr(in->input, '/');
     const char *base = slash ? slash + 1 : in->input;
-    int k = table_find(&t, b->items, base, strlen(base), -1);
+    int k = table_find(&tk.names, b->items, base, strlen(base), -1);
     if (k < 0 || !b->items[k].selected || b->items[k].status == ITEM_FAILED)
       continue;
     /* Same name: is the input's directory DIR? (cached: lists come grouped by directory) */
@@ -251,7 +304,8 @@ static int check_names(batch_t *b)
 done:
   if (rc < 0 && gpuimg_error_code() == GPUIMG_EXIT_OK)
     gpuimg_error_set(GPUIMG_EXIT_FAILURE, "", "out of memory");
-  free(t.slot);
+  free(tk.names.slot);
+  free(tk.dirs.slot);
   free(canon_dir);
   free(last_dir);
   free(last_canon);

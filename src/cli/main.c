@@ -38,6 +38,7 @@ static int check_same_files(const gpuimg_cli_t *cli)
   int ninputs = 0, takes;
   if (cli->input && strcmp(cli->input, "-"))
     inputs[ninputs++] = cli->input;
+  int nimages = ninputs; /* the rest are masks */
   for (int i = 0; i < cli->plan.nsteps; i++) {
     const char *mask = gpuimg_flow_mask_path(&cli->plan, i, &takes);
     if (takes && mask && strcmp(mask, "-"))
@@ -46,7 +47,8 @@ static int check_same_files(const gpuimg_cli_t *cli)
   for (int i = 0; i < ninputs; i++)
     for (int k = 0; k < 2; k++)
       if (outs[k] && strcmp(outs[k], "-") && gpuimg_same_file(inputs[i], outs[k])) {
-        gpuimg_error_set(GPUIMG_EXIT_OUTPUT, outs[k], "output is the same file as the input");
+        gpuimg_error_set(GPUIMG_EXIT_OUTPUT, outs[k], "output is the same file as the %s",
+                         i < nimages ? "input" : "mask");
         return -1;
       }
   if (cli->output && cli->report && strcmp(cli->output, "-") && strcmp(cli->report, "-") &&

@@ -26,12 +26,13 @@ static int stage_add(gpuimg_run_t *run, const char *name, double ms, uint64_t by
   return 0;
 }
 
-/* Reads a file ("-": stdin) whole as the stage <prefix>read. */
-static int read_timed(const char *path, const char *prefix, gpuimg_buf_t *buf, gpuimg_run_t *run)
+/* Reads a file ("-": stdin) whole as the stage <prefix>read; regular: a regular file only. */
+static int read_timed(const char *path, const char *prefix, int regular, gpuimg_buf_t *buf,
+                      gpuimg_run_t *run)
 {
   char name[32];
   double t0 = gpuimg_now_ms();
-  if (gpuimg_file_read(path, buf) < 0)
+  if ((regular ? gpuimg_file_read_regular(path, buf) : gpuimg_file_read(path, buf)) < 0)
     return -1;
   snprintf(name, sizeof name, "%sread", prefix);
   return run ? stage_add(run, name, gpuimg_now_ms() - t0, buf->size, NULL) : 0;
@@ -97,7 +98,7 @@ int gpuimg_flow_load_mask(const gpuimg_plan_t *plan, const char *path, const uin
   gpuimg_buf_t buf = {0};
   gpuimg_meta_t meta = {0};
   const char *what = path ? (strcmp(path, "-") ? path : "<stdin>") : BUILTIN_MASK_NAME;
-  if (path && read_timed(path, "mask-", &buf, run) < 0)
+  if (path && read_timed(path, "mask-", 0, &buf, run) < 0)
     return -1;
   const uint8_t *bytes = path ? buf.data : builtin;
   size_t size = path ? buf.size : builtin_size;
@@ -361,7 +362,7 @@ static int load(image_t *im)
     choose_backend(im, NULL, 0, 1);
     return 0;
   }
-  if (job->input && read_timed(job->input, "", &im->file, im->run) < 0)
+  if (job->input && read_timed(job->input, "", job->regular, &im->file, im->run) < 0)
     return -1;
   const uint8_t *bytes = job->input ? im->file.data : job->bytes;
   size_t size = job->input ? im->file.size : job->size;
@@ -494,10 +495,12 @@ static int store(image_t *im)
   }
   gpuimg_output_t own = {.fd = -1}, *out = job->out ? job->out : &own;
   int flags = GPUIMG_OUTPUT_BINARY | gpuimg_flow_output_flags(plan) |
-              (job->no_replace ? GPUIMG_OUTPUT_NO_REPLACE : 0);
+              (job->no_replace ? GPUIMG_OUTPUT_NO_REPLACE : 0) |
+              (job->regular ? GPUIMG_OUTPUT_REGULAR : 0);
   if (!job->out && gpuimg_output_open(out, job->output, flags) < 0)
     return -1;
   if (gpuimg_output_commit(out, im->encoded.data, im->encoded.size) < 0) {
+    job->taken = out->taken;
     gpuimg_output_abort(out);
     return -1;
   }

@@ -48,6 +48,11 @@ typedef struct {
   /* The output is created by the flow (out NULL) and must not replace a file that exists by
    * the time it is complete (a batch without --force): the write fails with exit 4. */
   int no_replace;
+  /* The input must be a regular file, and the output become one (a batch's): a FIFO, a
+   * device or a socket is refused, never opened to wait on or written into. */
+  int regular;
+  /* Set by the flow when the write failed (no_replace) because the output existed by then. */
+  int taken;
   /* A JPEG input the flow would decode on the device (device_jpeg) is decoded by the host's
    * decoder instead, its result still encoded on the device (a batch's host share). */
   int host_decode;

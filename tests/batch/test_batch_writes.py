@@ -2,13 +2,19 @@
 # test_batch_writes.py: batch mode's writes under races and signals: no file replaced without --force.
 """Runs the gpuimg binary named by $GPUIMG in batch mode (group 'writes'; environment as for
 test_batch.py, whose helpers it uses) and checks that a file appearing while an image converts
-is never replaced without --force, that concurrent batches convert each name once, that every
-fatal signal removes the temporary files, and that a killed run's leftovers are swept.
+is never replaced without --force (made deterministic by GPUIMG_TEST_STOP_BEFORE_RENAME, which
+stops gpuimg just before the rename), and counts as existing with --skip-existing; that a
+report appearing meanwhile is kept and leaves no temporary file; that concurrent batches
+convert each name once, and with --skip-existing all succeed; that running out of file
+descriptors is a resource failure (exit 1); that every fatal signal removes the temporary
+files; and that a killed run's leftovers are swept.
 """
 
-import errno
+import json
 import os
+import re
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -19,60 +25,167 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import gpuimg_testlib as testlib  # noqa: E402
 from gpuimg_testlib import (  # noqa: E402
-    EXIT_OUTPUT, GPUIMG, PNG_SIGNATURE, check, path, random_png, read, test)
+    EXIT_FAILURE, EXIT_OUTPUT, GPUIMG, PNG_SIGNATURE, Failure, check, path, random_png, read,
+    test)
 from test_batch import fresh, make_inputs, make_samples, summary, temporaries  # noqa: E402
 
 EXISTS = b"gpuimg: %s: exists (use --force to replace it)"
 
 
-def open_writer(fifo, p):
-    """Opens fifo for writing once gpuimg (process p) opens it for reading; None if it ends."""
-    deadline = time.monotonic() + 30
-    while p.poll() is None and time.monotonic() < deadline:
-        try:
-            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
-        except OSError as e:
-            if e.errno != errno.ENXIO:  # no reader yet
-                raise
+def stopped_before_rename(argv, name, meanwhile, env=None, at="RENAME"):
+    """Runs gpuimg (argv, in path(); env: more environment) with
+    GPUIMG_TEST_STOP_BEFORE_RENAME=name (at="OPEN": ..._BEFORE_OPEN), so that it stops itself
+    just before it gives a complete temporary file that name (creates it); calls meanwhile(pid)
+    while it is stopped, then lets it go on. Returns its Result."""
+    env = dict(os.environ, **{"GPUIMG_TEST_STOP_BEFORE_" + at: name}, **(env or {}))
+    p = subprocess.Popen(argv, cwd=path(), env=env, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while True:
+        pid, status = os.waitpid(p.pid, os.WUNTRACED | os.WNOHANG)
+        if pid and os.WIFSTOPPED(status):
+            break
+        if pid:  # it ended (reaped here: Popen must not wait for it again)
+            p.returncode = os.waitstatus_to_exitcode(status)
+        elif time.monotonic() > deadline:
+            p.kill()
+            p.wait()
+        else:
             time.sleep(0.002)
             continue
-        os.set_blocking(fd, True)
-        return fd
-    return None
+        raise Failure("gpuimg did not stop before the %s of %s (exit %r): %r" %
+                      (at.lower(), name, p.returncode, p.stderr.read()))
+    try:
+        meanwhile(p.pid)
+    finally:
+        os.kill(p.pid, signal.SIGCONT)
+    try:
+        out, err = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        raise Failure("gpuimg still running 60 s after it went on (stopped at the %s of %s)" %
+                      (at.lower(), name))
+    return testlib.Result(argv, p.returncode, out, err)
 
 
 def convert_while_target_appears(force):
-    """One batch image read from a FIFO: gpuimg opens it only after its check that the output
-    does not exist, so the output created then appears while the image converts."""
-    os.makedirs(path("infifo"), exist_ok=True)
-    fifo = path("infifo", "big.png")
-    if not os.path.exists(fifo):
-        os.mkfifo(fifo)
+    """One batch image whose output appears while it converts: created while gpuimg is
+    stopped just before it renames the complete image into place."""
+    inputs = make_inputs("inclob", 1, seed=880)
     out = fresh("outclob")
-    os.mkdir(path(out))
-    argv = [GPUIMG, "--backend", "cpu", "gray", "-o", out, "infifo/big.png"]
-    p = subprocess.Popen(argv + (["--force"] if force else []), cwd=path(),
-                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    fd = open_writer(fifo, p)
-    check(fd is not None, "gpuimg never opened the input (exit %r)" % p.poll())
-    with open(path(out, "big.png"), "wb") as f:
-        f.write(b"precious user data")
-    with os.fdopen(fd, "wb") as f:
-        f.write(random_png(64, 48, 3, 1))
-    _, err = p.communicate(timeout=60)
-    return p.returncode, err.splitlines(), read(os.path.join(out, "big.png")), out
+    argv = [GPUIMG, "--backend", "cpu", "gray", "-o", out] + inputs + (["--force"] if force else [])
+
+    def plant(_):
+        with open(path(out, "inclob00.png"), "wb") as f:
+            f.write(b"precious user data")
+    res = stopped_before_rename(argv, out + "/inclob00.png", plant)
+    return res.rc, res.lines(), read(os.path.join(out, "inclob00.png")), out
 
 
 @test("writes")
 def file_appearing_during_conversion_is_kept():
     rc, lines, data, out = convert_while_target_appears(force=False)
-    check(rc == EXIT_OUTPUT and lines[:-1] == [EXISTS % b"outclob/big.png"],
+    check(rc == EXIT_OUTPUT and lines[:-1] == [EXISTS % b"outclob/inclob00.png"],
           "expected exit 4 and the exists line, got %r %r" % (rc, lines))
     check(data == b"precious user data", "the file that appeared was replaced")
     check(not temporaries(path(out)), "temporary files left: %r" % temporaries(path(out)))
     # --force replaces it, as documented.
     rc, lines, data, out = convert_while_target_appears(force=True)
     check(rc == 0 and data.startswith(PNG_SIGNATURE), "--force: %r %r" % (rc, lines))
+
+
+@test("writes")
+def skip_existing_counts_an_output_completed_meanwhile():
+    # Another batch completes out/in01.png while this one converts it: left alone, counted
+    # as existing, exit 0.
+    inputs = make_inputs("inskip", 3, seed=890)
+    out = fresh("outskip")
+    theirs = random_png(9, 7, 3, 891)
+    argv = [GPUIMG, "--backend", "cpu", "gray", "-j", "2", "--skip-existing", "-o", out,
+            "--report", "skip.jsonl"] + inputs
+    if os.path.exists(path("skip.jsonl")):
+        os.remove(path("skip.jsonl"))
+
+    def plant(_):
+        with open(path(out, "inskip01.png"), "wb") as f:
+            f.write(theirs)
+    res = stopped_before_rename(argv, out + "/inskip01.png", plant)
+    check(res.rc == 0 and res.lines()[:-1] == [] and res.lines()[-1].startswith(
+        b"gpuimg: 2 converted, 0 failed, 1 existing, 0 skipped (shard) in "),
+        "expected exit 0, 2 converted and 1 existing", res)
+    check(read(os.path.join(out, "inskip01.png")) == theirs, "the other batch's output replaced")
+    check(sorted(os.listdir(path(out))) == ["inskip00.png", "inskip01.png", "inskip02.png"],
+          "files in DIR: %r" % os.listdir(path(out)))
+    objs = [json.loads(line) for line in read("skip.jsonl").splitlines()]
+    check([o["status"] for o in objs[:-1]] == ["ok", "existing", "ok"] and
+          objs[-1]["existing"] == 1 and objs[-1]["failed"] == 0 and
+          objs[-1]["exit_status"] == 0, "report: %r" % objs)
+
+
+@test("writes")
+def concurrent_skip_existing_batches_never_fail():
+    # Three batches on one directory, as a re-run job array might: every name is converted
+    # once and every batch exits 0, what the others made counted as existing.
+    inputs = make_inputs("inc3", 60, seed=920)
+    out = fresh("outc3")
+    argv = [GPUIMG, "--backend", "cpu", "gray", "-j", "2", "--skip-existing", "-o", out] + inputs
+    for _ in range(3):
+        shutil.rmtree(path(out), ignore_errors=True)
+        procs = [subprocess.Popen(argv, cwd=path(), stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                 for _ in range(3)]
+        for p in procs:
+            o, e = p.communicate(timeout=120)
+            res = testlib.Result(argv, p.returncode, o, e)
+            m = re.match(rb"^gpuimg: (\d+) converted, 0 failed, (\d+) existing, 0 skipped ",
+                         e)
+            check(p.returncode == 0 and m and int(m.group(1)) + int(m.group(2)) == 60 and
+                  len(res.lines()) == 1, "expected exit 0 and no failure", res)
+        names = sorted(os.listdir(path(out)))
+        check(len(names) == 60 and all(read(os.path.join(out, n)).startswith(PNG_SIGNATURE)
+                                       for n in names), "outputs: %r" % names[:5])
+
+
+@test("writes")
+def report_appearing_meanwhile_is_kept_and_no_temporary_left():
+    inputs = make_inputs("inrep", 2, seed=930)
+    out = fresh("outrep")
+    for name in os.listdir(path()):
+        if name.startswith(".rep.jsonl.") or name == "rep.jsonl":
+            os.remove(path(name))
+    argv = [GPUIMG, "--backend", "cpu", "gray", "-o", out, "--report", "rep.jsonl"] + inputs
+
+    def plant(_):
+        with open(path("rep.jsonl"), "wb") as f:
+            f.write(b"another run's report\n")
+    res = stopped_before_rename(argv, "rep.jsonl", plant)
+    check(res.rc == EXIT_OUTPUT and res.lines()[:-1] == [EXISTS % b"rep.jsonl"] and
+          res.lines()[-1].startswith(b"gpuimg: 2 converted, 0 failed, 0 skipped (shard) in "),
+          "expected exit 4 and the exists line", res)
+    check(read("rep.jsonl") == b"another run's report\n", "the report that appeared was replaced")
+    left = [n for n in os.listdir(path()) if n.startswith(".rep.jsonl.")]
+    check(not left, "temporary report left: %r" % left)
+
+
+@test("writes")
+def too_many_open_files_is_a_resource_failure():
+    # Once the first image is written, the process may open no more files: the second
+    # image's input fails with exit 1 (a resource ran out), not 3 (a bad input).
+    inputs = make_inputs("infd", 2, seed=940)
+    out = fresh("outfd")
+    argv = [GPUIMG, "--backend", "cpu", "gray", "-j", "1", "-o", out] + inputs
+
+    def no_more_files(pid):
+        fds = {int(n) for n in os.listdir("/proc/%d/fd" % pid)}
+        lowest_free = min(set(range(len(fds) + 1)) - fds)
+        resource.prlimit(pid, resource.RLIMIT_NOFILE, (lowest_free, lowest_free))
+    # (An ASan build's leak check at exit needs descriptors too: not in this run.)
+    asan = {"ASAN_OPTIONS": os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0"}
+    res = stopped_before_rename(argv, out + "/infd00.png", no_more_files, env=asan)
+    check(res.rc == EXIT_FAILURE and res.lines()[:-1] == [
+        b"gpuimg: infd/infd01.png: Too many open files"], "expected exit 1", res)
+    check(sorted(os.listdir(path(out))) == ["infd00.png"], "outputs: %r" % os.listdir(path(out)))
 
 
 @test("writes")
