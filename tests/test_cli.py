@@ -4,7 +4,7 @@
 
 Usage: test_cli.py GROUP...   (groups: usage, input, decode, output, clobber, formats,
                                pixels, pipeline, report, codec, jpeg, nolibjpeg, completion,
-                               threads, orient, meta;
+                               threads, orient, meta, resize, model;
                                'all' runs every group; a group whose every test is skipped
                                exits 77)
 
@@ -15,6 +15,8 @@ The tests live in the modules this script imports, by group:
   cli_images.py      formats, pixels,      cli_threads.py     threads
                      pipeline              cli_orient.py      orient
                                            cli_meta.py        meta
+                                           cli_resize.py      resize
+                                           cli_model.py       model
                                            cli_common.py      what they share (not tests)
 
 Environment:
@@ -53,6 +55,7 @@ import cli_threads  # noqa: E402,F401
 import cli_orient  # noqa: E402,F401
 import cli_meta  # noqa: E402,F401
 import cli_resize  # noqa: E402,F401
+import cli_model  # noqa: E402,F401
 
 if __name__ == "__main__":
     sys.exit(testlib.main(sys.argv, "cli-", populate=lambda: mi.write_corpus(path())))
