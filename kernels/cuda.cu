@@ -316,6 +316,7 @@ extern "C" void gpuimg_cuda_gpu(const gpuimg_cuda_t *ctx, gpuimg_gpu_t *gpu)
   gpu->reserved_shared_per_block = (int)p.reservedSharedMemPerBlock;
   gpu->max_grid_x = p.maxGridSize[0];
   gpu->max_grid_y = p.maxGridSize[1];
+  gpu->l2_bytes = p.l2CacheSize;
 }
 
 extern "C" int gpuimg_cuda_device_info(int device, gpuimg_device_info_t *info)

@@ -29,6 +29,7 @@ typedef struct {
   int shared_per_block_optin;    /* bytes a block may opt in to */
   int reserved_shared_per_block; /* bytes the driver keeps per block (1 KB from 8.0) */
   int max_grid_x, max_grid_y;
+  long long l2_bytes; /* the L2 cache; 0 where no figure is published */
 } gpuimg_gpu_t;
 
 /* The table of GPUs, in --device's order, ending with a row whose name is NULL, and their

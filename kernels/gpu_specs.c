@@ -14,9 +14,11 @@
  *   12.0  1536        24         64 K          100 KB     99 KB                1 KB
  *
  * Every one: 64 K registers and 1024 threads per block, 48 KB of shared memory per block
- * without opting in, grids up to 2^31 - 1 x 65535 blocks. The SMs of each product from
- * NVIDIA's architecture whitepapers and datasheets (CUDA cores / cores per SM where only
- * those are given: 64 per SM on Turing, 128 on GA10x, Ada and GB20x). */
+ * without opting in, grids up to 2^31 - 1 x 65535 blocks. The SMs and the L2 cache of each
+ * product from NVIDIA's architecture whitepapers and datasheets (CUDA cores / cores per SM
+ * where only those are given: 64 per SM on Turing, 128 on GA10x, Ada and GB20x); the B200's
+ * L2 is left unknown (published figures disagree), which only the fast blur's two-pass
+ * design reads. */
 #include "cuda_model.h"
 
 #define KB 1024
@@ -34,23 +36,24 @@
 #define CC100 SPEC(10, 0, 2048, 32, 228, 227, KB)
 #define CC120 SPEC(12, 0, 1536, 24, 100, 99, KB)
 
-/* name, product, SMs, compute capability's limits */
+/* name, product, SMs, L2 cache (MB; 0: no published figure), compute capability's limits */
 #define GPUIMG_GPUS(X)                                                                             \
-  X("t4", "NVIDIA T4", 40, CC75)              /* 2560 cores */                                     \
-  X("a10", "NVIDIA A10", 72, CC86)            /* 9216 cores */                                     \
-  X("a100", "NVIDIA A100", 108, CC80)         /* SXM4 and PCIe */                                  \
-  X("rtx3090", "GeForce RTX 3090", 82, CC86)  /* 10496 cores */                                    \
-  X("l4", "NVIDIA L4", 58, CC89)              /* 7424 cores */                                     \
-  X("l40s", "NVIDIA L40S", 142, CC89)         /* 18176 cores */                                    \
-  X("rtx4090", "GeForce RTX 4090", 128, CC89) /* 16384 cores */                                    \
-  X("h100", "NVIDIA H100 SXM5", 132, CC90)                                                         \
-  X("h100-pcie", "NVIDIA H100 PCIe", 114, CC90)                                                    \
-  X("h200", "NVIDIA H200", 132, CC90)                                                              \
-  X("b200", "NVIDIA B200", 148, CC100)                                                             \
-  X("rtx5090", "GeForce RTX 5090", 170, CC120) /* 21760 cores */
+  X("t4", "NVIDIA T4", 40, 4, CC75)               /* 2560 cores */                                 \
+  X("a10", "NVIDIA A10", 72, 6, CC86)             /* 9216 cores */                                 \
+  X("a100", "NVIDIA A100", 108, 40, CC80)         /* SXM4 and PCIe */                              \
+  X("rtx3090", "GeForce RTX 3090", 82, 6, CC86)   /* 10496 cores */                                \
+  X("l4", "NVIDIA L4", 58, 48, CC89)              /* 7424 cores */                                 \
+  X("l40s", "NVIDIA L40S", 142, 96, CC89)         /* 18176 cores */                                \
+  X("rtx4090", "GeForce RTX 4090", 128, 72, CC89) /* 16384 cores */                                \
+  X("h100", "NVIDIA H100 SXM5", 132, 50, CC90)                                                     \
+  X("h100-pcie", "NVIDIA H100 PCIe", 114, 50, CC90)                                                \
+  X("h200", "NVIDIA H200", 132, 60, CC90) /* L2: gpuimg info on one, docs/performance.md */        \
+  X("b200", "NVIDIA B200", 148, 0, CC100)                                                          \
+  X("rtx5090", "GeForce RTX 5090", 170, 96, CC120) /* 21760 cores */
 
-#define ROW(name_, product_, sms_, cc) {.name = name_, .product = product_, .sms = sms_, cc},
-#define NAME(name_, product_, sms_, cc) name_,
+#define ROW(name_, product_, sms_, l2_mb, cc)                                                      \
+  {.name = name_, .product = product_, .sms = sms_, .l2_bytes = (l2_mb)*1048576LL, cc},
+#define NAME(name_, product_, sms_, l2_mb, cc) name_,
 
 const gpuimg_gpu_t gpuimg_gpus[] = {GPUIMG_GPUS(ROW){.name = NULL}};
 const char *const gpuimg_gpu_choices[] = {GPUIMG_GPUS(NAME) NULL};

@@ -35,14 +35,16 @@ static inline void gpuimg_portrait_composite_launch(int width, int height, int c
 }
 
 /* The launch gpuimg_portrait_gpu() reports (the model makes the same): with the naive or tiled
- * blur, the composite kernel, one launch after the blur's (none at radius 0: a copy); the fast
- * variant's blur, which composites as it goes, is unmodelled. A GPUIMG_LAUNCH_ value. */
+ * blur, the composite kernel, one launch after the blur's (none at radius 0: a copy); with the
+ * fast variant, the fast blur's, which composites as it goes. A GPUIMG_LAUNCH_ value. */
 static inline int gpuimg_portrait_launch(gpuimg_variant_t variant, gpuimg_tile_t tile, int radius,
                                          int width, int height, int channels,
                                          const gpuimg_launch_env_t *env, gpuimg_launch_t *l)
 {
-  if (variant == GPUIMG_VARIANT_FAST)
-    return GPUIMG_LAUNCH_UNMODELLED;
+  if (variant == GPUIMG_VARIANT_FAST) { /* device buffers are 256-byte aligned */
+    gpuimg_blur_fast_t f;
+    return gpuimg_blur_fast_launch(width, height, radius, channels, 1, 1, env, l, &f);
+  }
   gpuimg_launch_t blur = *l;
   int rc = gpuimg_blur_launch(variant, tile, radius, width, height, channels, env, &blur);
   if (rc == GPUIMG_LAUNCH_IMPOSSIBLE)

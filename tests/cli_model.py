@@ -19,7 +19,8 @@ def flat_png(name, w, h, channels=3):
                 struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
     ctype = {1: 0, 2: 4, 3: 2, 4: 6}[channels]
     raw = (b"\0" + bytes(w * channels)) * h
-    write(name, b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, ctype, 0, 0, 0)) +
+    header = struct.pack(">IIBBBBB", w, h, 8, ctype, 0, 0, 0)
+    write(name, b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) +
           chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b""))
     return name
 
@@ -81,7 +82,8 @@ def grid_stride():
     # As many blocks as the GPU holds at once: one whole wave, no last one to speak of.
     for gpu, blocks in (("h100", "1,056"), ("a100", "864"), ("l4", "348")):
         res, lines = explained("gray", "--grid-stride", "--explain", "--device", gpu)
-        has(lines[1], "gray grid-stride: predicted for %s: gray_stride_kernel, 256x1 blocks, " % gpu,
+        has(lines[1],
+            "gray grid-stride: predicted for %s: gray_stride_kernel, 256x1 blocks, " % gpu,
             "%s blocks in 1.0 waves (%s resident); loads" % (blocks, blocks), res=res)
     # Its bytes are gray's, to the byte (the CPU reference; the gpu suite compares the kernel).
     res = cpu("checkerboard", "--cell", "7", "sample:", "-")
@@ -117,8 +119,8 @@ def sectors_and_banks():
 
 @test("model")
 def every_step():
-    # Each step gets its line: a copy (gray input), a kernel, or no model (the fast blur's
-    # design follows the device); divergence predicted for the teaching kernels.
+    # Each step gets its line: a copy (gray input) or a kernel; divergence predicted for the
+    # teaching kernels.
     res, lines = explained("gray", "then", "gray", "then", "checkerboard", "--naive", "then",
                            "portrait", "-r", "3", "--tiled", "then", "resize", "--scale", "0.5",
                            "then", "blur", "--explain", "--device", "l4")
@@ -132,8 +134,35 @@ def every_step():
         " warps divergent (", res=res)
     has(lines[5], "resize fast -> 512x384: predicted for l4: resize_rows_kernel, 32x8 blocks, ",
         res=res)
-    check(lines[6] == "blur fast: predicted for l4: no model of this launch (its kernel's "
-          "choice follows the device)", "unmodelled", res)
+    # The fast blur of a small image at a small radius runs the tiled kernel at 16x16 blocks.
+    has(lines[6], "blur fast: predicted for l4: blur_tiled_kernel, 16x16 blocks, ", res=res)
+
+
+@test("model")
+def fast_blur():
+    # The fast blur's design follows the image, the radius and the GPU, as its launcher
+    # chooses it: the two passes at r = 16 on the sample, the chunk kernel at r = 40 on a large
+    # image whose width is a multiple of 8 pixels, the tiled kernel at r = 2; portrait folds its
+    # composite into the two passes.
+    for args, kernel in ((["blur", "-r", "16"], "blur_columns_kernel, 256x1 blocks, "),
+                         (["blur", "-r", "2"], "blur_tiled_kernel, 16x16 blocks, "),
+                         (["portrait"], "blur_columns_kernel, 256x1 blocks, ")):
+        res, lines = explained(*args, "--explain", "--device", "h200")
+        has(lines[1], ": predicted for h200: " + kernel, res=res)
+    res, lines = explained("blur", "-r", "16", "--explain", "--device", "h200")
+    has(lines[1], " 288 blocks in 0.3 waves (1,056 resident), last wave 288 blocks (27.3% full)",
+        res=res)
+    # 4096x4096 at r = 40: 3 tiles x 100 runs of 41 rows, over 2 blocks an SM: registers capped
+    # for 3 resident blocks.
+    big = flat_png("big.png", 4096, 4096)
+    res, lines = explained("blur", "-r", "40", "--explain", "--device", "h100", big)
+    has(lines[1], "blur fast: predicted for h100: blur_chunk_kernel, 256x1 blocks, ",
+        " registers -> 3 blocks/SM (limited by registers)", " 300 blocks in 0.8 waves (396 "
+        "resident)", res=res)
+    # The two passes size their bands by the L2 cache, which the table lacks for the B200.
+    res, lines = explained("blur", "-r", "16", "--explain", "--device", "b200")
+    check(lines[1] == "blur fast: predicted for b200: not predicted: the launch depends on the "
+          "GPU's L2 cache size, which the table lacks", "B200 two passes", res)
 
 
 @test("model")

@@ -107,7 +107,8 @@ static void print_model(FILE *f, const gpuimg_plan_t *plan, const gpuimg_stage_t
     fprintf(f, "a device-to-device copy, no kernel\n");
     return;
   case GPUIMG_LAUNCH_UNMODELLED:
-    fprintf(f, "no model of this launch (its kernel's choice follows the device)\n");
+    fprintf(f, "not predicted: the launch depends on the GPU's L2 cache size, which the "
+               "table lacks\n");
     return;
   case GPUIMG_LAUNCH_IMPOSSIBLE:
     fprintf(f, "no launch: the kernel does not fit this GPU's limits\n");
