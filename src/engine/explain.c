@@ -140,13 +140,16 @@ static void print_gpu(FILE *f, const gpuimg_gpu_t *g)
           g->max_blocks_per_sm, g->regs_per_sm, g->shared_per_sm / 1024, arch);
 }
 
-/* Where a measured launch and the model's for its device differ (nothing when they agree). */
-static void print_model_mismatch(FILE *f, const gpuimg_stage_t *s)
+/* Where a measured launch and the model's for its device differ (nothing when they agree;
+ * registers and blocks per SM only where the device ran the architecture the model prices). */
+static void print_model_mismatch(FILE *f, const gpuimg_run_t *run, const gpuimg_stage_t *s)
 {
   const gpuimg_launch_t *l = &s->launch, *m = &s->model;
   if (!s->has_model || s->model_rc != GPUIMG_LAUNCH_KERNEL || !m->has_occupancy)
     return;
-  if (m->active_blocks_per_sm != l->active_blocks_per_sm || m->registers != l->registers ||
+  int priced = l->arch == gpuimg_model_arch(run->cc_major, run->cc_minor);
+  if ((priced &&
+       (m->active_blocks_per_sm != l->active_blocks_per_sm || m->registers != l->registers)) ||
       memcmp(m->grid, l->grid, sizeof m->grid) != 0 || m->shared_bytes != l->shared_bytes)
     fprintf(f,
             "; the model differs: %ux%u blocks, %zu B dynamic shared, %d registers -> %d "
@@ -199,7 +202,7 @@ void gpuimg_explain(FILE *f, const gpuimg_plan_t *plan, const gpuimg_run_t *run)
       fprintf(f, " = %.0f%% of copy bandwidth", 100.0 * gbps / run->copy_gbps);
     print_accesses(f, l);
     print_divergence(f, l, s);
-    print_model_mismatch(f, s);
+    print_model_mismatch(f, run, s);
     fputc('\n', f);
   }
 }
