@@ -208,8 +208,8 @@ static inline int gpuimg_blur_strip_rows(int sms, unsigned cols, int rows)
 /* The fast variant's launch (gpuimg_blur_enqueue() on the device, the model alike): the
  * design, its numbers in f and its main kernel's shape in l; the launch the report shows is
  * the last (two passes: the last band's column walk, two launches a band). A GPUIMG_LAUNCH_
- * value: unmodelled where the two passes need an L2 size the GPU table lacks, impossible where
- * a row-sum block's shared memory exceeds the GPU's. */
+ * value: NO_L2 where the two passes need an L2 size the GPU table lacks, IMPOSSIBLE where a
+ * row-sum block's shared memory exceeds the GPU's. */
 static inline int gpuimg_blur_fast_launch(int w, int h, int r, int channels, int has_mask,
                                           int aligned, const gpuimg_launch_env_t *env,
                                           gpuimg_launch_t *l, gpuimg_blur_fast_t *f)
@@ -277,7 +277,7 @@ static inline int gpuimg_blur_fast_launch(int w, int h, int r, int channels, int
    * column walk reads them from L2 (at least 256 rows a band); 16-bit sums while 255 (2r + 1)
    * fits. */
   if (env->gpu->l2_bytes <= 0)
-    return GPUIMG_LAUNCH_UNMODELLED;
+    return GPUIMG_LAUNCH_NO_L2;
   if (gpuimg_blur_row_shared(w, r, channels) > (size_t)env->gpu->shared_per_block_optin)
     return GPUIMG_LAUNCH_IMPOSSIBLE;
   f->wide = r > 128;

@@ -59,12 +59,14 @@ typedef struct {
 typedef enum { GPUIMG_TILE_U8 = 0, GPUIMG_TILE_FLOAT } gpuimg_tile_t;
 
 /* What an operation's launch function returns: its main kernel's shape; a copy (no kernel); no
- * model of this variant's launch (it depends on what only the device knows); or no launch at
- * all on this GPU (its launcher fails: too much shared memory...). */
+ * launch at all on this GPU (its launcher fails: too much shared memory...); or, for the model,
+ * a launch that depends on the GPU's L2 cache size where the GPU table lacks it.
+ * gpuimg_op_predict() also returns UNMODELLED for an operation without a launch function. */
 enum {
   GPUIMG_LAUNCH_KERNEL = 0,
   GPUIMG_LAUNCH_COPY = 1,
   GPUIMG_LAUNCH_UNMODELLED = 2,
+  GPUIMG_LAUNCH_NO_L2 = 3,
   GPUIMG_LAUNCH_IMPOSSIBLE = -1
 };
 

@@ -174,7 +174,7 @@ static int add_launch(cJSON *o, const char *key, const gpuimg_launch_t *l)
 static int add_model(cJSON *o, const gpuimg_plan_t *plan, const gpuimg_run_t *run,
                      const gpuimg_stage_t *s)
 {
-  static const char *const none[] = {"", "copy", "unmodelled"};
+  static const char *const none[] = {"", "copy", "unmodelled", "no-l2-size"};
   const char *gpu = plan->model_gpu ? plan->model_gpu->name : run->device;
   if (s->model_rc == GPUIMG_LAUNCH_KERNEL) {
     if (add_launch(o, "model", &s->model) < 0)

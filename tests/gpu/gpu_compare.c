@@ -40,7 +40,7 @@ static void check_model(gpuimg_cuda_t *ctx, const gpuimg_op_t *op, const void *p
   gpuimg_launch_env_t env = {&gpu, block_w, block_h, 0};
   gpuimg_launch_t m;
   int rc = gpuimg_op_predict(op, p, w, h, c, &env, mask, &m);
-  if (rc == GPUIMG_LAUNCH_UNMODELLED)
+  if (rc == GPUIMG_LAUNCH_UNMODELLED || rc == GPUIMG_LAUNCH_NO_L2)
     return;
   checks++;
   if (rc == GPUIMG_LAUNCH_COPY) {
