@@ -109,6 +109,10 @@ def sectors_and_banks():
     res, lines = explained("blur", "--tiled", "--tile", "float", "-r", "2", "--explain",
                            "--device", "h100")
     has(lines[1], "; shared stores 4 B/lane 12 B apart: 1-way bank conflict; ", res=res)
+    # checkerboard --naive in 32x8 blocks: a warp is one row of 32 RGB pixels, a byte a lane 3
+    # bytes apart: 96 bytes in 3 sectors, a third of them used.
+    res, lines = explained("checkerboard", "--naive", "--explain", "--device", "h100")
+    has(lines[1], "; loads 1 B/lane 3 B apart: 3 sectors/request (33.3% used); ", res=res)
     # gray's own kernel: 16 pixels a thread as 16-byte vectors, 48 bytes apart for RGB: 32
     # sectors a request, half of each used; its 16 gray bytes a thread fill 16 sectors.
     res, lines = explained("gray", "--explain", "--device", "h100")

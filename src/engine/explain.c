@@ -1,6 +1,7 @@
 /* explain.c: --explain: the CUDA model of each kernel of a run, one plain line each. */
 #include "report.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,8 +78,9 @@ static void print_accesses(FILE *f, const gpuimg_launch_t *l)
     fprintf(f, "; %s %d B/lane %lld B apart: ", gpuimg_access_name(a->kind), a->bytes, a->stride);
     if (gpuimg_access_shared(a->kind))
       fprintf(f, "%d-way bank conflict", n);
-    else
-      fprintf(f, "%d sector%s/request (%.0f%% used)", n, n == 1 ? "" : "s", used);
+    else /* whole percentages whole, others to a tenth: 12.5, 33.3 */
+      fprintf(f, "%d sector%s/request (%.*f%% used)", n, n == 1 ? "" : "s",
+              fabs(used - floor(used + 0.5)) < 0.05 ? 0 : 1, used);
   }
 }
 
