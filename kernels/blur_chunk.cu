@@ -10,8 +10,8 @@ namespace gpuimg_blur
 namespace
 {
 
-constexpr int kChunkPx = 8;                          // pixels a thread owns
-constexpr int kChunkThreads = 256;                   // threads a block
+constexpr int kChunkPx = GPUIMG_BLUR_CHUNK_PX;           // pixels a thread owns
+constexpr int kChunkThreads = GPUIMG_BLUR_CHUNK_THREADS; // threads a block
 constexpr int kChunkSpan = kChunkPx * kChunkThreads; // pixels of a block's row span
 constexpr uint32_t kLanes = 0x00ff00ffu;             // bytes 0 and 2 of a word
 
@@ -22,14 +22,6 @@ __host__ __device__ inline int chunk_pad(int i)
   return i + (i >> 3);
 }
 constexpr int kChunkPadded = kChunkSpan + 1 + kChunkSpan / 8; // chunk_pad(kChunkSpan) + 1
-
-// The block's output pixels: the span holds them, the r-pixel aprons on both sides, the up
-// to 7 pixels the span's start is moved left to a multiple of 8, and one prefix sum past
-// the last window; a multiple of 8 so that output chunks are whole chunks.
-__host__ __device__ inline int chunk_tile(int r)
-{
-  return (kChunkSpan - 2 * r - 8) & ~7;
-}
 
 // The 8C bytes of pixels [px, px + 8) of row rp as 2C words (byte 4k + e of the chunk in
 // byte e of word k), pixels outside [0, w) clamped to the nearest edge.
@@ -254,56 +246,37 @@ __global__ void __launch_bounds__(kChunkThreads, MINB)
 
 } // namespace
 
-template <int C>
-bool chunk_fits(BlurShape s, const void *d_src, const void *d_dst, const void *d_mask)
-{
-  uintptr_t align = (uintptr_t)d_src | (uintptr_t)d_dst | (uintptr_t)d_mask;
-  return s.r <= 127 && s.w % kChunkPx == 0 && align % 16 == 0 && (long long)s.w * C < (1LL << 31) &&
-         chunk_tile(s.r) >= 256;
-}
-
-// The kernel for MINB resident blocks per SM on grid x block.
+// The kernel for MINB resident blocks per SM on the shape in info.
 template <int C, int MINB>
 int launch_chunk(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape s,
-                 const uint8_t *d_mask, dim3 grid, int tile, int rows, gpuimg_launch_t *info)
+                 const uint8_t *d_mask, int tile, int rows, gpuimg_launch_t *info)
 {
-  dim3 block(kChunkThreads);
+  dim3 grid = gpuimg_launch_grid(info), block = gpuimg_launch_block(info);
+  if (gpuimg_cuda_check_grid(ctx, grid, "blur_chunk_kernel") < 0)
+    return -1;
   blur_chunk_kernel<C, MINB><<<grid, block, 0, ctx->stream>>>(d_src, d_mask, d_dst, s, tile, rows);
   GPUIMG_CUDA_CHECK_LAUNCH("blur_chunk_kernel");
-  gpuimg_launch_record(ctx, info, blur_chunk_kernel<C, MINB>, "blur_chunk_kernel", grid, block, 0,
-                       1);
+  gpuimg_launch_measure(ctx, info, blur_chunk_kernel<C, MINB>);
   return 0;
 }
 
 template <int C>
 int enqueue_chunk(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape s,
-                  const uint8_t *d_mask, int blocks, gpuimg_launch_t *info)
+                  const uint8_t *d_mask, const gpuimg_blur_fast_t &f, gpuimg_launch_t *info)
 {
-  // As few tiles as the span allows, of equal width (a multiple of 8 pixels).
-  long long tiles = (s.w + chunk_tile(s.r) - 1) / chunk_tile(s.r);
-  int tile = (int)((s.w + tiles - 1) / tiles + 7) & ~7;
-  // Runs of rows: long enough to amortise each block's window set-up (2r + 1 row loads),
-  // halved from 128 while the grid has fewer than 4 blocks per SM, down to r + 1 rows (at
-  // least 8).
-  int rows = band_rows(ctx, tiles, s.h, 128, s.r + 1 < 8 ? 8 : s.r + 1, 4);
-  dim3 grid((unsigned)tiles, (unsigned)((s.h + rows - 1) / rows));
-  if (gpuimg_cuda_check_grid(ctx, grid, "blur_chunk_kernel") < 0)
-    return -1;
-  // Registers capped for 3 resident blocks per SM where the grid has more blocks than 2 per
-  // SM, for RGB: 80 registers and 4 bytes of spill against 117, 3-17% faster on the H200 at 8K
-  // at r = 1, 4 and 64 and for portrait, the same at r = 16 and 127 (docs/performance.md).
+  // Tiles, runs of rows and the register cap as gpuimg_blur_fast_launch() (kernels/blur.h)
+  // chose them. The cap: 3 resident blocks per SM where the grid has more blocks than 2 per
+  // SM, for RGB: 80 registers and 4 bytes of spill against 117, 3-17% faster on the H200 at
+  // 8K at r = 1, 4 and 64 and for portrait, the same at r = 16 and 127 (docs/performance.md).
   // Smaller grids, and the other layouts, keep 2: gray and two channels already fit 3 blocks
   // (72 and 80 registers), and RGBA capped at 80 spills 112 bytes and was slower at most radii.
-  if (blocks == 0)
-    blocks = C == 3 && (long long)grid.x * grid.y > 2LL * ctx->prop.multiProcessorCount ? 3 : 2;
-  return blocks == 3 ? launch_chunk<C, 3>(ctx, d_src, d_dst, s, d_mask, grid, tile, rows, info)
-                     : launch_chunk<C, 2>(ctx, d_src, d_dst, s, d_mask, grid, tile, rows, info);
+  return f.minb == 3 ? launch_chunk<C, 3>(ctx, d_src, d_dst, s, d_mask, f.tile, f.rows, info)
+                     : launch_chunk<C, 2>(ctx, d_src, d_dst, s, d_mask, f.tile, f.rows, info);
 }
 
 #define GPUIMG_CHUNK_INSTANCE(C)                                                                   \
-  template bool chunk_fits<C>(BlurShape, const void *, const void *, const void *);                \
   template int enqueue_chunk<C>(gpuimg_cuda_t *, const uint8_t *, uint8_t *, BlurShape,            \
-                                const uint8_t *, int, gpuimg_launch_t *);
+                                const uint8_t *, const gpuimg_blur_fast_t &, gpuimg_launch_t *);
 GPUIMG_CHUNK_INSTANCE(1)
 GPUIMG_CHUNK_INSTANCE(2)
 GPUIMG_CHUNK_INSTANCE(3)

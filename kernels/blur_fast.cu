@@ -1,10 +1,7 @@
-// blur_fast.cu: the fast box blur's strip and fused running-sum kernels, and the choice among
-// them, the chunk kernel (blur_chunk.cu) and the two passes (blur_twopass.cu).
-#include <stdlib.h>
-#include <string.h>
-
+// blur_fast.cu: the fast box blur's strip and fused running-sum kernels, and the launch of the
+// design gpuimg_blur_fast_launch() (kernels/blur.h) chooses among them, the chunk kernel
+// (blur_chunk.cu), the two passes (blur_twopass.cu) and the tiled kernel.
 #include "blur_internal.cuh"
-#include "options.h"
 
 namespace gpuimg_blur
 {
@@ -12,7 +9,7 @@ namespace
 {
 
 // Output pixels per warp in the strip kernel.
-constexpr int kStripWidth = 128;
+constexpr int kStripWidth = GPUIMG_BLUR_STRIP_WIDTH;
 
 // blur_strip_kernel<C, RMAX> (fast): each warp owns a strip 128 pixels wide and a run of
 // rows, and walks down it. Per value column (one channel of one x, including the r-pixel
@@ -155,8 +152,8 @@ __global__ void __launch_bounds__(256)
 }
 
 // Words (4 bytes) of a row each thread of the fused kernel keeps column sums for.
-constexpr int kFusedWords = 2;
-constexpr int kFusedThreads = 256;
+constexpr int kFusedWords = GPUIMG_BLUR_FUSED_WORDS;
+constexpr int kFusedThreads = GPUIMG_BLUR_FUSED_THREADS;
 
 // Shared-memory index of span value i: one padding word per 32 makes the row's stride-4
 // accesses (4 bytes per thread) and the scan's stride-8 chunks hit 32 different banks
@@ -173,13 +170,7 @@ template <int C> struct Fused {
   static constexpr int chunk = chunk_px * C;               // values per thread in the scan
   static constexpr int values = chunk * kFusedThreads + 4; // values in the shared row (+ i0)
   static constexpr int padded = values + (values >> 5);    // its shared words
-  // Output pixels per block: the span must hold them, the 2r apron and 3 alignment bytes,
-  // and the scan one pixel more (the prefix sum past the last window).
-  static int tile(int r)
-  {
-    int a = (span_bytes - 3) / C, b = chunk_px * kFusedThreads - 1;
-    return ((a < b ? a : b) - 2 * r) & ~3;
-  }
+  // Output pixels per block: gpuimg_blur_fused_tile() (kernels/blur.h).
 };
 
 // blur_fused_kernel<C> (fast): one pass, O(1) per pixel for any r it takes. A block of 256
@@ -341,152 +332,46 @@ __global__ void __launch_bounds__(kFusedThreads, 4)
   }
 }
 
-enum class Design { kStrip, kFused, kTwopass, kTiled, kChunk };
-
-// Whether the two passes beat the designs that walk down runs of rows. Those pay 2r + 1
-// set-up rows per run, and a small image gives short runs (to fill the GPU), so their time
-// grows with r; the two passes' does not, while the image and its row sums stay in L2. On
-// the H200 (gray, RGB and RGBA, 640x480 to 7680x4320, r = 16 to 127; docs/performance.md)
-// the crossover lay within one measured radius of r = 1.8 (C + 2) Mpx (r >= 16, the
-// tiled kernel's rule first): 1024x768 RGB from r = 16 (0.026 ms against the chunk kernel's
-// 0.045), 3840x2160 RGB from r = 75 by the rule (measured faster at 96, slower at 64), never
-// at 8K. Two channels were not measured.
-bool twopass_faster(BlurShape s, int channels)
-{
-  long long px = (long long)s.w * s.h;
-  return s.r >= 16 && (long long)s.r * 1000000 * 10 >= px * (channels + 2) * 18;
-}
-
-// GPUIMG_FAST_BLUR: the design a benchmark or test forces (NULL: none, the default choice, as
-// for any value not listed), and for chunk2 and chunk3 the chunk kernel's resident blocks per
-// SM (*blocks; 0: enqueue_chunk's own choice).
-const char *forced_design(int *blocks)
-{
-  static const struct {
-    const char *value, *design;
-    int blocks;
-  } forced[] = {{"chunk", "chunk", 0}, {"chunk2", "chunk", 2}, {"chunk3", "chunk", 3},
-                {"strip", "strip", 0}, {"fused", "fused", 0},  {"twopass", "twopass", 0}};
-  const char *v = getenv("GPUIMG_FAST_BLUR");
-  *blocks = 0;
-  for (const auto &f : forced)
-    if (v && strcmp(v, f.value) == 0) {
-      *blocks = f.blocks;
-      return f.design;
-    }
-  return NULL;
-}
-
-// Four designs, all O(1) per pixel in r: the chunk kernel (blur_chunk.cu: widths of a
-// multiple of 8 pixels, r <= 127), the single-pass strip kernel (r <= 64), the fused
-// single-pass kernel (4-byte aligned rows, r <= 127) and row sums + column walk. By default
-// the chunk kernel serves what it takes (the fastest of the four at every radius on the H200
-// at 8K: 0.17 ms at r = 1 against the strip kernel's 0.29, 0.39 at r = 64 against the fused
-// kernel's 0.69); then the strip kernel blur (not portrait) with r <= 16 on images that give
-// it enough blocks, the fused kernel the rest it takes, the two passes what is left.
-// GPUIMG_FAST_BLUR (forced_design) overrides the choice, for benchmarks and tests, falling
-// back to the two passes where the kernel cannot serve (*blocks: the chunk kernel's resident
-// blocks per SM it asks for, 0 for the launcher's own). On a small image at a small radius
-// none of them fills the GPU as well as the tiled kernel, one block per 16x16 pixels
-// (H200, docs/performance.md: 1024x768 up to r = 8, 640x480 up to r = 15, and gray at 16), so a
-// blur (not portrait: the tiled kernel has no composite) takes it; at a larger radius the two
-// passes (twopass_faster) take what they were measured faster on.
-template <int C>
-Design choose(const gpuimg_cuda_t *ctx, BlurShape s, const uint8_t *d_src, const uint8_t *d_dst,
-              const uint8_t *d_mask, int *blocks)
-{
-  const char *impl = forced_design(blocks);
-  bool chunk = chunk_fits<C>(s, d_src, d_dst, d_mask);
-  if (impl && strcmp(impl, "chunk") == 0)
-    return chunk ? Design::kChunk : Design::kTwopass;
-  long long px = (long long)s.w * s.h;
-  // The tiled kernel at its own 16x16 blocks (not a --block, which shapes the teaching
-  // kernels), on an image its grid can cover (a very tall one cannot: 65535 block rows).
-  bool tiled_fits = !ctx->block_w && (s.h + 15LL) / 16 <= ctx->prop.maxGridSize[1] &&
-                    (s.w + 15LL) / 16 <= ctx->prop.maxGridSize[0];
-  if (!impl && !d_mask && tiled_fits &&
-      ((s.r <= 8 && px <= (1LL << 20)) || (px <= 400000 && (s.r < 16 || (s.r == 16 && C <= 2)))))
-    return Design::kTiled;
-  if (!impl && twopass_faster(s, C))
-    return Design::kTwopass;
-  if (!impl && chunk)
-    return Design::kChunk;
-  bool strip = impl ? strcmp(impl, "strip") == 0 && s.r <= 64 : s.r <= 16 && !d_mask;
-  if (strip && !impl) {
-    // The strip kernel needs tall runs of rows per warp; a small image then gives too few
-    // blocks to fill the GPU (1024x768 at r = 16: 12 blocks).
-    long long strips = (s.w + kStripWidth - 1) / kStripWidth;
-    long long runs = (s.h + 4LL * s.r + 1) / (4LL * s.r + 2);
-    if ((strips + 7) / 8 * runs < 2LL * ctx->prop.multiProcessorCount)
-      strip = false;
-  }
-  bool fused = !strip && (!impl || strcmp(impl, "fused") == 0) && (long long)s.w * C % 4 == 0 &&
-               (long long)s.w * C < (1LL << 30) && s.r <= 127 && Fused<C>::tile(s.r) >= 64;
-  return fused ? Design::kFused : strip ? Design::kStrip : Design::kTwopass;
-}
-
+// The fast variant on the design gpuimg_blur_fast_launch() (kernels/blur.h) chooses, with
+// the shape and the numbers it gives: the model predicts the same launch.
 template <int C>
 int launch_fused(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape s,
-                 const uint8_t *d_mask, gpuimg_launch_t *info)
+                 const uint8_t *d_mask, const gpuimg_blur_fast_t &f, gpuimg_launch_t *info)
 {
-  int tile = Fused<C>::tile(s.r);
-  long long tiles = (s.w + tile - 1) / tile;
-  // Runs of rows long enough to amortise each block's window set-up (2r + 1 row loads,
-  // much cheaper than a row of output), short enough to give every SM several blocks: halved
-  // from 64 down to r + 1 rows (at least 2, at most 16). Measured on the H200 (1024x768 and
-  // 640x480, docs/performance.md): r + 1 halves the time at r = 1 against a floor of 16, and
-  // below 16 rows for r >= 16 the GPU's fill outweighs the longer window set-up.
-  int min_rows = s.r + 1 < 2 ? 2 : s.r + 1 > 16 ? 16 : s.r + 1;
-  min_rows = gpuimg_env_int("GPUIMG_FUSED_MIN_ROWS", min_rows, 1, 1 << 20); // for measurements
-  int rows = band_rows(ctx, tiles, s.h, 64, min_rows, 8);
-  dim3 block(kFusedThreads), grid((unsigned)tiles, (unsigned)((s.h + rows - 1) / rows));
+  dim3 grid = gpuimg_launch_grid(info), block = gpuimg_launch_block(info);
   if (gpuimg_cuda_check_grid(ctx, grid, "blur_fused_kernel") < 0)
     return -1;
-  blur_fused_kernel<C><<<grid, block, 0, ctx->stream>>>(d_src, d_mask, d_dst, s, tile, rows);
+  blur_fused_kernel<C><<<grid, block, 0, ctx->stream>>>(d_src, d_mask, d_dst, s, f.tile, f.rows);
   GPUIMG_CUDA_CHECK_LAUNCH("blur_fused_kernel");
-  gpuimg_launch_record(ctx, info, blur_fused_kernel<C>, "blur_fused_kernel", grid, block, 0, 1);
+  gpuimg_launch_measure(ctx, info, blur_fused_kernel<C>);
   return 0;
 }
 
 // One instance of the strip kernel: RMAX bounds r and sizes each warp's shared slice.
 template <int C, int RMAX>
 int launch_strip_rmax(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape s,
-                      const uint8_t *d_mask, dim3 grid, dim3 block, int rows, gpuimg_launch_t *info)
+                      const uint8_t *d_mask, int rows, gpuimg_launch_t *info)
 {
-  const char *name = "blur_strip_kernel";
-  size_t shared = 8 * ((kStripWidth + 2 * RMAX) * C + C) * sizeof(uint32_t);
-  if (allow_shared(blur_strip_kernel<C, RMAX>, shared) < 0)
+  dim3 grid = gpuimg_launch_grid(info), block = gpuimg_launch_block(info);
+  size_t shared = info->shared_bytes;
+  if (gpuimg_cuda_check_grid(ctx, grid, "blur_strip_kernel") < 0 ||
+      allow_shared(blur_strip_kernel<C, RMAX>, shared) < 0)
     return -1;
   blur_strip_kernel<C, RMAX><<<grid, block, shared, ctx->stream>>>(d_src, d_mask, d_dst, s, rows);
-  GPUIMG_CUDA_CHECK_LAUNCH(name);
-  gpuimg_launch_record(ctx, info, blur_strip_kernel<C, RMAX>, name, grid, block, shared, 1);
+  GPUIMG_CUDA_CHECK_LAUNCH("blur_strip_kernel");
+  gpuimg_launch_measure(ctx, info, blur_strip_kernel<C, RMAX>);
   return 0;
 }
 
 template <int C>
 int launch_strip(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape s,
-                 const uint8_t *d_mask, gpuimg_launch_t *info)
+                 const uint8_t *d_mask, const gpuimg_blur_fast_t &f, gpuimg_launch_t *info)
 {
-  // Strips of 128 pixels, 8 per block; runs of rows long enough to amortise each
-  // warp's window set-up (2r+1 rows), short enough to give every SM many warps.
-  dim3 block(256);
-  unsigned strips = (unsigned)((s.w + kStripWidth - 1) / kStripWidth);
-  dim3 grid((strips + 7) / 8);
-  int want_warps = ctx->prop.multiProcessorCount * 48;
-  int rows = (int)(((long long)s.h * strips + want_warps - 1) / want_warps);
-  if (rows < 4 * s.r + 2)
-    rows = 4 * s.r + 2;
-  if (rows < 32)
-    rows = 32;
-  grid.y = (unsigned)((s.h + rows - 1) / rows);
-  const char *name = "blur_strip_kernel";
-  if (gpuimg_cuda_check_grid(ctx, grid, name) < 0)
-    return -1;
   if (s.r <= 4)
-    return launch_strip_rmax<C, 4>(ctx, d_src, d_dst, s, d_mask, grid, block, rows, info);
+    return launch_strip_rmax<C, 4>(ctx, d_src, d_dst, s, d_mask, f.rows, info);
   if (s.r <= 16)
-    return launch_strip_rmax<C, 16>(ctx, d_src, d_dst, s, d_mask, grid, block, rows, info);
-  return launch_strip_rmax<C, 64>(ctx, d_src, d_dst, s, d_mask, grid, block, rows, info);
+    return launch_strip_rmax<C, 16>(ctx, d_src, d_dst, s, d_mask, f.rows, info);
+  return launch_strip_rmax<C, 64>(ctx, d_src, d_dst, s, d_mask, f.rows, info);
 }
 
 } // namespace
@@ -495,20 +380,27 @@ template <int C>
 int enqueue_fast(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape s,
                  const uint8_t *d_mask, gpuimg_launch_t *info)
 {
-  int blocks;
-  switch (choose<C>(ctx, s, d_src, d_dst, d_mask, &blocks)) {
-  case Design::kChunk:
-    return enqueue_chunk<C>(ctx, d_src, d_dst, s, d_mask, blocks, info);
-  case Design::kFused:
-    return launch_fused<C>(ctx, d_src, d_dst, s, d_mask, info);
-  case Design::kStrip:
-    return launch_strip<C>(ctx, d_src, d_dst, s, d_mask, info);
-  case Design::kTiled:
+  gpuimg_launch_env_t env = gpuimg_cuda_env(ctx);
+  gpuimg_blur_fast_t f;
+  uintptr_t align = (uintptr_t)d_src | (uintptr_t)d_dst | (uintptr_t)d_mask;
+  if (gpuimg_blur_fast_launch(s.w, s.h, s.r, C, d_mask != NULL, align % 16 == 0, &env, info, &f) ==
+      GPUIMG_LAUNCH_IMPOSSIBLE) {
+    gpuimg_error_set(GPUIMG_EXIT_DEVICE, "blur", "radius %d too large for the fast kernel", s.r);
+    return -1;
+  }
+  switch (f.design) {
+  case GPUIMG_BLUR_CHUNK:
+    return enqueue_chunk<C>(ctx, d_src, d_dst, s, d_mask, f, info);
+  case GPUIMG_BLUR_FUSED:
+    return launch_fused<C>(ctx, d_src, d_dst, s, d_mask, f, info);
+  case GPUIMG_BLUR_STRIP:
+    return launch_strip<C>(ctx, d_src, d_dst, s, d_mask, f, info);
+  case GPUIMG_BLUR_TILED:
     return enqueue_tiled<C>(ctx, d_src, d_dst, s, GPUIMG_TILE_U8, info);
-  case Design::kTwopass:
+  case GPUIMG_BLUR_TWOPASS:
     break;
   }
-  return enqueue_twopass<C>(ctx, d_src, d_dst, s, d_mask, info);
+  return enqueue_twopass<C>(ctx, d_src, d_dst, s, d_mask, f, info);
 }
 
 template int enqueue_fast<1>(gpuimg_cuda_t *, const uint8_t *, uint8_t *, BlurShape,

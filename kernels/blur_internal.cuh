@@ -3,6 +3,7 @@
 #ifndef GPUIMG_BLUR_INTERNAL_CUH
 #define GPUIMG_BLUR_INTERNAL_CUH
 
+#include "blur.h"
 #include "cuda_internal.cuh"
 
 namespace gpuimg_blur
@@ -45,20 +46,6 @@ __device__ __forceinline__ uint32_t warp_inclusive_sum(uint32_t v, int lane)
   return v;
 }
 
-// Rows per block for a design whose blocks walk down runs of rows in `tiles` columns of
-// blocks: from `rows`, halved while the grid has fewer than per_sm blocks an SM, down to
-// min_rows; then raised where the image would need more than 65535 rows of blocks.
-inline int band_rows(const gpuimg_cuda_t *ctx, long long tiles, int h, int rows, int min_rows,
-                     int per_sm)
-{
-  while (rows > min_rows &&
-         tiles * ((h + rows - 1) / rows) < (long long)per_sm * ctx->prop.multiProcessorCount)
-    rows = rows / 2 > min_rows ? rows / 2 : min_rows;
-  if ((h + rows - 1) / rows > 65535)
-    rows = (h + 65534) / 65535;
-  return rows;
-}
-
 template <typename K> int allow_shared(K kernel, size_t bytes)
 {
   if (bytes > 48 * 1024)
@@ -86,20 +73,17 @@ template <int C>
 int enqueue_fast(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape s,
                  const uint8_t *d_mask, gpuimg_launch_t *info);
 
-// blur_chunk.cu: whether the chunk kernel takes this blur (r <= 127, a width of a multiple
-// of 8 pixels, 16-byte aligned buffers; d_mask may be NULL), and its launcher (d_mask as
-// enqueue_fast) with registers capped for 2 or 3 resident blocks per SM (blocks; 0: its own
-// choice).
-template <int C>
-bool chunk_fits(BlurShape s, const void *d_src, const void *d_dst, const void *d_mask);
+// blur_chunk.cu: the chunk kernel (d_mask as enqueue_fast) on the shape and numbers
+// gpuimg_blur_fast_launch() gave (kernels/blur.h).
 template <int C>
 int enqueue_chunk(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape s,
-                  const uint8_t *d_mask, int blocks, gpuimg_launch_t *info);
+                  const uint8_t *d_mask, const gpuimg_blur_fast_t &f, gpuimg_launch_t *info);
 
-// blur_twopass.cu: row sums into scratch, then the column walk (d_mask as enqueue_fast).
+// blur_twopass.cu: row sums into scratch, then the column walk (d_mask as enqueue_fast), in
+// the bands gpuimg_blur_fast_launch() gave.
 template <int C>
 int enqueue_twopass(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape s,
-                    const uint8_t *d_mask, gpuimg_launch_t *info);
+                    const uint8_t *d_mask, const gpuimg_blur_fast_t &f, gpuimg_launch_t *info);
 
 } // namespace gpuimg_blur
 

@@ -1,5 +1,8 @@
 // blur_teaching.cu: the teaching box blurs: naive (global memory) and tiled (shared-memory
 // tile + apron), O(r^2) and O(r) per pixel.
+#include <string.h>
+
+#include "blur.h"
 #include "blur_internal.cuh"
 
 namespace gpuimg_blur
@@ -187,43 +190,36 @@ __global__ void blur_tiled_sep_kernel(const uint8_t *__restrict__ src, uint8_t *
   }
 }
 
+// The tiled kernel on the shape gpuimg_blur_launch() gives (kernels/blur.h): the separable
+// kernel when the whole tile and its row sums fit the block's shared memory, else bands.
 template <int C, typename P>
 int launch_tiled(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape s,
-                 gpuimg_launch_t *info)
+                 gpuimg_tile_t tile, gpuimg_launch_t *info)
 {
-  size_t optin = ctx->prop.sharedMemPerBlockOptin;
-  dim3 block = gpuimg_block2d(ctx, 16, 16), grid = gpuimg_grid2d(block, s.w, s.h);
-  size_t row_bytes = (block.x + 2 * (size_t)s.r) * Tile<C, P>::bytes;
-  int tile_h = (int)block.y + 2 * s.r;
-  if (gpuimg_cuda_check_grid(ctx, grid, "blur_tiled_kernel") < 0)
-    return -1;
-  // The whole tile plus the row sums, when they fit: the separable kernel.
-  size_t sep =
-      ((size_t)tile_h * row_bytes + 15) / 16 * 16 + (size_t)C * tile_h * block.x * sizeof(uint32_t);
-  if (sep <= optin) {
-    if (allow_shared(blur_tiled_sep_kernel<C, P>, sep) < 0)
-      return -1;
-    blur_tiled_sep_kernel<C, P><<<grid, block, sep, ctx->stream>>>(d_src, d_dst, s);
-    GPUIMG_CUDA_CHECK_LAUNCH("blur_tiled_kernel");
-    gpuimg_launch_record(ctx, info, blur_tiled_sep_kernel<C, P>, "blur_tiled_kernel", grid, block,
-                         sep, 1);
-    return 0;
-  }
-  // Otherwise bands of the tile, summed window by window.
-  int band = (int)(optin / row_bytes);
-  if (band > tile_h)
-    band = tile_h;
-  if (band < 1) {
+  gpuimg_launch_env_t env = gpuimg_cuda_env(ctx);
+  if (gpuimg_blur_launch(GPUIMG_VARIANT_TILED, tile, s.r, s.w, s.h, C, &env, info) ==
+      GPUIMG_LAUNCH_IMPOSSIBLE) {
     gpuimg_error_set(GPUIMG_EXIT_DEVICE, "blur", "radius %d too large for the tiled kernel", s.r);
     return -1;
   }
-  size_t shared = (size_t)band * row_bytes;
+  dim3 grid = gpuimg_launch_grid(info), block = gpuimg_launch_block(info);
+  size_t shared = info->shared_bytes;
+  if (gpuimg_cuda_check_grid(ctx, grid, "blur_tiled_kernel") < 0)
+    return -1;
+  if (strcmp(info->kernel, "blur_tiled_kernel") == 0) { // the separable kernel
+    if (allow_shared(blur_tiled_sep_kernel<C, P>, shared) < 0)
+      return -1;
+    blur_tiled_sep_kernel<C, P><<<grid, block, shared, ctx->stream>>>(d_src, d_dst, s);
+    GPUIMG_CUDA_CHECK_LAUNCH("blur_tiled_kernel");
+    gpuimg_launch_measure(ctx, info, blur_tiled_sep_kernel<C, P>);
+    return 0;
+  }
+  int band = (int)(shared / gpuimg_blur_tile_row_bytes((int)block.x, s.r, C, tile));
   if (allow_shared(blur_tiled_kernel<C, P>, shared) < 0)
     return -1;
   blur_tiled_kernel<C, P><<<grid, block, shared, ctx->stream>>>(d_src, d_dst, s, band);
   GPUIMG_CUDA_CHECK_LAUNCH("blur_tiled_banded_kernel");
-  gpuimg_launch_record(ctx, info, blur_tiled_kernel<C, P>, "blur_tiled_banded_kernel", grid, block,
-                       shared, 1);
+  gpuimg_launch_measure(ctx, info, blur_tiled_kernel<C, P>);
   return 0;
 }
 
@@ -233,12 +229,14 @@ template <int C>
 int enqueue_naive(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape s,
                   gpuimg_launch_t *info)
 {
-  dim3 block = gpuimg_block2d(ctx, 16, 16), grid = gpuimg_grid2d(block, s.w, s.h);
+  gpuimg_launch_env_t env = gpuimg_cuda_env(ctx);
+  gpuimg_blur_launch(GPUIMG_VARIANT_NAIVE, GPUIMG_TILE_U8, s.r, s.w, s.h, C, &env, info);
+  dim3 grid = gpuimg_launch_grid(info), block = gpuimg_launch_block(info);
   if (gpuimg_cuda_check_grid(ctx, grid, "blur_naive_kernel") < 0)
     return -1;
   blur_naive_kernel<C><<<grid, block, 0, ctx->stream>>>(d_src, d_dst, s);
   GPUIMG_CUDA_CHECK_LAUNCH("blur_naive_kernel");
-  gpuimg_launch_record(ctx, info, blur_naive_kernel<C>, "blur_naive_kernel", grid, block, 0, 1);
+  gpuimg_launch_measure(ctx, info, blur_naive_kernel<C>);
   return 0;
 }
 
@@ -246,8 +244,8 @@ template <int C>
 int enqueue_tiled(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape s,
                   gpuimg_tile_t tile, gpuimg_launch_t *info)
 {
-  return tile == GPUIMG_TILE_FLOAT ? launch_tiled<C, float>(ctx, d_src, d_dst, s, info)
-                                   : launch_tiled<C, uchar4>(ctx, d_src, d_dst, s, info);
+  return tile == GPUIMG_TILE_FLOAT ? launch_tiled<C, float>(ctx, d_src, d_dst, s, tile, info)
+                                   : launch_tiled<C, uchar4>(ctx, d_src, d_dst, s, tile, info);
 }
 
 template int enqueue_naive<1>(gpuimg_cuda_t *, const uint8_t *, uint8_t *, BlurShape,

@@ -8,8 +8,8 @@ namespace
 {
 
 // Threads of the row-sum kernel, and output pixels per block.
-constexpr int kRowThreads = 256;
-constexpr int kRowSegment = 1024;
+constexpr int kRowThreads = GPUIMG_BLUR_ROW_THREADS;
+constexpr int kRowSegment = GPUIMG_BLUR_ROW_SEGMENT;
 
 // blur_rows_kernel<C> (fast, pass 1): block (blockIdx.x, y) makes the horizontal window
 // sums of up to 1024 pixels of row y. It loads the segment plus r clamped pixels each side
@@ -129,31 +129,24 @@ __global__ void blur_columns_kernel(const T *__restrict__ rows, const uint8_t *_
   }
 }
 
+// The two passes on the bands gpuimg_blur_fast_launch() gave (kernels/blur.h): row sums of a
+// band's rows (and its halo) into scratch, then the column walk of the band; info already
+// holds the last band's column walk, which the report shows.
 template <int C, typename T>
 int launch_twopass(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape s,
-                   const uint8_t *d_mask, gpuimg_launch_t *info)
+                   const uint8_t *d_mask, int band, gpuimg_launch_t *info)
 {
   cudaStream_t st = ctx->stream;
-  size_t optin = ctx->prop.sharedMemPerBlockOptin;
-  // Bands of rows whose row sums (halo included) fit in half the L2 cache, so pass 2
-  // reads them from L2 rather than device memory; at least 256 rows per band.
   size_t row_bytes = (size_t)s.w * C * sizeof(T);
-  long long fit = (long long)(ctx->prop.l2CacheSize / 2 / row_bytes) - 2LL * s.r;
-  int band = fit < 256 ? 256 : fit > s.h ? s.h : (int)fit;
   void *scratch;
   size_t rows_bytes = row_bytes * (size_t)min(band + 2 * s.r, s.h);
   if (gpuimg_cuda_scratch(ctx, rows_bytes, &scratch) < 0)
     return -1;
   T *d_rows = (T *)scratch;
-  size_t row_shared = (size_t)C * (min(kRowSegment, s.w) + 2 * (size_t)s.r) * sizeof(uint32_t);
-  if (row_shared > optin) {
-    gpuimg_error_set(GPUIMG_EXIT_DEVICE, "blur", "radius %d too large for the fast kernel", s.r);
-    return -1;
-  }
+  size_t row_shared = gpuimg_blur_row_shared(s.w, s.r, C);
   if (allow_shared(blur_rows_kernel<C, T>, row_shared) < 0)
     return -1;
-  dim3 rblock(kRowThreads), cblock(256), cgrid((unsigned)((s.w * C + 255) / 256));
-  int launches = 0;
+  dim3 rblock(kRowThreads), cblock = gpuimg_launch_block(info), cgrid = gpuimg_launch_grid(info);
   for (int b0 = 0; b0 < s.h; b0 += band) {
     int b1 = min(b0 + band, s.h);
     int lo = max(b0 - s.r, 0), hi = min(b1 + s.r, s.h); // rows the band's windows touch
@@ -162,24 +155,15 @@ int launch_twopass(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, Blu
       return -1;
     blur_rows_kernel<C, T><<<rgrid, rblock, row_shared, st>>>(d_src, d_rows, s, lo, hi);
     GPUIMG_CUDA_CHECK_LAUNCH("blur_rows_kernel");
-
-    // Strips tall enough to amortise each thread's window set-up, short enough to give
-    // every SM several blocks.
-    int want = ctx->prop.multiProcessorCount * 8;
-    int strips = (want + (int)cgrid.x - 1) / (int)cgrid.x;
-    int strip = (b1 - b0 + strips - 1) / strips;
-    if (strip < 32)
-      strip = 32;
+    int strip = gpuimg_blur_strip_rows(ctx->gpu.sms, cgrid.x, b1 - b0);
     cgrid.y = (unsigned)((b1 - b0 + strip - 1) / strip);
     if (gpuimg_cuda_check_grid(ctx, cgrid, "blur_columns_kernel") < 0)
       return -1;
     blur_columns_kernel<C, T>
         <<<cgrid, cblock, 0, st>>>(d_rows, d_src, d_mask, d_dst, s, lo, b0, b1, strip);
     GPUIMG_CUDA_CHECK_LAUNCH("blur_columns_kernel");
-    launches += 2;
   }
-  gpuimg_launch_record(ctx, info, blur_columns_kernel<C, T>, "blur_columns_kernel", cgrid, cblock,
-                       0, launches);
+  gpuimg_launch_measure(ctx, info, blur_columns_kernel<C, T>);
   return 0;
 }
 
@@ -187,21 +171,20 @@ int launch_twopass(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, Blu
 
 template <int C>
 int enqueue_twopass(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape s,
-                    const uint8_t *d_mask, gpuimg_launch_t *info)
+                    const uint8_t *d_mask, const gpuimg_blur_fast_t &f, gpuimg_launch_t *info)
 {
-  // Row sums into scratch, then the column walk: 16-bit sums while 255 (2r + 1) fits.
-  if (s.r <= 128)
-    return launch_twopass<C, uint16_t>(ctx, d_src, d_dst, s, d_mask, info);
-  return launch_twopass<C, uint32_t>(ctx, d_src, d_dst, s, d_mask, info);
+  // 16-bit row sums while 255 (2r + 1) fits, else 32-bit (f.wide).
+  if (!f.wide)
+    return launch_twopass<C, uint16_t>(ctx, d_src, d_dst, s, d_mask, f.band, info);
+  return launch_twopass<C, uint32_t>(ctx, d_src, d_dst, s, d_mask, f.band, info);
 }
 
-template int enqueue_twopass<1>(gpuimg_cuda_t *, const uint8_t *, uint8_t *, BlurShape,
-                                const uint8_t *, gpuimg_launch_t *);
-template int enqueue_twopass<2>(gpuimg_cuda_t *, const uint8_t *, uint8_t *, BlurShape,
-                                const uint8_t *, gpuimg_launch_t *);
-template int enqueue_twopass<3>(gpuimg_cuda_t *, const uint8_t *, uint8_t *, BlurShape,
-                                const uint8_t *, gpuimg_launch_t *);
-template int enqueue_twopass<4>(gpuimg_cuda_t *, const uint8_t *, uint8_t *, BlurShape,
-                                const uint8_t *, gpuimg_launch_t *);
+#define GPUIMG_TWOPASS_INSTANCE(C)                                                                 \
+  template int enqueue_twopass<C>(gpuimg_cuda_t *, const uint8_t *, uint8_t *, BlurShape,          \
+                                  const uint8_t *, const gpuimg_blur_fast_t &, gpuimg_launch_t *);
+GPUIMG_TWOPASS_INSTANCE(1)
+GPUIMG_TWOPASS_INSTANCE(2)
+GPUIMG_TWOPASS_INSTANCE(3)
+GPUIMG_TWOPASS_INSTANCE(4)
 
 } // namespace gpuimg_blur

@@ -129,23 +129,22 @@ template <int C>
 int launch(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, int w, int h, int cell,
            int amount, gpuimg_variant_t variant, gpuimg_launch_t *info)
 {
+  gpuimg_launch_env_t env = gpuimg_cuda_env(ctx);
+  gpuimg_checkerboard_launch(variant, w, h, C, &env, info);
+  dim3 grid = gpuimg_launch_grid(info), block = gpuimg_launch_block(info);
   if (variant != GPUIMG_VARIANT_NAIVE) {
     size_t pixels = (size_t)w * h, groups = pixels / kPixelsPerThread;
-    dim3 block(256), grid((unsigned)((groups + 1 + 255) / 256));
-    if (gpuimg_cuda_check_grid(ctx, grid, "checkerboard_fast_kernel") < 0 ||
-        gpuimg_cuda_timer_start(ctx) < 0)
+    if (gpuimg_cuda_check_grid(ctx, grid, info->kernel) < 0 || gpuimg_cuda_timer_start(ctx) < 0)
       return -1;
     checkerboard_fast_kernel<C>
         <<<grid, block, 0, ctx->stream>>>(d_src, d_dst, w, groups, pixels, cell, amount);
     GPUIMG_CUDA_CHECK_LAUNCH("checkerboard_fast_kernel");
-    gpuimg_launch_record(ctx, info, checkerboard_fast_kernel<C>, "checkerboard_fast_kernel", grid,
-                         block, 0, 1);
+    gpuimg_launch_measure(ctx, info, checkerboard_fast_kernel<C>);
     return gpuimg_cuda_timer_stop(ctx, &info->ms);
   }
-  dim3 block = gpuimg_block2d(ctx, 32, 8), grid = gpuimg_grid2d(block, w, h);
   bool count = ctx->count_divergence;
-  if (gpuimg_cuda_check_grid(ctx, grid, "checkerboard_kernel") < 0 ||
-      (count && gpuimg_div_begin(ctx) < 0) || gpuimg_cuda_timer_start(ctx) < 0)
+  if (gpuimg_cuda_check_grid(ctx, grid, info->kernel) < 0 || (count && gpuimg_div_begin(ctx) < 0) ||
+      gpuimg_cuda_timer_start(ctx) < 0)
     return -1;
   if (count)
     checkerboard_kernel<C, true>
@@ -154,8 +153,8 @@ int launch(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, int w, int 
     checkerboard_kernel<C, false>
         <<<grid, block, 0, ctx->stream>>>(d_src, d_dst, w, h, cell, amount, NULL);
   GPUIMG_CUDA_CHECK_LAUNCH("checkerboard_kernel");
-  gpuimg_launch_record(ctx, info, checkerboard_kernel<C, false>, "checkerboard_kernel", grid, block,
-                       0, 1);
+  // The model's kernel: the one without the counting (the counts only tell what it does).
+  gpuimg_launch_measure(ctx, info, checkerboard_kernel<C, false>);
   if (gpuimg_cuda_timer_stop(ctx, &info->ms) < 0)
     return -1;
   return count ? gpuimg_div_end(ctx, info) : 0;

@@ -62,6 +62,7 @@ extern "C" gpuimg_cuda_t *gpuimg_cuda_create(int device)
       GPUIMG_CUDA_CHECK(cudaGetDevice(&device));
     GPUIMG_CUDA_CHECK(cudaSetDevice(device));
     GPUIMG_CUDA_CHECK(cudaGetDeviceProperties(&ctx->prop, device));
+    gpuimg_cuda_gpu(ctx, &ctx->gpu);
     GPUIMG_CUDA_CHECK(cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking));
     GPUIMG_CUDA_CHECK(cudaEventCreate(&ctx->start));
     GPUIMG_CUDA_CHECK(cudaEventCreate(&ctx->stop));
@@ -268,7 +269,6 @@ int gpuimg_div_end(gpuimg_cuda_t *ctx, gpuimg_launch_t *info)
 int gpuimg_occupancy(const gpuimg_cuda_t *ctx, const void *kernel, dim3 grid, dim3 block,
                      size_t shared, gpuimg_launch_t *info)
 {
-  const cudaDeviceProp &p = ctx->prop;
   cudaFuncAttributes attr;
   int active = 0;
   int threads = (int)(block.x * block.y * block.z);
@@ -278,43 +278,45 @@ int gpuimg_occupancy(const gpuimg_cuda_t *ctx, const void *kernel, dim3 grid, di
     cudaGetLastError(); // informational only: clear and leave the fields out
     return -1;
   }
-  int warps = (threads + p.warpSize - 1) / p.warpSize;
-  int max_warps = p.maxThreadsPerMultiProcessor / p.warpSize;
-  // Each resource's own limit on blocks per SM; the smallest one binds.
-  long long by_threads = max_warps / warps;
-  long long by_slots = p.maxBlocksPerMultiProcessor;
-  long long by_regs = 1LL << 30, by_smem = 1LL << 30;
-  if (attr.numRegs > 0) {
-    int per_warp = (attr.numRegs * p.warpSize + 255) / 256 * 256; // 256-register units
-    by_regs = (p.regsPerMultiprocessor / per_warp) / warps;
-  }
-  size_t smem = attr.sharedSizeBytes + shared + p.reservedSharedMemPerBlock;
-  if (smem > 0)
-    by_smem = (long long)(p.sharedMemPerMultiprocessor / smem);
-  const char *limit = "threads";
-  long long best = by_threads;
-  if (by_slots < best) {
-    best = by_slots;
-    limit = "block slots";
-  }
-  if (by_regs < best) {
-    best = by_regs;
-    limit = "registers";
-  }
-  if (by_smem < best) {
-    best = by_smem;
-    limit = "shared memory";
-  }
+  // The blocks per SM are the occupancy API's; which resource binds, the model's calculator
+  // says (the same rules: kernels/cuda_model.c).
+  gpuimg_occupancy_t model;
+  gpuimg_model_occupancy(&ctx->gpu, threads, attr.numRegs, attr.sharedSizeBytes + shared, &model);
+  int warps = gpuimg_model_warps(threads);
   info->has_occupancy = 1;
   info->registers = attr.numRegs;
+  info->arch = attr.binaryVersion;
   info->static_shared = attr.sharedSizeBytes;
   info->active_blocks_per_sm = active;
-  info->occupancy_pct = 100.0 * active * warps / max_warps;
-  info->limited_by = limit;
-  info->resident_blocks = (long long)active * p.multiProcessorCount;
+  info->occupancy_pct = 100.0 * active * warps / (ctx->prop.maxThreadsPerMultiProcessor / 32);
+  info->limited_by = model.limited_by;
+  info->resident_blocks = (long long)active * ctx->prop.multiProcessorCount;
   double blocks = (double)grid.x * grid.y * grid.z;
   info->waves = info->resident_blocks > 0 ? blocks / (double)info->resident_blocks : 0.0;
   return 0;
+}
+
+extern "C" void gpuimg_cuda_gpu(const gpuimg_cuda_t *ctx, gpuimg_gpu_t *gpu)
+{
+  const cudaDeviceProp &p = ctx->prop;
+  memset(gpu, 0, sizeof *gpu);
+  gpu->name = "";
+  gpu->product = p.name;
+  gpu->cc_major = p.major;
+  gpu->cc_minor = p.minor;
+  gpu->sms = p.multiProcessorCount;
+  gpu->max_threads_per_sm = p.maxThreadsPerMultiProcessor;
+  gpu->max_blocks_per_sm = p.maxBlocksPerMultiProcessor;
+  gpu->regs_per_sm = p.regsPerMultiprocessor;
+  gpu->regs_per_block = p.regsPerBlock;
+  gpu->max_threads_per_block = p.maxThreadsPerBlock;
+  gpu->shared_per_sm = (int)p.sharedMemPerMultiprocessor;
+  gpu->shared_per_block = (int)p.sharedMemPerBlock;
+  gpu->shared_per_block_optin = (int)p.sharedMemPerBlockOptin;
+  gpu->reserved_shared_per_block = (int)p.reservedSharedMemPerBlock;
+  gpu->max_grid_x = p.maxGridSize[0];
+  gpu->max_grid_y = p.maxGridSize[1];
+  gpu->l2_bytes = p.l2CacheSize;
 }
 
 extern "C" int gpuimg_cuda_device_info(int device, gpuimg_device_info_t *info)

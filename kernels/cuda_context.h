@@ -4,6 +4,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+
+#include "cuda_model.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -11,9 +14,10 @@ extern "C" {
 
 /* Kernel variants; the CPU backend has one algorithm per operation that all must match. */
 typedef enum {
-  GPUIMG_VARIANT_FAST = 0, /* the default: fastest available */
-  GPUIMG_VARIANT_NAIVE,    /* the teaching kernel: one thread per pixel, global memory */
-  GPUIMG_VARIANT_TILED,    /* blur: tile plus apron staged in shared memory */
+  GPUIMG_VARIANT_FAST = 0,    /* the default: fastest available */
+  GPUIMG_VARIANT_NAIVE,       /* the teaching kernel: one thread per pixel, global memory */
+  GPUIMG_VARIANT_TILED,       /* blur: tile plus apron staged in shared memory */
+  GPUIMG_VARIANT_GRID_STRIDE, /* gray: as many blocks as the GPU holds, each thread looping */
 } gpuimg_variant_t;
 
 /* Opaque CUDA context: device, one non-blocking stream, timing events. */
@@ -21,9 +25,16 @@ typedef struct gpuimg_cuda gpuimg_cuda_t;
 
 /* What a launcher ran, for the report: filled by every *_gpu launcher (kernels/<op>.h).
  * The launchers take images tightly packed width x height x channels on the device,
- * d_dst never aliasing d_src, and wait for their kernels before they return. */
+ * d_dst never aliasing d_src, and wait for their kernels before they return. The shape part
+ * (kernel to accesses) comes from the operation's launch function in its header, which the
+ * model without a GPU calls too; the rest is measured, or the model's prediction. */
 typedef struct {
-  const char *kernel; /* kernel function name */
+  const char *kernel;    /* kernel function name */
+  char instance[48];     /* its template instance, as the resource table names it */
+  int grid_is_resident;  /* the grid is the blocks the GPU holds at once (a grid-stride loop) */
+  int divergence_kernel; /* the kernel can count its divergent warps (teaching kernels) */
+  int naccess;           /* its memory accesses, the sector and bank rules' input */
+  gpuimg_access_t access[GPUIMG_MAX_ACCESSES];
   unsigned grid[3];
   unsigned block[3];
   size_t shared_bytes; /* dynamic shared memory per block */
@@ -32,6 +43,7 @@ typedef struct {
   /* The CUDA model, for the report and --explain (main kernel of the step). */
   int has_occupancy;
   int registers;             /* per thread (cudaFuncGetAttributes) */
+  int arch;                  /* the machine code's architecture (90: sm_90); 0 in the model */
   size_t static_shared;      /* per block */
   int active_blocks_per_sm;  /* cudaOccupancyMaxActiveBlocksPerMultiprocessor */
   double occupancy_pct;      /* active warps / the SM's warp slots */
@@ -45,6 +57,60 @@ typedef struct {
 
 /* Tile storage of the tiled blur: 4-byte pixels (uchar4) or one float per channel. */
 typedef enum { GPUIMG_TILE_U8 = 0, GPUIMG_TILE_FLOAT } gpuimg_tile_t;
+
+/* What an operation's launch function returns: its main kernel's shape; a copy (no kernel); no
+ * launch at all on this GPU (its launcher fails: too much shared memory...); or, for the model,
+ * a launch that depends on the GPU's L2 cache size where the GPU table lacks it.
+ * gpuimg_op_predict() also returns UNMODELLED for an operation without a launch function. */
+enum {
+  GPUIMG_LAUNCH_KERNEL = 0,
+  GPUIMG_LAUNCH_COPY = 1,
+  GPUIMG_LAUNCH_UNMODELLED = 2,
+  GPUIMG_LAUNCH_NO_L2 = 3,
+  GPUIMG_LAUNCH_IMPOSSIBLE = -1
+};
+
+/* Where an operation's launch function shapes its launch: the GPU's limits, --block (0x0: each
+ * kernel's default) and, for a grid-stride kernel, the blocks the GPU holds at once (0 while
+ * unknown: the grid is then a placeholder). */
+typedef struct {
+  const gpuimg_gpu_t *gpu;
+  int block_w, block_h;
+  long long resident;
+} gpuimg_launch_env_t;
+
+/* Launch-shape helpers for the operations' launch functions (C and CUDA alike). Starts l's shape:
+ * kernel (its instance "kernel<args>", or "kernel" for NULL args), grid, block, dynamic shared
+ * memory, one launch, no accesses yet. */
+static inline void gpuimg_launch_set(gpuimg_launch_t *l, const char *kernel, const char *args,
+                                     unsigned gx, unsigned gy, unsigned bx, unsigned by,
+                                     size_t shared)
+{
+  l->kernel = kernel;
+  if (args)
+    snprintf(l->instance, sizeof l->instance, "%s<%s>", kernel, args);
+  else
+    snprintf(l->instance, sizeof l->instance, "%s", kernel);
+  l->grid_is_resident = l->divergence_kernel = l->naccess = 0;
+  l->grid[0] = gx, l->grid[1] = gy, l->grid[2] = 1;
+  l->block[0] = bx, l->block[1] = by, l->block[2] = 1;
+  l->shared_bytes = shared;
+  l->launches = 1;
+}
+
+static inline void gpuimg_launch_access(gpuimg_launch_t *l, gpuimg_access_kind_t kind, int bytes,
+                                        long long stride, int row_lanes, long long row_stride)
+{
+  if (l->naccess < GPUIMG_MAX_ACCESSES) {
+    gpuimg_access_t a = {kind, bytes, stride, row_lanes, row_stride};
+    l->access[l->naccess++] = a;
+  }
+}
+
+static inline unsigned gpuimg_launch_blocks(long long n, int per_block)
+{
+  return (unsigned)((n + per_block - 1) / per_block);
+}
 
 /* Device description for `gpuimg info`. */
 typedef struct {
@@ -83,6 +149,9 @@ void gpuimg_cuda_versions(int *driver, int *runtime);
 
 /* Fills info for device (-1: current). 0, or -1 with the error set. */
 int gpuimg_cuda_device_info(int device, gpuimg_device_info_t *info);
+
+/* The context's device's limits for the model (product: its name, valid while ctx lives). */
+void gpuimg_cuda_gpu(const gpuimg_cuda_t *ctx, gpuimg_gpu_t *gpu);
 
 /* Device-to-device copy bandwidth (bytes read + written per second / 1e9), measured with
  * events as the median of a few copies of bytes. 0 or -1. */

@@ -11,6 +11,7 @@
 struct gpuimg_cuda {
   int device;
   cudaDeviceProp prop;
+  gpuimg_gpu_t gpu; // prop's limits for the model and the operations' launch functions
   cudaStream_t stream;
   cudaEvent_t start, stop;
   int block_w, block_h; // 0: kernel defaults
@@ -94,22 +95,61 @@ int gpuimg_cuda_check_grid(const gpuimg_cuda_t *ctx, dim3 grid, const char *kern
 int gpuimg_occupancy(const gpuimg_cuda_t *ctx, const void *kernel, dim3 grid, dim3 block,
                      size_t shared, gpuimg_launch_t *info);
 
+// Where the operations' launch functions (kernels/<op>.h) shape a launch on ctx's device.
+static inline gpuimg_launch_env_t gpuimg_cuda_env(const gpuimg_cuda_t *ctx)
+{
+  gpuimg_launch_env_t env = {&ctx->gpu, ctx->block_w, ctx->block_h, 0};
+  return env;
+}
+
+static inline dim3 gpuimg_launch_grid(const gpuimg_launch_t *l)
+{
+  return dim3(l->grid[0], l->grid[1], l->grid[2]);
+}
+
+static inline dim3 gpuimg_launch_block(const gpuimg_launch_t *l)
+{
+  return dim3(l->block[0], l->block[1], l->block[2]);
+}
+
+// The occupancy of kernel at the shape info holds (informational: a failing query leaves
+// has_occupancy at 0).
+template <typename K>
+static inline void gpuimg_launch_measure(gpuimg_cuda_t *ctx, gpuimg_launch_t *info, K kernel)
+{
+  gpuimg_occupancy(ctx, (const void *)kernel, gpuimg_launch_grid(info), gpuimg_launch_block(info),
+                   info->shared_bytes, info);
+}
+
+// The blocks of kernel in blocks of threads threads with shared bytes of dynamic shared
+// memory the device holds at once (SMs x blocks per SM, the occupancy API's): a grid-stride
+// kernel's grid. -1 with the error set.
+template <typename K>
+static inline long long gpuimg_cuda_resident(const gpuimg_cuda_t *ctx, K kernel, int threads,
+                                             size_t shared)
+{
+  int active = 0;
+  cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&active, kernel, threads, shared);
+  if (err != cudaSuccess)
+    return gpuimg_cuda_fail(err, "cudaOccupancyMaxActiveBlocksPerMultiprocessor", __FILE__,
+                            __LINE__);
+  return (long long)(active > 0 ? active : 1) * ctx->prop.multiProcessorCount;
+}
+
 template <typename K>
 static inline void gpuimg_launch_record(gpuimg_cuda_t *ctx, gpuimg_launch_t *info, K kernel,
                                         const char *name, dim3 grid, dim3 block, size_t shared,
                                         int launches);
 
+// A launch whose shape the launcher computed itself (no launch function in its header: no
+// instance named for the model, no accesses declared).
 static inline void gpuimg_launch_record(gpuimg_launch_t *info, const char *kernel, dim3 grid,
                                         dim3 block, size_t shared, int launches)
 {
-  info->kernel = kernel;
-  info->grid[0] = grid.x;
-  info->grid[1] = grid.y;
+  gpuimg_launch_set(info, kernel, NULL, grid.x, grid.y, block.x, block.y, shared);
+  info->instance[0] = '\0';
   info->grid[2] = grid.z;
-  info->block[0] = block.x;
-  info->block[1] = block.y;
   info->block[2] = block.z;
-  info->shared_bytes = shared;
   info->launches = launches;
 }
 

@@ -6,7 +6,7 @@ namespace
 {
 
 constexpr uint32_t kWR = 19595, kWG = 38470, kWB = 7471; // sum 65536
-constexpr int kPixelsPerThread = 16;
+constexpr int kPixelsPerThread = GPUIMG_GRAY_PIXELS_PER_THREAD;
 
 __device__ __forceinline__ uint32_t luma(uint32_t r, uint32_t g, uint32_t b)
 {
@@ -86,33 +86,56 @@ __global__ void gray_naive_kernel(const uint8_t *__restrict__ src, uint8_t *__re
     dst[p * OC + 1] = s[3];
 }
 
+// gray_stride_kernel<C> (--grid-stride): the grid-stride loop: as many 256-thread blocks as
+// the GPU holds at once (SMs x blocks per SM: one wave, no tail), each thread converting pixel
+// i, then i + the grid's threads, and so on; neighbouring lanes take neighbouring pixels, so
+// the byte accesses coalesce as the naive kernel's do.
 template <int C>
-int launch_gray_naive(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, int w, int h,
-                      gpuimg_launch_t *info)
+__global__ void gray_stride_kernel(const uint8_t *__restrict__ src, uint8_t *__restrict__ dst,
+                                   size_t pixels)
 {
-  dim3 block = gpuimg_block2d(ctx, 16, 16), grid = gpuimg_grid2d(block, w, h);
-  if (gpuimg_cuda_check_grid(ctx, grid, "gray_naive_kernel") < 0 ||
-      gpuimg_cuda_timer_start(ctx) < 0)
+  constexpr int OC = C == 4 ? 2 : 1;
+  size_t step = (size_t)gridDim.x * blockDim.x;
+  for (size_t p = (size_t)blockIdx.x * blockDim.x + threadIdx.x; p < pixels; p += step) {
+    const uint8_t *s = src + p * C;
+    dst[p * OC] = (uint8_t)luma(s[0], s[1], s[2]);
+    if (OC == 2)
+      dst[p * OC + 1] = s[3];
+  }
+}
+
+// Launches kernel on the shape gpuimg_gray_launch() gave info, timed, and records its
+// occupancy.
+template <typename K, typename... Args>
+int launch_shaped(gpuimg_cuda_t *ctx, K kernel, gpuimg_launch_t *info, Args... args)
+{
+  dim3 grid = gpuimg_launch_grid(info), block = gpuimg_launch_block(info);
+  if (gpuimg_cuda_check_grid(ctx, grid, info->kernel) < 0 || gpuimg_cuda_timer_start(ctx) < 0)
     return -1;
-  gray_naive_kernel<C><<<grid, block, 0, ctx->stream>>>(d_src, d_dst, w, h);
-  GPUIMG_CUDA_CHECK_LAUNCH("gray_naive_kernel");
-  gpuimg_launch_record(ctx, info, gray_naive_kernel<C>, "gray_naive_kernel", grid, block, 0, 1);
+  kernel<<<grid, block, 0, ctx->stream>>>(args...);
+  GPUIMG_CUDA_CHECK_LAUNCH(info->kernel);
+  gpuimg_launch_measure(ctx, info, kernel);
   return gpuimg_cuda_timer_stop(ctx, &info->ms);
 }
 
 template <int C>
-int launch_gray(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, size_t pixels,
-                gpuimg_launch_t *info)
+int launch_gray(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, int w, int h,
+                gpuimg_variant_t variant, gpuimg_launch_t *info)
 {
-  size_t groups = pixels / kPixelsPerThread;
-  dim3 block(256);
-  dim3 grid((unsigned)((groups + 1 + block.x - 1) / block.x)); // +1: the tail thread
-  if (gpuimg_cuda_check_grid(ctx, grid, "gray_kernel") < 0 || gpuimg_cuda_timer_start(ctx) < 0)
-    return -1;
-  gray_kernel<C><<<grid, block, 0, ctx->stream>>>(d_src, d_dst, groups, pixels);
-  GPUIMG_CUDA_CHECK_LAUNCH("gray_kernel");
-  gpuimg_launch_record(ctx, info, gray_kernel<C>, "gray_kernel", grid, block, 0, 1);
-  return gpuimg_cuda_timer_stop(ctx, &info->ms);
+  size_t pixels = (size_t)w * (size_t)h;
+  gpuimg_launch_env_t env = gpuimg_cuda_env(ctx);
+  if (variant == GPUIMG_VARIANT_NAIVE) {
+    gpuimg_gray_launch(variant, w, h, C, &env, info);
+    return launch_shaped(ctx, gray_naive_kernel<C>, info, d_src, d_dst, w, h);
+  }
+  if (variant == GPUIMG_VARIANT_GRID_STRIDE) {
+    if ((env.resident = gpuimg_cuda_resident(ctx, gray_stride_kernel<C>, 256, 0)) < 0)
+      return -1;
+    gpuimg_gray_launch(variant, w, h, C, &env, info);
+    return launch_shaped(ctx, gray_stride_kernel<C>, info, d_src, d_dst, pixels);
+  }
+  gpuimg_gray_launch(variant, w, h, C, &env, info);
+  return launch_shaped(ctx, gray_kernel<C>, info, d_src, d_dst, pixels / kPixelsPerThread, pixels);
 }
 
 } // namespace
@@ -122,14 +145,11 @@ extern "C" int gpuimg_gray_gpu(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t
                                gpuimg_launch_t *info)
 {
   size_t pixels = (size_t)width * (size_t)height;
-  if (variant == GPUIMG_VARIANT_NAIVE && channels >= 3)
-    return channels == 3 ? launch_gray_naive<3>(ctx, d_src, d_dst, width, height, info)
-                         : launch_gray_naive<4>(ctx, d_src, d_dst, width, height, info);
   switch (channels) {
   case 3:
-    return launch_gray<3>(ctx, d_src, d_dst, pixels, info);
+    return launch_gray<3>(ctx, d_src, d_dst, width, height, variant, info);
   case 4:
-    return launch_gray<4>(ctx, d_src, d_dst, pixels, info);
+    return launch_gray<4>(ctx, d_src, d_dst, width, height, variant, info);
   default:
     // Gray input is unchanged: a device-to-device copy.
     if (gpuimg_cuda_timer_start(ctx) < 0)

@@ -45,7 +45,12 @@ template <int C>
 int composite(gpuimg_cuda_t *ctx, const uint8_t *d_src, const uint8_t *d_mask, uint8_t *d_dst,
               int w, int h, gpuimg_launch_t *info)
 {
-  dim3 block = gpuimg_block2d(ctx, 32, 8), grid = gpuimg_grid2d(block, w, h);
+  // The report shows the composite's shape: it is the kernel that diverges.
+  int blur_launches = info->launches;
+  gpuimg_launch_env_t env = gpuimg_cuda_env(ctx);
+  gpuimg_portrait_composite_launch(w, h, C, &env, info);
+  info->launches += blur_launches;
+  dim3 grid = gpuimg_launch_grid(info), block = gpuimg_launch_block(info);
   if (gpuimg_cuda_check_grid(ctx, grid, "portrait_composite_kernel") < 0)
     return -1;
   if (ctx->count_divergence)
@@ -55,12 +60,9 @@ int composite(gpuimg_cuda_t *ctx, const uint8_t *d_src, const uint8_t *d_mask, u
     portrait_composite_kernel<C, false>
         <<<grid, block, 0, ctx->stream>>>(d_src, d_mask, d_dst, w, h, NULL);
   GPUIMG_CUDA_CHECK_LAUNCH("portrait_composite_kernel");
-  // The report shows the composite's shape: it is the kernel that diverges.
-  gpuimg_launch_record(ctx, info, portrait_composite_kernel<C, false>, "portrait_composite_kernel",
-                       grid, block, 0, info->launches + 1);
+  gpuimg_launch_measure(ctx, info, portrait_composite_kernel<C, false>);
   return 0;
 }
-
 } // namespace
 
 extern "C" int gpuimg_portrait_gpu(gpuimg_cuda_t *ctx, const uint8_t *d_src, const uint8_t *d_mask,

@@ -8,10 +8,6 @@
 namespace
 {
 
-// Column sums of one band of output rows kept in scratch: at most this many bytes (at least
-// one row), so that a tall enlargement does not need an out_h x in_w buffer.
-constexpr size_t kBandBytes = (size_t)64 << 20;
-
 // Grid rows: gridDim.y is capped at 65535, the kernels stride over the rest.
 constexpr unsigned kMaxGridY = 65535;
 
@@ -93,8 +89,7 @@ int plan_make(gpuimg_cuda_t *ctx, int in_w, int channels, Plan *p)
 {
   size_t bx = gpuimg_resize_taps_bytes(&p->ax), by = gpuimg_resize_taps_bytes(&p->ay);
   p->row_len = (size_t)in_w * (size_t)channels;
-  size_t band = kBandBytes / (p->row_len * sizeof(uint64_t));
-  p->band = band < 1 ? 1 : band > (size_t)p->ay.m ? (int)p->ay.m : (int)band;
+  p->band = gpuimg_resize_band(in_w, channels, (int)p->ay.m);
   void *d_scratch = NULL, *h_tables = malloc(bx + by);
   if (!h_tables) {
     gpuimg_error_set(GPUIMG_EXIT_FAILURE, "resize", "out of memory");
@@ -140,13 +135,14 @@ int launch_resize(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, Plan
   dim3 block = gpuimg_block2d(ctx, 32, 8);
   if (plan_make(ctx, (int)p.ax.n, C, &p) < 0 || gpuimg_cuda_timer_start(ctx) < 0)
     return -1;
-  int bands = 0;
-  for (int y = 0; y < (int)p.ay.m; y += p.band, bands++)
+  for (int y = 0; y < (int)p.ay.m; y += p.band)
     if (run_band<C>(ctx, p, d_src, d_dst, y, y + p.band < p.ay.m ? y + p.band : (int)p.ay.m,
                     block) < 0)
       return -1;
-  gpuimg_launch_record(ctx, info, resize_rows_kernel<C>, "resize_rows_kernel",
-                       band_grid(block, p.ax.m, p.band), block, 0, 2 * bands);
+  // The report shows the row pass of a band (the bands, the launches).
+  gpuimg_launch_env_t env = gpuimg_cuda_env(ctx);
+  gpuimg_resize_launch((int)p.ax.n, C, (int)p.ax.m, (int)p.ay.m, &env, info);
+  gpuimg_launch_measure(ctx, info, resize_rows_kernel<C>);
   return gpuimg_cuda_timer_stop(ctx, &info->ms);
 }
 

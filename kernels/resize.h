@@ -130,6 +130,33 @@ int gpuimg_resize_gpu(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, 
                       int channels, int out_w, int out_h, int area_x, int area_y,
                       gpuimg_launch_t *info);
 
+/* Output rows per band of column sums: at most 64 MiB of them (at least one row), so that a
+ * tall enlargement does not need an out_h x in_w buffer. */
+static inline int gpuimg_resize_band(int in_w, int channels, int out_h)
+{
+  size_t band = ((size_t)64 << 20) / ((size_t)in_w * (size_t)channels * sizeof(uint64_t));
+  return band < 1 ? 1 : band > (size_t)out_h ? out_h : (int)band;
+}
+
+/* The launch gpuimg_resize_gpu() reports (the model makes the same): the row pass of a band,
+ * 32x8 blocks by default, grid rows capped at 65535 (the kernels stride over the rest), two
+ * launches a band. Its output bytes go out a byte a lane, C bytes apart; its reads follow the
+ * taps, whose spacing is the scale's. */
+static inline int gpuimg_resize_launch(int in_w, int channels, int out_w, int out_h,
+                                       const gpuimg_launch_env_t *env, gpuimg_launch_t *l)
+{
+  char args[4] = {(char)('0' + channels), '\0'};
+  unsigned bw = env->block_w ? (unsigned)env->block_w : 32;
+  unsigned bh = env->block_w ? (unsigned)env->block_h : 8;
+  int band = gpuimg_resize_band(in_w, channels, out_h), bands = (out_h + band - 1) / band;
+  unsigned gy = gpuimg_launch_blocks(band, (int)bh);
+  gpuimg_launch_set(l, "resize_rows_kernel", args, gpuimg_launch_blocks(out_w, (int)bw),
+                    gy > 65535 ? 65535 : gy, bw, bh, 0);
+  l->launches = 2 * bands;
+  gpuimg_launch_access(l, GPUIMG_ACCESS_STORE, 1, channels, (int)bw, (long long)out_w * channels);
+  return GPUIMG_LAUNCH_KERNEL;
+}
+
 #ifdef __cplusplus
 }
 #endif

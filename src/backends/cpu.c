@@ -103,6 +103,8 @@ static int run_cpu(cpu_runner_t *cr, const gpuimg_plan_t *plan, const gpuimg_ima
       in = &tmp[i];
     }
   }
+  for (int i = 0; plan->model_gpu && i < plan->nsteps; i++) /* --device: the GPU's launches */
+    gpuimg_run_model(plan, plan->model_gpu, i, sh, &masks[i], stage[i]);
   *dst = tmp[plan->nsteps - 1];
   memset(&tmp[plan->nsteps - 1], 0, sizeof tmp[0]);
   rc = 0;

@@ -366,11 +366,19 @@ static int run_once(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_plan_t *
   return 0;
 }
 
-/* The host's prediction of the divergence each teaching kernel counted. */
-static void predict(const gpuimg_plan_t *plan, const gpuimg_image_t *masks, shape_t *sh)
+/* The host's prediction of the divergence each teaching kernel counted, and the model's launch
+ * of each step: for --device's GPU, or (a measured run) for this device, whose measured launch
+ * it must equal. */
+static void predict(gpuimg_cuda_t *ctx, const gpuimg_plan_t *plan, const gpuimg_image_t *masks,
+                    shape_t *sh)
 {
+  gpuimg_gpu_t self;
+  gpuimg_cuda_gpu(ctx, &self);
+  const gpuimg_gpu_t *gpu = plan->model_gpu ? plan->model_gpu : plan->measure ? &self : NULL;
   for (int i = 0; i < plan->nsteps; i++) {
     gpuimg_stage_t *st = sh->stage[i];
+    if (gpu)
+      gpuimg_run_model(plan, gpu, i, sh->s, &masks[i], st);
     const gpuimg_launch_t *l = &st->launch;
     const gpuimg_step_t *s = &plan->steps[i];
     if (!l->has_divergence || !s->op->divergence)
@@ -404,7 +412,7 @@ static int run_cuda(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_plan_t *
       free(sh.h_dst);
     return -1;
   }
-  predict(plan, masks, &sh);
+  predict(ctx, plan, masks, &sh);
   const gpuimg_shape_t *res = &sh.s[plan->nsteps];
   run->out_w = res->w;
   run->out_h = res->h;

@@ -52,6 +52,16 @@ gpuimg_stage_t *gpuimg_run_step_stage(gpuimg_run_t *run, const gpuimg_plan_t *pl
   return s;
 }
 
+void gpuimg_run_model(const gpuimg_plan_t *plan, const gpuimg_gpu_t *gpu, int i,
+                      const gpuimg_shape_t *shapes, const gpuimg_image_t *mask, gpuimg_stage_t *s)
+{
+  const gpuimg_step_t *st = &plan->steps[i];
+  gpuimg_launch_env_t env = {gpu, plan->block_w, plan->block_h, 0};
+  s->has_model = 1;
+  s->model_rc = gpuimg_op_predict(st->op, st->params, shapes[i].w, shapes[i].h, shapes[i].c, &env,
+                                  mask, &s->model);
+}
+
 int gpuimg_plan_may_reduce(const gpuimg_plan_t *plan)
 {
   return !plan->exact_decode && plan->nsteps > 0 && plan->steps[0].op->load_reduction;

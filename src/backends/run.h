@@ -38,6 +38,9 @@ typedef struct {
   int no_autorotate; /* keep the stored pixels: no EXIF orientation applied (images, masks) */
   int strip;         /* write no metadata: the input's ICC profile and EXIF are not carried */
   int exact_decode;  /* no shrink-on-load: every input decoded at its full size */
+  /* --device: the GPU whose launches the run's stages predict (the model's table; NULL: on a
+   * device, with measure, the device itself, else none). */
+  const gpuimg_gpu_t *model_gpu;
 } gpuimg_plan_t;
 
 /* An image's size and channels where it enters a step. */
@@ -83,6 +86,10 @@ typedef struct {
   int out_w, out_h;   /* a step's stage: the size it made */
   int has_prediction; /* host-predicted divergence for launch's block shape */
   uint64_t predicted_warps, predicted_divergent;
+  /* A step's stage: the model's launch (gpuimg_op_predict(): model_rc its GPUIMG_LAUNCH_
+   * value) for the plan's model_gpu, or on a device for the device itself. */
+  int has_model, model_rc;
+  gpuimg_launch_t model;
 } gpuimg_stage_t;
 
 typedef struct {
@@ -111,6 +118,11 @@ typedef struct {
   int nstages;
   double total_ms;
 } gpuimg_run_t;
+
+/* Step i's stage's model (has_model, model_rc, model) on gpu: the step's input shapes[i],
+ * plan's --block, mask (data NULL: none) for a teaching kernel's divergence. */
+void gpuimg_run_model(const gpuimg_plan_t *plan, const gpuimg_gpu_t *gpu, int i,
+                      const gpuimg_shape_t *shapes, const gpuimg_image_t *mask, gpuimg_stage_t *s);
 
 /* Adds a stage; returns it, or NULL with the error set. */
 gpuimg_stage_t *gpuimg_run_stage(gpuimg_run_t *run, const char *name, int step, int device,

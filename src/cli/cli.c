@@ -75,6 +75,16 @@ static int parse_completion(const gpuimg_option_t *o, const char *spelled, const
   return 0;
 }
 
+/* --device NAME: --explain's lines become the model's for that GPU. */
+static int device_chosen(const gpuimg_option_t *o, const char *spelled, const char *arg,
+                         void *target)
+{
+  gpuimg_cli_t *cli = target;
+  (void)o, (void)spelled, (void)arg;
+  cli->plan.model_gpu = &gpuimg_gpus[cli->device];
+  return 0;
+}
+
 #define CLI(field) offsetof(gpuimg_cli_t, field)
 
 /* The command's own global options; the run-wide settings are the plan's
@@ -84,8 +94,14 @@ const gpuimg_option_t gpuimg_cli_options[] = {
      .metavar = "FILE", .help = "write a JSON timing report ('-' = stdout)",
      .empty_what = "file name"},
     {.long_name = "explain", .kind = GPUIMG_OPTION_FLAG, .offset = CLI(explain), .value = 1,
-     .help = "one line per kernel on stderr: blocks, occupancy, waves,\n"
-             "bandwidth, divergence (CUDA backend)"},
+     .help = "one line per kernel on stderr: blocks, idle lanes, occupancy,\n"
+             "waves and the last wave, bandwidth, sectors per request, bank\n"
+             "conflicts, divergence (CUDA backend, or --device's model)"},
+    {.long_name = "device", .kind = GPUIMG_OPTION_CHOICE, .offset = CLI(device),
+     .choices = gpuimg_gpu_choices, .parse = device_chosen, .metavar = "GPU",
+     .help = "with --explain: the CUDA model's lines for GPU (a100, h100,\n"
+             "l4, ...: every predicted number, no GPU needed; the image\n"
+             "itself is made on the CPU backend unless --backend cuda)"},
     {.long_name = "help", .short_name = 'h', .kind = GPUIMG_OPTION_FLAG, .offset = CLI(help),
      .value = 1, .help = "this help"},
     {.long_name = "version", .short_name = 'V', .kind = GPUIMG_OPTION_FLAG,
@@ -315,6 +331,11 @@ int gpuimg_cli_parse(int argc, char **argv, gpuimg_cli_t *cli)
     return 0;
   if (cli->plan.nsteps == 0)
     return usage_error("", "%sno operation given", "");
+  if (cli->plan.model_gpu && !cli->explain)
+    return usage_error("--device", "%sneeds --explain (it names the GPU --explain predicts for)",
+                       "");
+  if (cli->plan.model_gpu && cli->plan.backend == GPUIMG_BACKEND_AUTO)
+    cli->plan.backend = GPUIMG_BACKEND_CPU; /* the lines are the model's: no device needed */
   if (want_op)
     return usage_error("", "%s'then' must be followed by an operation", "");
   if (gpuimg_plan_check(&cli->plan) < 0)

@@ -105,13 +105,45 @@ static int add_step(cJSON *o, const gpuimg_step_t *st)
   return 0;
 }
 
-/* A kernel's stage: its launch shape and occupancy. */
-static int add_launch(cJSON *o, const gpuimg_launch_t *l)
+/* A launch's declared memory accesses with the sector or bank rule's count. */
+static int add_accesses(cJSON *lo_, const gpuimg_launch_t *l)
 {
-  cJSON *lo_ = cJSON_AddObjectToObject(o, "launch");
+  if (!l->naccess)
+    return 0;
+  cJSON *arr = cJSON_AddArrayToObject(lo_, "accesses");
+  if (!arr)
+    return -1;
+  int threads = (int)(l->block[0] * l->block[1] * l->block[2]);
+  for (int i = 0; i < l->naccess; i++) {
+    const gpuimg_access_t *a = &l->access[i];
+    cJSON *x = cJSON_CreateObject();
+    if (!x || !cJSON_AddItemToArray(arr, x))
+      return -1;
+    double used;
+    int n = gpuimg_model_access(a, threads, &used);
+    add_string(x, "kind", gpuimg_access_name(a->kind));
+    add_number(x, "bytes", a->bytes);
+    add_number(x, "stride", (double)a->stride);
+    if (gpuimg_access_shared(a->kind)) {
+      add_number(x, "conflict_ways", n);
+    } else {
+      add_number(x, "sectors_per_request", n);
+      add_number(x, "used_pct", rnd(used, 1));
+    }
+  }
+  return 0;
+}
+
+/* A kernel's stage: its launch shape and occupancy, under key (the measured "launch", or the
+ * model's). */
+static int add_launch(cJSON *o, const char *key, const gpuimg_launch_t *l)
+{
+  cJSON *lo_ = cJSON_AddObjectToObject(o, key);
   if (!lo_)
     return -1;
   add_string(lo_, "kernel", l->kernel ? l->kernel : "");
+  if (l->instance[0])
+    add_string(lo_, "instance", l->instance);
   int grid[3] = {(int)l->grid[0], (int)l->grid[1], (int)l->grid[2]};
   int block[3] = {(int)l->block[0], (int)l->block[1], (int)l->block[2]};
   cJSON_AddItemToObject(lo_, "grid", cJSON_CreateIntArray(grid, 3));
@@ -125,9 +157,36 @@ static int add_launch(cJSON *o, const gpuimg_launch_t *l)
     add_number(lo_, "occupancy_pct", rnd(l->occupancy_pct, 1));
     add_string(lo_, "limited_by", l->limited_by);
     add_number(lo_, "resident_blocks", (double)l->resident_blocks);
-    add_number(lo_, "blocks", (double)l->grid[0] * l->grid[1] * l->grid[2]);
+    unsigned long long blocks = (unsigned long long)l->grid[0] * l->grid[1] * l->grid[2];
+    add_number(lo_, "blocks", (double)blocks);
     add_number(lo_, "waves", rnd(l->waves, 2));
+    gpuimg_waves_t w;
+    gpuimg_model_waves(blocks, l->resident_blocks, &w);
+    add_number(lo_, "last_wave_blocks", (double)w.last_blocks);
+    add_number(lo_, "last_wave_pct", rnd(w.last_fill_pct, 1));
   }
+  add_number(lo_, "idle_lanes",
+             gpuimg_model_idle_lanes((int)(l->block[0] * l->block[1] * l->block[2])));
+  return add_accesses(lo_, l);
+}
+
+/* The model's launch of a step: for --device's GPU or the device the step ran on. */
+static int add_model(cJSON *o, const gpuimg_plan_t *plan, const gpuimg_run_t *run,
+                     const gpuimg_stage_t *s)
+{
+  static const char *const none[] = {"", "copy", "unmodelled", "no-l2-size"};
+  const char *gpu = plan->model_gpu ? plan->model_gpu->name : run->device;
+  if (s->model_rc == GPUIMG_LAUNCH_KERNEL) {
+    if (add_launch(o, "model", &s->model) < 0)
+      return -1;
+    add_string(cJSON_GetObjectItem(o, "model"), "gpu", gpu);
+    return 0;
+  }
+  cJSON *m = cJSON_AddObjectToObject(o, "model");
+  if (!m)
+    return -1;
+  add_string(m, "gpu", gpu);
+  add_string(m, "none", s->model_rc > 0 ? none[s->model_rc] : "impossible");
   return 0;
 }
 
@@ -174,9 +233,11 @@ static int add_stage(cJSON *stages, const gpuimg_plan_t *plan, const gpuimg_run_
     add_number(o, "output_width", s->out_w);
     add_number(o, "output_height", s->out_h);
   }
+  if (s->has_model && add_model(o, plan, run, s) < 0)
+    return -1;
   if (s->has_launch) {
     const gpuimg_launch_t *l = &s->launch;
-    if (add_launch(o, l) < 0)
+    if (add_launch(o, "launch", l) < 0)
       return -1;
     if (run->copy_gbps > 0 && median > 0 && s->bytes)
       add_number(o, "copy_bw_pct",

@@ -183,6 +183,13 @@ static void blur_report(const void *params, const gpuimg_report_sink_t *sink)
   gpuimg_ops_report_tile(params, sink);
 }
 
+static int blur_launch(const void *params, int w, int h, int c, const gpuimg_launch_env_t *env,
+                       gpuimg_launch_t *l)
+{
+  const blur_params_t *p = params;
+  return gpuimg_blur_launch(p->common.variant, p->common.tile, p->radius, w, h, c, env, l);
+}
+
 const gpuimg_op_t gpuimg_op_blur = {
     .name = "blur",
     .summary = "box (mean) blur over the (2N+1)x(2N+1) window, edges clamped",
@@ -190,6 +197,7 @@ const gpuimg_op_t gpuimg_op_blur = {
     GPUIMG_PARAMS(blur_params_t, blur_defaults),
     .run_cpu_rows = blur_cpu_rows,
     GPUIMG_RUN_GPU(blur_gpu_step),
+    .launch = blur_launch,
     .work = 1.0,
     .report = blur_report,
 };

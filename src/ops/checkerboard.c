@@ -101,6 +101,13 @@ static void checkerboard_divergence(const void *params, const gpuimg_image_t *ma
   gpuimg_divergence_checkerboard(width, height, p->cell, bw, bh, warps, divergent);
 }
 
+static int checkerboard_launch(const void *params, int w, int h, int c,
+                               const gpuimg_launch_env_t *env, gpuimg_launch_t *l)
+{
+  const checkerboard_params_t *p = params;
+  return gpuimg_checkerboard_launch(p->common.variant, w, h, c, env, l);
+}
+
 const gpuimg_op_t gpuimg_op_checkerboard = {
     .name = "checkerboard",
     .summary = "brighten even cells, darken odd cells (alpha untouched)",
@@ -108,6 +115,7 @@ const gpuimg_op_t gpuimg_op_checkerboard = {
     GPUIMG_PARAMS(checkerboard_params_t, checkerboard_defaults),
     .run_cpu_rows = checkerboard_cpu_rows,
     GPUIMG_RUN_GPU(checkerboard_gpu_step),
+    .launch = checkerboard_launch,
     .work = 1.7,
     .report = checkerboard_report,
     .divergence = checkerboard_divergence,

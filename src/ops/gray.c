@@ -65,6 +65,10 @@ static const gray_params_t gray_defaults = {.common = {.variant = GPUIMG_VARIANT
 
 static const gpuimg_option_t gray_options[] = {
     GPUIMG_OPTION_NAIVE("per-pixel CUDA kernel in 16x16 blocks (the teaching one)"),
+    {.long_name = "grid-stride", .kind = GPUIMG_OPTION_FLAG,
+     .offset = offsetof(gpuimg_params_common_t, variant), .value = GPUIMG_VARIANT_GRID_STRIDE,
+     .help = "CUDA grid-stride loop: SMs x blocks per SM, each thread looping\n"
+             "over pixels (one wave: no tail)"},
     {0},
 };
 
@@ -87,6 +91,12 @@ static int gray_gpu_step(gpuimg_cuda_t *ctx, const void *params, const uint8_t *
 }
 #endif
 
+static int gray_launch(const void *params, int w, int h, int c, const gpuimg_launch_env_t *env,
+                       gpuimg_launch_t *l)
+{
+  return gpuimg_gray_launch(((const gray_params_t *)params)->common.variant, w, h, c, env, l);
+}
+
 const gpuimg_op_t gpuimg_op_gray = {
     .name = "gray",
     .summary = "Rec. 601 luma: RGB -> gray, RGBA -> gray+alpha, gray unchanged",
@@ -95,5 +105,6 @@ const gpuimg_op_t gpuimg_op_gray = {
     .out_channels = gray_out_channels,
     .run_cpu_rows = gray_cpu_rows,
     GPUIMG_RUN_GPU(gray_gpu_step),
+    .launch = gray_launch,
     .work = 0.42,
 };

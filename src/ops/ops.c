@@ -61,6 +61,8 @@ const char *gpuimg_variant_name(gpuimg_variant_t v)
     return "naive";
   case GPUIMG_VARIANT_TILED:
     return "tiled";
+  case GPUIMG_VARIANT_GRID_STRIDE:
+    return "grid-stride";
   default:
     return "fast";
   }
@@ -102,7 +104,7 @@ int gpuimg_op_out_size(const gpuimg_op_t *op, const void *params, int w, int h, 
     return op->out_size(params, w, h, out_w, out_h);
   *out_w = w;
   *out_h = h;
-  return 0;
+  return GPUIMG_LAUNCH_KERNEL;
 }
 
 const char *gpuimg_op_variant_name(const gpuimg_op_t *op, const void *params)
@@ -116,4 +118,59 @@ int gpuimg_op_run_cpu(const gpuimg_op_t *op, const void *params, const gpuimg_im
   if (op->run_cpu)
     return op->run_cpu(params, src, mask, dst);
   return op->run_cpu_rows(params, src, mask, dst, 0, dst->height);
+}
+
+/* The model's registers, occupancy and waves of l's shape on gpu; -1 when the resource table
+ * has no row for l's kernel instance on gpu's architecture. */
+static int model_occupancy(const gpuimg_gpu_t *gpu, gpuimg_launch_t *l)
+{
+  const gpuimg_kernel_resources_t *res =
+      gpuimg_kernel_resources_find(gpuimg_model_arch(gpu->cc_major, gpu->cc_minor), l->instance);
+  if (!res)
+    return -1;
+  gpuimg_occupancy_t o;
+  int threads = (int)(l->block[0] * l->block[1] * l->block[2]);
+  gpuimg_model_occupancy(gpu, threads, res->registers, (size_t)res->static_shared + l->shared_bytes,
+                         &o);
+  l->has_occupancy = 1;
+  l->registers = res->registers;
+  l->static_shared = (size_t)res->static_shared;
+  l->active_blocks_per_sm = o.blocks_per_sm;
+  l->occupancy_pct = o.occupancy_pct;
+  l->limited_by = o.limited_by;
+  l->resident_blocks = (long long)o.blocks_per_sm * gpu->sms;
+  return GPUIMG_LAUNCH_KERNEL;
+}
+
+int gpuimg_op_predict(const gpuimg_op_t *op, const void *params, int w, int h, int c,
+                      const gpuimg_launch_env_t *env, const gpuimg_image_t *mask,
+                      gpuimg_launch_t *l)
+{
+  memset(l, 0, sizeof *l);
+  if (!op->launch)
+    return GPUIMG_LAUNCH_UNMODELLED;
+  gpuimg_launch_env_t at = *env;
+  at.resident = 0;
+  int rc = op->launch(params, w, h, c, &at, l);
+  if (rc != GPUIMG_LAUNCH_KERNEL)
+    return rc;
+  if (model_occupancy(env->gpu, l) < 0)
+    return GPUIMG_LAUNCH_KERNEL; /* the shape alone: no registers for this architecture */
+  if (l->grid_is_resident && l->resident_blocks > 0) { /* the grid follows the occupancy */
+    gpuimg_launch_t shaped = *l;
+    at.resident = l->resident_blocks;
+    if (op->launch(params, w, h, c, &at, &shaped) != GPUIMG_LAUNCH_KERNEL)
+      return GPUIMG_LAUNCH_IMPOSSIBLE;
+    memcpy(l->grid, shaped.grid, sizeof l->grid);
+  }
+  double blocks = (double)l->grid[0] * l->grid[1] * l->grid[2];
+  l->waves = l->resident_blocks > 0 ? blocks / (double)l->resident_blocks : 0.0;
+  if (l->divergence_kernel && op->divergence) {
+    uint64_t warps, divergent;
+    op->divergence(params, mask, w, h, (int)l->block[0], (int)l->block[1], &warps, &divergent);
+    l->has_divergence = 1;
+    l->warps = warps;
+    l->divergent_warps = divergent;
+  }
+  return GPUIMG_LAUNCH_KERNEL;
 }

@@ -119,6 +119,13 @@ struct gpuimg_op {
   const char *(*variant_name)(const void *params);
   /* Its option values for the report's `options` object (NULL: none). */
   void (*report)(const void *params, const gpuimg_report_sink_t *sink);
+  /* The shape of its CUDA launcher's main kernel on a w x h x c input in env: kernel, instance,
+   * grid, block, dynamic shared memory, launches and memory accesses into l (zeroed by the
+   * caller), by the function the launcher itself calls (kernels/<name>.h), so the model
+   * without a GPU predicts what the device runs. A GPUIMG_LAUNCH_ value (cuda_context.h).
+   * NULL: no model. */
+  int (*launch)(const void *params, int w, int h, int c, const gpuimg_launch_env_t *env,
+                gpuimg_launch_t *l);
   /* Host prediction of the warps its kernel diverges in for a bw x bh block, when the
    * launch counted divergence (NULL: none). mask as for run_cpu. */
   void (*divergence)(const void *params, const gpuimg_image_t *mask, int width, int height,
@@ -151,6 +158,16 @@ const char *gpuimg_op_variant_name(const gpuimg_op_t *op, const void *params);
  * usage error set. */
 int gpuimg_op_out_size(const gpuimg_op_t *op, const void *params, int w, int h, int *out_w,
                        int *out_h);
+
+/* The model's launch of op's step on a w x h x c input for env's GPU and --block (env's
+ * resident is ignored): its shape (op->launch), registers and static shared memory from the
+ * resource table for the GPU's architecture, occupancy, resident blocks, waves and, for a
+ * teaching kernel, the divergent warps predicted on mask. A GPUIMG_LAUNCH_ value: with
+ * GPUIMG_LAUNCH_KERNEL but no row in the resource table for the instance, l has its shape
+ * only (has_occupancy 0). */
+int gpuimg_op_predict(const gpuimg_op_t *op, const void *params, int w, int h, int c,
+                      const gpuimg_launch_env_t *env, const gpuimg_image_t *mask,
+                      gpuimg_launch_t *l);
 
 /* Sets params (GPUIMG_PARAMS_SIZE bytes) to op's defaults. */
 void gpuimg_ops_init(const gpuimg_op_t *op, void *params);

@@ -74,6 +74,13 @@ static void portrait_report(const void *params, const gpuimg_report_sink_t *sink
   gpuimg_ops_report_tile(params, sink);
 }
 
+static int portrait_launch(const void *params, int w, int h, int c, const gpuimg_launch_env_t *env,
+                           gpuimg_launch_t *l)
+{
+  const portrait_params_t *p = params;
+  return gpuimg_portrait_launch(p->common.variant, p->common.tile, p->radius, w, h, c, env, l);
+}
+
 /* The composite kernel's branch is the mask's. */
 static void portrait_divergence(const void *params, const gpuimg_image_t *mask, int width,
                                 int height, int bw, int bh, uint64_t *warps, uint64_t *divergent)
@@ -90,6 +97,7 @@ const gpuimg_op_t gpuimg_op_portrait = {
     .needs_mask = 1,
     .run_cpu_rows = portrait_cpu_rows,
     GPUIMG_RUN_GPU(portrait_gpu_step),
+    .launch = portrait_launch,
     .work = 1.16,
     .report = portrait_report,
     .divergence = portrait_divergence,

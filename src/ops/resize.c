@@ -333,6 +333,15 @@ static int resize_gpu_step(gpuimg_cuda_t *ctx, const void *params, const uint8_t
 }
 #endif
 
+static int resize_launch(const void *params, int w, int h, int c, const gpuimg_launch_env_t *env,
+                         gpuimg_launch_t *l)
+{
+  int ow, oh;
+  if (resize_out_size(params, w, h, &ow, &oh) < 0)
+    return GPUIMG_LAUNCH_IMPOSSIBLE;
+  return gpuimg_resize_launch(w, c, ow, oh, env, l);
+}
+
 /* Shrink-on-load, as libvips's thumbnail does: decode at 1/r (r a power of two up to max) only
  * when the image shrinks at least 2r times on both axes, so that the area resize is left at
  * least a 2x reduction (a plain 2x shrink decodes at full size); and only when both axes are
@@ -387,6 +396,7 @@ const gpuimg_op_t gpuimg_op_resize = {
     .load_reduction = resize_load_reduction,
     .run_cpu_rows = resize_cpu_rows,
     GPUIMG_RUN_GPU(resize_gpu_step),
+    .launch = resize_launch,
     .work = 1.0,
     .report = resize_report,
 };

@@ -17,6 +17,63 @@
 #include "test_rng.h"
 
 static int failures, checks;
+/* The block shape the context has (gpuimg_cuda_set_block()), for the model. */
+static int block_w, block_h;
+
+static int set_block(gpuimg_cuda_t *ctx, int w, int h)
+{
+  block_w = w;
+  block_h = h;
+  return gpuimg_cuda_set_block(ctx, w, h);
+}
+
+/* The model's launch for this very device (kernels/cuda_model.c, the resource table, the
+ * operation's launch function) must be the launch the device ran: kernel instance, grid, block,
+ * shared memory, launches and, where the table holds the architecture the device ran, the
+ * registers and blocks per SM the occupancy API gave. */
+static void check_model(gpuimg_cuda_t *ctx, const gpuimg_op_t *op, const void *p, int w, int h,
+                        int c, const gpuimg_image_t *mask, const gpuimg_launch_t *got,
+                        const char *label)
+{
+  gpuimg_gpu_t gpu;
+  gpuimg_cuda_gpu(ctx, &gpu);
+  gpuimg_launch_env_t env = {&gpu, block_w, block_h, 0};
+  gpuimg_launch_t m;
+  int rc = gpuimg_op_predict(op, p, w, h, c, &env, mask, &m);
+  if (rc == GPUIMG_LAUNCH_UNMODELLED || rc == GPUIMG_LAUNCH_NO_L2)
+    return;
+  checks++;
+  if (rc == GPUIMG_LAUNCH_COPY) {
+    if (got->launches != 0) {
+      printf("FAIL model %s %s %dx%dx%d: a copy predicted, %s ran\n", op->name, label, w, h, c,
+             got->kernel);
+      failures++;
+    }
+    return;
+  }
+  if (rc != GPUIMG_LAUNCH_KERNEL || strcmp(m.instance, got->instance) != 0 ||
+      memcmp(m.grid, got->grid, sizeof m.grid) != 0 ||
+      memcmp(m.block, got->block, sizeof m.block) != 0 || m.shared_bytes != got->shared_bytes ||
+      m.launches != got->launches) {
+    printf("FAIL model %s %s %dx%dx%d: predicted %s %ux%u grid of %ux%u, %zu B, %d launches; ran "
+           "%s %ux%u of %ux%u, %zu B, %d launches\n",
+           op->name, label, w, h, c, m.instance, m.grid[0], m.grid[1], m.block[0], m.block[1],
+           m.shared_bytes, m.launches, got->instance, got->grid[0], got->grid[1], got->block[0],
+           got->block[1], got->shared_bytes, got->launches);
+    failures++;
+    return;
+  }
+  if (!got->has_occupancy || gpuimg_model_arch(gpu.cc_major, gpu.cc_minor) != got->arch)
+    return; /* the device ran machine code of an architecture the model does not price */
+  if (!m.has_occupancy || m.registers != got->registers || m.static_shared != got->static_shared ||
+      m.active_blocks_per_sm != got->active_blocks_per_sm) {
+    printf("FAIL model %s %s %dx%dx%d (%s): predicted %d registers, %zu B static, %d blocks/SM; "
+           "ran %d, %zu B, %d\n",
+           op->name, label, w, h, c, m.instance, m.registers, m.static_shared,
+           m.active_blocks_per_sm, got->registers, got->static_shared, got->active_blocks_per_sm);
+    failures++;
+  }
+}
 
 static void fill_random(uint8_t *p, size_t n)
 {
@@ -99,6 +156,7 @@ static int compare_params(gpuimg_cuda_t *ctx, const gpuimg_op_t *op, const void 
     goto done;
   rc = 0;
   checks++;
+  check_model(ctx, op, p, w, h, c, mask, &info, label);
   for (size_t i = 0; i < out_bytes; i++)
     if (got.data[i] != ref.data[i]) {
       size_t px = i / (size_t)oc;
@@ -254,7 +312,7 @@ static int run_resize_extremes(gpuimg_cuda_t *ctx)
   fill_random(big.data, gpuimg_image_bytes(3000, 2000, 3));
   fill_random(small.data, gpuimg_image_bytes(3, 5, 4));
   for (int b = 0; b < 2; b++) {
-    if (gpuimg_cuda_set_block(ctx, b ? 32 : 0, b ? 32 : 0) < 0)
+    if (set_block(ctx, b ? 32 : 0, b ? 32 : 0) < 0)
       return -1;
     for (size_t k = 0; k < sizeof shrink / sizeof shrink[0]; k++) {
       p.sizing = shrink[k];
@@ -268,7 +326,7 @@ static int run_resize_extremes(gpuimg_cuda_t *ctx)
   }
   gpuimg_image_free(&big);
   gpuimg_image_free(&small);
-  return gpuimg_cuda_set_block(ctx, 0, 0);
+  return set_block(ctx, 0, 0);
 }
 
 static const gpuimg_variant_t variants[] = {GPUIMG_VARIANT_FAST, GPUIMG_VARIANT_NAIVE,
@@ -293,6 +351,9 @@ static int run_size(gpuimg_cuda_t *ctx, int w, int h, int level)
       return -1;
     p.variant = GPUIMG_VARIANT_NAIVE;
     if (compare(ctx, "gray", &p, &src, NULL, "naive") < 0)
+      return -1;
+    p.variant = GPUIMG_VARIANT_GRID_STRIDE;
+    if (compare(ctx, "gray", &p, &src, NULL, "grid-stride") < 0)
       return -1;
     static const int cells[] = {1, 8, 3, 1000};
     for (int k = 0; k < 4; k++)
@@ -494,7 +555,7 @@ static int run_divergence(gpuimg_cuda_t *ctx)
   gpuimg_cuda_set_count_divergence(ctx, 1);
   static const int blocks[][2] = {{0, 0}, {16, 16}, {24, 5}};
   for (int b = 0; b < 3; b++) {
-    if (gpuimg_cuda_set_block(ctx, blocks[b][0], blocks[b][1]) < 0)
+    if (set_block(ctx, blocks[b][0], blocks[b][1]) < 0)
       return -1;
     static const int cells[] = {1, 2, 8, 32};
     for (int k = 0; k < 5; k++) {
@@ -523,7 +584,7 @@ static int run_divergence(gpuimg_cuda_t *ctx)
     }
   }
   gpuimg_cuda_set_count_divergence(ctx, 0);
-  gpuimg_cuda_set_block(ctx, 0, 0);
+  set_block(ctx, 0, 0);
   gpuimg_cuda_dev_free(d_src);
   gpuimg_cuda_dev_free(d_dst);
   gpuimg_cuda_dev_free(d_mask);
@@ -554,8 +615,7 @@ int main(int argc, char **argv)
     if (run_size(ctx, sizes[i][0], sizes[i][1], 0) < 0)
       return 1;
   /* A non-default block shape for the 2-D kernels. */
-  if (gpuimg_cuda_set_block(ctx, 8, 32) < 0 || run_size(ctx, 45, 29, 0) < 0 ||
-      gpuimg_cuda_set_block(ctx, 0, 0) < 0)
+  if (set_block(ctx, 8, 32) < 0 || run_size(ctx, 45, 29, 0) < 0 || set_block(ctx, 0, 0) < 0)
     return 1;
   if ((!quick && run_size(ctx, 4000, 3000, 1) < 0) || run_pipeline(ctx) < 0 ||
       run_divergence(ctx) < 0 || run_sides(ctx) < 0 || run_impls(ctx, quick) < 0 ||

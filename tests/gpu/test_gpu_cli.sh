@@ -25,6 +25,9 @@ run() { # name, then the operation and its options
   fi
 }
 run gray gray
+run gray-naive gray --naive
+run gray-grid-stride gray --grid-stride
+run gray-naive-10x10 gray --naive --block 10x10
 run blur-fast blur -r 16
 run blur-naive blur -r 3 --naive
 run blur-tiled blur -r 16 --tiled
@@ -78,6 +81,38 @@ for s in r["stages"]:
         assert s["variant"] == "tiled" and s["launch"]["kernel"] == "blur_tiled_kernel", s
 print("ok   report")
 PY
+
+# --explain on the device: its measured lines agree with the model's for the device (no "the
+# model differs"); the naive gray's 16x16 grid has a partial last wave, the grid-stride loop
+# one whole wave; the report's model object is its launch.
+for args in "gray --naive" "gray --grid-stride" "gray --naive --block 10x10" "blur -r 3 --tiled" \
+    "blur -r 2 --tiled --tile float --block 32x4" "checkerboard --naive" "portrait -r 4 --naive" \
+    "resize --scale 0.5"; do
+  # shellcheck disable=SC2086 # the words are the options
+  if ! "$GPUIMG" $args --backend cuda --explain --report "$tmp/model.json" sample: \
+      2>"$tmp/explain"; then
+    echo "FAIL explain $args: run"; fail=1; continue
+  fi
+  if grep -q "the model differs" "$tmp/explain"; then
+    echo "FAIL explain $args: $(cat "$tmp/explain")"; fail=1; continue
+  fi
+  python3 - "$tmp/model.json" <<'PY' || { echo "FAIL explain $args: report"; fail=1; continue; }
+import json, sys
+for s in json.load(open(sys.argv[1]))["stages"]:
+    if "launch" in s and "model" in s and "none" not in s["model"]:
+        l, m = s["launch"], s["model"]
+        for k in ("kernel", "instance", "grid", "block", "shared_bytes", "launches", "registers",
+                  "active_blocks_per_sm", "resident_blocks", "waves", "last_wave_blocks"):
+            assert l.get(k) == m.get(k), (k, l.get(k), m.get(k))
+PY
+  echo "ok   explain $args"
+done
+"$GPUIMG" gray --grid-stride --backend cuda --explain sample: 2>"$tmp/explain" || fail=1
+grep -q "blocks in 1.0 waves" "$tmp/explain" && ! grep -q "last wave" "$tmp/explain" ||
+  { echo "FAIL grid-stride: not one whole wave: $(cat "$tmp/explain")"; fail=1; }
+"$GPUIMG" gray --naive --block 10x10 --backend cuda --explain sample: 2>"$tmp/explain" || fail=1
+grep -q "10x10 blocks of 4 warps, 28 of 128 lanes idle (21.9%)" "$tmp/explain" ||
+  { echo "FAIL idle lanes: $(cat "$tmp/explain")"; fail=1; }
 
 # Copies: a one-image run that runs once copies from and to ordinary memory; --repeat and
 # GPUIMG_ONCE_PINNED=1 stage them through pinned buffers; the bytes are the same each way.
