@@ -98,13 +98,22 @@ static inline void gpuimg_launch_set(gpuimg_launch_t *l, const char *kernel, con
   l->launches = 1;
 }
 
+/* Declares an access of l's kernel (gpuimg_access_t), lane 0 at base bytes into its buffer. */
+static inline void gpuimg_launch_access_at(gpuimg_launch_t *l, gpuimg_access_kind_t kind, int bytes,
+                                           long long base, long long stride, int row_lanes,
+                                           long long row_stride)
+{
+  if (l->naccess < GPUIMG_MAX_ACCESSES) {
+    gpuimg_access_t a = {kind, bytes, stride, row_lanes, row_stride, base};
+    l->access[l->naccess++] = a;
+  }
+}
+
+/* The same with lane 0 at the buffer's start. */
 static inline void gpuimg_launch_access(gpuimg_launch_t *l, gpuimg_access_kind_t kind, int bytes,
                                         long long stride, int row_lanes, long long row_stride)
 {
-  if (l->naccess < GPUIMG_MAX_ACCESSES) {
-    gpuimg_access_t a = {kind, bytes, stride, row_lanes, row_stride};
-    l->access[l->naccess++] = a;
-  }
+  gpuimg_launch_access_at(l, kind, bytes, 0, stride, row_lanes, row_stride);
 }
 
 static inline unsigned gpuimg_launch_blocks(long long n, int per_block)

@@ -201,7 +201,7 @@ int gpuimg_model_access(const gpuimg_access_t *a, int threads, double *used_pct)
   uint64_t addr[32];
   int lanes = threads < 32 ? threads : 32, row = a->row_lanes > 0 ? a->row_lanes : 32;
   for (int l = 0; l < lanes; l++)
-    addr[l] = (uint64_t)((l % row) * a->stride + (l / row) * a->row_stride);
+    addr[l] = (uint64_t)(a->base + (l % row) * a->stride + (l / row) * a->row_stride);
   *used_pct = 100.0;
   if (gpuimg_access_shared(a->kind))
     return gpuimg_model_conflict_of(addr, lanes, a->bytes);

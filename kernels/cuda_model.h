@@ -73,8 +73,8 @@ int gpuimg_model_idle_lanes(int threads);
 
 /* A memory access of one instruction, declared by a kernel's launcher: lane L of warp 0 is
  * thread (tx, ty) = (L % row_lanes, L / row_lanes) and touches `bytes` bytes at
- * tx * stride + ty * row_stride. Global: counted in 32-byte sectors; shared: in the 32 banks
- * of 4-byte words. */
+ * base + tx * stride + ty * row_stride (strides may be negative: a walk backwards). Global:
+ * counted in 32-byte sectors; shared: in the 32 banks of 4-byte words. */
 typedef enum {
   GPUIMG_ACCESS_LOAD,
   GPUIMG_ACCESS_STORE,
@@ -88,6 +88,7 @@ typedef struct {
   long long stride;     /* bytes between neighbouring lanes of a row */
   int row_lanes;        /* lanes per row (the block's or the tile's width); 0: all 32 */
   long long row_stride; /* bytes from a row's first lane to the next row's */
+  long long base;       /* lane 0's byte offset from the buffer's (aligned) start */
 } gpuimg_access_t;
 
 #define GPUIMG_MAX_ACCESSES 6

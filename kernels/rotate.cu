@@ -9,9 +9,9 @@
 namespace
 {
 
-constexpr int kTile = 32;    // a tile is 32x32 pixels
-constexpr int kTileRows = 8; // moved by a 32x8 block: 4 pixels a thread in each phase
-constexpr int kPadBytes = 4; // the fast kernel's tile rows are one 4-byte word longer
+constexpr int kTile = GPUIMG_ROTATE_TILE;          // a tile is 32x32 pixels
+constexpr int kTileRows = GPUIMG_ROTATE_TILE_ROWS; // a 32x8 block: 4 pixels a thread a phase
+constexpr int kPadBytes = GPUIMG_ROTATE_PAD_BYTES; // the fast kernel's rows: one word longer
 
 // One pixel of E bytes (1 to 4 channels) moved as a unit: one uchar, uchar2 or uchar4 load
 // and store; uchar3 (alignment 1) is three byte loads and three byte stores.
@@ -112,44 +112,32 @@ __global__ void rotate_tile_kernel(const uint8_t *__restrict__ src, uint8_t *__r
   }
 }
 
-// Blocks of block.x x block.y threads over a w x h area, rows of blocks at most the
-// device's limit (the kernels loop down the rest).
-dim3 capped_grid(const gpuimg_cuda_t *ctx, dim3 block, int w, int h)
-{
-  dim3 grid = gpuimg_grid2d(block, w, h);
-  if (grid.y > (unsigned)ctx->prop.maxGridSize[1])
-    grid.y = (unsigned)ctx->prop.maxGridSize[1];
-  return grid;
-}
-
+// Launches kernel on the shape gpuimg_rotate_launch() gave info, timed, and records its
+// occupancy.
 template <typename K>
-int launch(gpuimg_cuda_t *ctx, K kernel, const char *name, dim3 grid, dim3 block,
-           const uint8_t *d_src, uint8_t *d_dst, const gpuimg_orientation_t &t,
-           gpuimg_launch_t *info)
+int launch_shaped(gpuimg_cuda_t *ctx, K kernel, const uint8_t *d_src, uint8_t *d_dst,
+                  const gpuimg_orientation_t &t, gpuimg_launch_t *info)
 {
-  if (gpuimg_cuda_check_grid(ctx, grid, name) < 0 || gpuimg_cuda_timer_start(ctx) < 0)
+  dim3 grid = gpuimg_launch_grid(info), block = gpuimg_launch_block(info);
+  if (gpuimg_cuda_check_grid(ctx, grid, info->kernel) < 0 || gpuimg_cuda_timer_start(ctx) < 0)
     return -1;
   kernel<<<grid, block, 0, ctx->stream>>>(d_src, d_dst, t);
-  GPUIMG_CUDA_CHECK_LAUNCH(name);
-  gpuimg_launch_record(ctx, info, kernel, name, grid, block, 0, 1);
+  GPUIMG_CUDA_CHECK_LAUNCH(info->kernel);
+  gpuimg_launch_measure(ctx, info, kernel);
   return gpuimg_cuda_timer_stop(ctx, &info->ms);
 }
 
 template <int E>
-int launch_variant(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst,
+int launch_variant(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, int orientation,
                    const gpuimg_orientation_t &t, gpuimg_variant_t variant, gpuimg_launch_t *info)
 {
-  if (variant == GPUIMG_VARIANT_NAIVE) {
-    dim3 block = gpuimg_block2d(ctx, 32, 8);
-    return launch(ctx, rotate_naive_kernel<E>, "rotate_naive_kernel",
-                  capped_grid(ctx, block, t.w, t.h), block, d_src, d_dst, t, info);
-  }
-  dim3 block(kTile, kTileRows), grid = capped_grid(ctx, dim3(kTile, kTile), t.out_w, t.out_h);
+  gpuimg_launch_env_t env = gpuimg_cuda_env(ctx);
+  gpuimg_rotate_launch(variant, orientation, t.w, t.h, E, &env, info);
+  if (variant == GPUIMG_VARIANT_NAIVE)
+    return launch_shaped(ctx, rotate_naive_kernel<E>, d_src, d_dst, t, info);
   if (variant == GPUIMG_VARIANT_TILED)
-    return launch(ctx, rotate_tile_kernel<E, false>, "rotate_tiled_kernel", grid, block, d_src,
-                  d_dst, t, info);
-  return launch(ctx, rotate_tile_kernel<E, true>, "rotate_kernel", grid, block, d_src, d_dst, t,
-                info);
+    return launch_shaped(ctx, rotate_tile_kernel<E, false>, d_src, d_dst, t, info);
+  return launch_shaped(ctx, rotate_tile_kernel<E, true>, d_src, d_dst, t, info);
 }
 
 } // namespace
@@ -168,12 +156,12 @@ extern "C" int gpuimg_rotate_gpu(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8
   gpuimg_orientation_t t = gpuimg_orientation_make(orientation, width, height);
   switch (channels) {
   case 1:
-    return launch_variant<1>(ctx, d_src, d_dst, t, variant, info);
+    return launch_variant<1>(ctx, d_src, d_dst, orientation, t, variant, info);
   case 2:
-    return launch_variant<2>(ctx, d_src, d_dst, t, variant, info);
+    return launch_variant<2>(ctx, d_src, d_dst, orientation, t, variant, info);
   case 3:
-    return launch_variant<3>(ctx, d_src, d_dst, t, variant, info);
+    return launch_variant<3>(ctx, d_src, d_dst, orientation, t, variant, info);
   default:
-    return launch_variant<4>(ctx, d_src, d_dst, t, variant, info);
+    return launch_variant<4>(ctx, d_src, d_dst, orientation, t, variant, info);
   }
 }

@@ -1,6 +1,6 @@
 # cli_model.py: test_cli.py's group model: --explain --device NAME, the CUDA model without a GPU
-# (blocks, waves and the last wave, idle lanes, the sector and bank rules), and gray's
-# grid-stride variant.
+# (blocks, waves and the last wave, idle lanes, the sector and bank rules), gray's grid-stride
+# variant and the rotations' tiles.
 
 import struct
 import zlib
@@ -119,6 +119,43 @@ def sectors_and_banks():
     has(lines[1], "gray fast: predicted for h100: gray_kernel, 256x1 blocks, ",
         "; loads 16 B/lane 48 B apart: 32 sectors/request (50% used); stores 16 B/lane 16 B "
         "apart: 16 sectors/request (100% used)", res=res)
+
+
+@test("model")
+def rotations():
+    # The transposes of 4-byte pixels (1024x768 RGBA, the result 768 wide): the 32x32 tile's
+    # column walk reads tile rows 128 bytes apart, all in one bank: 32-way; padded by a word,
+    # 132 bytes apart: conflict-free. The naive transpose stores down a column of the result,
+    # 3,072 bytes a lane: a sector each, 4 of its 32 bytes used.
+    rgba = flat_png("rgba.png", 1024, 768, 4)
+    res, lines = explained("transpose", "--tiled", "--explain", "--device", "h100", rgba, "t.png")
+    has(lines[1], "transpose tiled -> 768x1024: predicted for h100: rotate_tiled_kernel, 32x8 "
+        "blocks, ", "; loads 4 B/lane 4 B apart: 4 sectors/request (100% used); shared stores 4 "
+        "B/lane 4 B apart: 1-way bank conflict; shared loads 4 B/lane 128 B apart: 32-way bank "
+        "conflict; stores 4 B/lane 4 B apart: 4 sectors/request (100% used)", res=res)
+    res, lines = explained("transpose", "--explain", "--device", "h100", rgba, "t.png")
+    has(lines[1], "transpose fast -> 768x1024: predicted for h100: rotate_kernel, 32x8 blocks, ",
+        "; shared loads 4 B/lane 132 B apart: 1-way bank conflict; ", res=res)
+    res, lines = explained("transpose", "--naive", "--explain", "--device", "h100", rgba, "t.png")
+    has(lines[1], "transpose naive -> 768x1024: predicted for h100: rotate_naive_kernel, 32x8 "
+        "blocks, ", "; loads 4 B/lane 4 B apart: 4 sectors/request (100% used); stores 4 B/lane "
+        "3072 B apart: 32 sectors/request (12.5% used)", res=res)
+    # Every orientation has its line: rotate 90 walks the tile's column upwards (unpadded, 2-byte
+    # pixels: 64 bytes a row, 16-way); flop stores a row backwards from its far end, the same 4
+    # sectors as forwards where the row ends on a sector, 5 where it does not (1001 pixels).
+    res, lines = explained("rotate", "--angle", "90", "--tiled", "--explain", "--device", "h100",
+                           flat_png("ga.png", 64, 48, 2), "t.png")
+    has(lines[1], "rotate tiled -> 48x64: predicted for h100: rotate_tiled_kernel, 32x8 blocks, ",
+        "; shared loads 2 B/lane -64 B apart: 16-way bank conflict; ", res=res)
+    for width, sectors in ((1024, "4 sectors/request (100% used)"),
+                           (1001, "5 sectors/request (80% used)")):
+        res, lines = explained("flop", "--naive", "--explain", "--device", "h100",
+                               flat_png("f.png", width, 8, 4), "t.png")
+        has(lines[1], "; stores 4 B/lane -4 B apart: " + sectors, res=res)
+    for op in (["rotate", "--angle", "180"], ["flip"], ["transverse"]):
+        res, lines = explained(*op, "--explain", "--device", "h100", rgba, "t.png")
+        has(lines[1], "predicted for h100: rotate_kernel, 32x8 blocks, ", " 1-way bank conflict; "
+            "stores", res=res)
 
 
 @test("model")

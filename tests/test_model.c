@@ -23,7 +23,7 @@ static int gcd(int a, int b)
 /* One warp's access: 32 lanes, bytes each, stride apart (one row). */
 static int warp(gpuimg_access_kind_t kind, int bytes, long long stride, double *used)
 {
-  gpuimg_access_t a = {kind, bytes, stride, 0, 0};
+  gpuimg_access_t a = {kind, bytes, stride, 0, 0, 0};
   return gpuimg_model_access(&a, 32, used);
 }
 
@@ -48,12 +48,12 @@ static void sector_rule(void)
   expect_sectors(16, 48, 32, 50.0); /* 16-byte vectors of 48-byte (RGB) groups */
   expect_sectors(4, 0, 1, 12.5);    /* every lane the same word */
   /* Rows: 16 lanes a row, rows 4096 bytes apart: 2 sectors of 64 bytes each. */
-  gpuimg_access_t rows = {GPUIMG_ACCESS_LOAD, 4, 4, 16, 4096};
+  gpuimg_access_t rows = {GPUIMG_ACCESS_LOAD, 4, 4, 16, 4096, 0};
   double used;
   if (gpuimg_model_access(&rows, 256, &used) != 4 || used != 100.0)
     fail("16-lane rows of words: 4 sectors, 100%% used");
   /* A warp of fewer lanes (a 10-thread block): its lanes only. */
-  gpuimg_access_t few = {GPUIMG_ACCESS_LOAD, 4, 4, 0, 0};
+  gpuimg_access_t few = {GPUIMG_ACCESS_LOAD, 4, 4, 0, 0, 0};
   if (gpuimg_model_access(&few, 10, &used) != 2 || fabs(used - 62.5) > 0.01)
     fail("10 lanes of words: 2 sectors, 62.5%% used");
   uint64_t addr[32];
@@ -61,6 +61,14 @@ static void sector_rule(void)
     addr[l] = 28 + 4 * (uint64_t)l; /* misaligned by 28: 5 sectors */
   if (gpuimg_model_sectors_of(addr, 32, 4) != 5)
     fail("misaligned words: 5 sectors");
+  /* A row walked backwards from its last word (lane 0 at base): 4 sectors where the row ends on
+   * a sector, 5 where lane 0's word starts one. */
+  gpuimg_access_t back = {GPUIMG_ACCESS_STORE, 4, -4, 0, 0, 4092};
+  if (gpuimg_model_access(&back, 32, &used) != 4 || used != 100.0)
+    fail("a row backwards from a sector's end: 4 sectors");
+  back.base = 4096;
+  if (gpuimg_model_access(&back, 32, &used) != 5 || fabs(used - 80.0) > 0.01)
+    fail("a row backwards from a sector's start: 5 sectors, 80%% used");
 }
 
 static void bank_rule(void)
@@ -86,7 +94,7 @@ static void bank_rule(void)
   if (warp(GPUIMG_ACCESS_SHARED_LOAD, 8, 16, &used) != 2)
     fail("8-byte accesses 16 bytes apart: want 2-way");
   /* A 16x16 block over an 18-word tile row (blur radius 1): rows overlap on 2 banks. */
-  gpuimg_access_t tile = {GPUIMG_ACCESS_SHARED_LOAD, 4, 4, 16, 18 * 4};
+  gpuimg_access_t tile = {GPUIMG_ACCESS_SHARED_LOAD, 4, 4, 16, 18 * 4, 0};
   if (gpuimg_model_access(&tile, 256, &used) != 2)
     fail("16-lane rows 18 words apart: want 2-way");
 }

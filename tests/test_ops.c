@@ -618,11 +618,11 @@ static void test_ops_table(void)
                    "transverse") != 0)
     fail("gpuimg_ops_names() gives \"%s\"", list);
   /* Each declaration is complete: parameters that fit a step, help for every option, a
-   * mask only where the mask option is, a CPU reference. */
+   * mask only where the mask option is, a CPU reference, a launch for the CUDA model. */
   for (int i = 0; gpuimg_ops[i]; i++) {
     const gpuimg_op_t *op = gpuimg_ops[i];
     if (op->params_size > GPUIMG_PARAMS_SIZE || !op->defaults || !op->options ||
-        !(op->run_cpu || op->run_cpu_rows) || !op->summary)
+        !(op->run_cpu || op->run_cpu_rows) || !op->summary || !op->launch)
       fail("%s: incomplete declaration", op->name);
     for (const gpuimg_option_t *o = op->options; o->long_name; o++)
       if (!o->help || (o->offset >= op->params_size))

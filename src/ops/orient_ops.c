@@ -30,6 +30,13 @@ int gpuimg_orient_cpu_rows(const void *params, const gpuimg_image_t *src,
   return 0;
 }
 
+int gpuimg_orient_launch(const void *params, int w, int h, int c, const gpuimg_launch_env_t *env,
+                         gpuimg_launch_t *l)
+{
+  const gpuimg_orient_params_t *p = params;
+  return gpuimg_rotate_launch(p->common.variant, p->orientation, w, h, c, env, l);
+}
+
 #ifdef GPUIMG_HAVE_CUDA
 int gpuimg_orient_gpu_step(gpuimg_cuda_t *ctx, const void *params, const uint8_t *d_src,
                            const uint8_t *d_mask, uint8_t *d_dst, int width, int height,

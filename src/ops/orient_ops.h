@@ -1,6 +1,7 @@
 /* orient_ops.h: what the operations that turn an image share (rotate, flip, flop, transpose,
  * transverse: each one of the eight EXIF orientations of src/base/orientation.h): their
- * parameters, the variants' options, the size, the CPU reference and the CUDA launcher. */
+ * parameters, the variants' options, the size, the CPU reference, the CUDA launcher and its
+ * launch. */
 #ifndef GPUIMG_ORIENT_OPS_H
 #define GPUIMG_ORIENT_OPS_H
 
@@ -28,7 +29,7 @@ extern const gpuimg_option_t gpuimg_orient_options[];
  * parameters and work. */
 #define GPUIMG_ORIENT_OP_FIELDS                                                                    \
   .out_size = gpuimg_orient_out_size, .run_cpu_rows = gpuimg_orient_cpu_rows,                      \
-  GPUIMG_RUN_GPU(gpuimg_orient_gpu_step)
+  GPUIMG_RUN_GPU(gpuimg_orient_gpu_step), .launch = gpuimg_orient_launch
 
 /* The work per byte, relative to blur's (gpuimg_op_t.work), of the orientations that swap the
  * axes (the CPU reads a column of the source for each row it writes: about blur's on a 4000x3000
@@ -42,6 +43,11 @@ int gpuimg_orient_out_size(const void *params, int in_w, int in_h, int *out_w, i
 /* The CPU reference on rows y0 .. y1-1 of dst: gpuimg_orientation_rows(). */
 int gpuimg_orient_cpu_rows(const void *params, const gpuimg_image_t *src,
                            const gpuimg_image_t *mask, gpuimg_image_t *dst, int y0, int y1);
+
+/* The CUDA launcher's launch on a w x h x c input: gpuimg_rotate_launch() with the parameters'
+ * orientation and variant. */
+int gpuimg_orient_launch(const void *params, int w, int h, int c, const gpuimg_launch_env_t *env,
+                         gpuimg_launch_t *l);
 
 #ifdef GPUIMG_HAVE_CUDA
 /* The CUDA launcher: gpuimg_rotate_gpu() with the parameters' orientation and variant. */
