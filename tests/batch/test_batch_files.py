@@ -6,9 +6,9 @@ output's name (also one that appears there after the check, which
 GPUIMG_TEST_STOP_BEFORE_OPEN makes deterministic), are refused at once and never waited on or
 written into; that a link that points nowhere under an output's name is found
 before the input is read; that a symbolic link under DIR takes no output outside it; that
-links in an input tree are named for what they are; that an output name which another needs as
-a directory fails the same input at every --jobs; and that a batch over more directories than
-any fixed table holds sweeps each directory once.
+links in an input tree are named for what they are and a FIFO in one is never opened; that an
+output name which another needs as a directory fails the same input at every --jobs; and that a
+batch over more directories than any fixed table holds sweeps each directory once.
 """
 
 import os
@@ -171,6 +171,26 @@ def links_to_directories_are_named_for_what_they_are():
         "gpuimg: linked: skipped 1 file not PNG or JPEG and 1 link to a directory (not "
         "followed)"], "--recursive", res)
     check(sorted(os.listdir(path("outl"))) == ["sub", "top.png"], "outputs")
+
+
+@test("files")
+def special_files_in_an_input_directory_are_never_opened():
+    # A FIFO named like an image, holding a PNG that its writer put there: the walk skips it
+    # by its type without opening it, so the PNG stays in the pipe, unread.
+    png = read(make_inputs(fresh("walked"), 1, seed=1900)[0])
+    fifo = mkfifo(os.path.join("walked", "pipe.png"))
+    reader = os.open(path(fifo), os.O_RDONLY | os.O_NONBLOCK)
+    writer = os.open(path(fifo), os.O_WRONLY | os.O_NONBLOCK)
+    try:
+        check(os.write(writer, png) == len(png), "the PNG does not fit in the pipe")
+        res = run("gray", "-o", fresh("outw"), "walked")
+        check(res.rc == 0 and summary(res) == (1, 0, 0) and lines_of(res) == [
+            "gpuimg: walked: skipped 1 file not PNG or JPEG"], "a FIFO in DIR", res)
+        check(os.read(reader, len(png) + 1) == png, "the FIFO was read from")
+    finally:
+        os.close(writer)
+        os.close(reader)
+    check(os.listdir(path("outw")) == ["walked00.png"], "outputs %r" % os.listdir(path("outw")))
 
 
 @test("files")

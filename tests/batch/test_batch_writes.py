@@ -4,10 +4,10 @@
 test_batch.py, whose helpers it uses) and checks that a file appearing while an image converts
 is never replaced without --force (made deterministic by GPUIMG_TEST_STOP_BEFORE_RENAME, which
 stops gpuimg just before the rename), and counts as existing with --skip-existing; that a
-report appearing meanwhile is kept and leaves no temporary file; that concurrent batches
-convert each name once, and with --skip-existing all succeed; that running out of file
-descriptors is a resource failure (exit 1); that every fatal signal removes the temporary
-files; and that a killed run's leftovers are swept.
+report appearing meanwhile is kept and leaves no temporary file, as does one that cannot be
+written; that concurrent batches convert each name once, and with --skip-existing all succeed;
+that running out of file descriptors is a resource failure (exit 1); that every fatal signal
+removes the temporary files; and that a killed run's leftovers are swept.
 """
 
 import json
@@ -166,6 +166,31 @@ def report_appearing_meanwhile_is_kept_and_no_temporary_left():
     check(read("rep.jsonl") == b"another run's report\n", "the report that appeared was replaced")
     left = [n for n in os.listdir(path()) if n.startswith(".rep.jsonl.")]
     check(not left, "temporary report left: %r" % left)
+
+
+@test("writes")
+def report_that_cannot_be_written_leaves_no_temporary():
+    # Files may grow to 8 KiB (SIGXFSZ ignored: a write past it fails with EFBIG): every
+    # output fits, the report of 24 images does not. Its write fails (exit 4) and neither the
+    # report nor its temporary file is left.
+    inputs = make_inputs("infsz", 24, seed=935)
+    out = fresh("outfsz")
+    for name in os.listdir(path()):
+        if name.startswith(".big.jsonl.") or name == "big.jsonl":
+            os.remove(path(name))
+
+    def limit_file_size():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (8192, 8192))
+    res = testlib.cpu("gray", "-o", out, "--report", "big.jsonl", *inputs,
+                      preexec_fn=limit_file_size)
+    check(res.rc == EXIT_OUTPUT and res.lines()[:-1] == [
+        b"gpuimg: big.jsonl: write failed: File too large"] and
+        res.lines()[-1].startswith(b"gpuimg: 24 converted, 0 failed, 0 skipped (shard) in "),
+        "expected exit 4 and the write failure", res)
+    check(len(os.listdir(path(out))) == 24, "outputs: %r" % os.listdir(path(out)))
+    left = [n for n in os.listdir(path()) if n.startswith(".big.jsonl.") or n == "big.jsonl"]
+    check(not left, "report or its temporary file left: %r" % left)
 
 
 @test("writes")
