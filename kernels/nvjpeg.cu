@@ -40,7 +40,7 @@ struct gpuimg_nvjpeg {
   nvjpegHandle_t hw_handle;         // NULL: no hardware decoder
   // The hardware decoder's one state, for single images and batches alike: making a state
   // takes about 0.1 s on the H200, initialising one for another batch size or output format
-  // microseconds (scripts/bench-nvjpeg-setup), so it is initialised again whenever the
+  // microseconds (bench/bench-nvjpeg-setup), so it is initialised again whenever the
   // size or format changes instead of keeping a state for each.
   nvjpegJpegState_t hw_state;
   nvjpegJpegStream_t hw_header;

@@ -32,7 +32,7 @@ typedef enum {
 
 /* Creates a handle on ctx (which must outlive it). AUTO without a hardware decoder is not
  * an error. NULL with the error set. Free with gpuimg_nvjpeg_destroy(). Slow: on an H200
- * 0.15-0.5 s for one thread (scripts/bench-nvjpeg-setup), serialised across threads (16 at
+ * 0.15-0.5 s for one thread (bench/bench-nvjpeg-setup), serialised across threads (16 at
  * once: 5.8 s), so batch mode makes one per device (src/backends/jpeg_batch.c). */
 gpuimg_nvjpeg_t *gpuimg_nvjpeg_create(gpuimg_cuda_t *ctx, gpuimg_nvjpeg_backend_t backend);
 

@@ -1,5 +1,5 @@
 /* test_cost.c: the backend cost model's choices (src/engine/cost.c, its stored constants) on
- * scripts/bench-single's one-image cases, nvJPEG's (--codec nvjpeg) for one image, and the
+ * bench/bench-single's one-image cases, nvJPEG's (--codec nvjpeg) for one image, and the
  * sanity of its predictions. */
 #include <stdarg.h>
 #include <stdio.h>

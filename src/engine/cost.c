@@ -37,7 +37,7 @@
 #define NVJPEG_ENCODE_NS 0.064
 
 /* A batch split between the host codecs and the device's JPEG path (gpuimg_cost_device_share,
- * H200, 16 cores, 1024x768 JPEGs, scripts/bench-batch-bound with TIMELINE, 2026-12-02): while
+ * H200, 16 cores, 1024x768 JPEGs, bench/bench-batch-bound with TIMELINE, 2026-12-02): while
  * both run, each goes at about half its speed alone (blur -> JPEG, img/s: the device path
  * 3,100-4,300 beside the host's workers, 6,300-7,300 alone; the host's 16 workers 900-1,400
  * beside it, 1,700-2,200 alone; gray -> PNG and thumbnails alike), so the host takes

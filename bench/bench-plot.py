@@ -2,7 +2,7 @@
 # bench-plot.py: turns gpuimg_bench's JSON lines into bench.md (tables, targets) and bench-blur.png.
 """Report of a gpuimg_bench run.
 
-Reads the JSON lines that tests/bench/gpuimg_bench writes (--json) and writes,
+Reads the JSON lines that bench/gpuimg_bench writes (--json) and writes,
 into --out-dir:
 
   bench.md        the device and its copy bandwidth, the kernels' targets with
@@ -13,7 +13,7 @@ into --out-dir:
                   and fast kernels and NPP, at --plot-size; only when matplotlib
                   can be imported, otherwise a message says it was skipped.
 
-The targets table also goes to stdout, so that scripts/bench can print it last.
+The targets table also goes to stdout, so that bench/bench-kernels can print it last.
 
 The targets are absolute times, so they depend on the image size: they are read
 at --target-size (default 7680x4320, where each is a fixed fraction of the copy
@@ -21,7 +21,7 @@ roofline), upload/download at 7680x4320 and the round trip at the sample size
 (--sample-size, 1024x768). A target whose configuration was skipped or failed is
 n/a, never PASS.
 
-Usage: scripts/bench-plot.py BENCH.jsonl [--out-dir DIR] [--target-size WxH]
+Usage: bench/bench-plot.py BENCH.jsonl [--out-dir DIR] [--target-size WxH]
                              [--plot-size WxH] [--sample-size WxH]
 """
 
@@ -365,7 +365,7 @@ def main():
     except OSError as e:
         sys.exit("bench-plot: %s: %s" % (md_path, e.strerror))
 
-    # The table last: scripts/bench ends with it.
+    # The table last: bench/bench-kernels ends with it.
     print("%d of %d targets met, %d missed, %d not measured; %s, copy %.1f GB/s\n" % (
         sum(1 for t in trows if t[3] == "PASS"), len(trows),
         sum(1 for t in trows if t[3] == "MISS"), sum(1 for t in trows if t[3] == "n/a"),

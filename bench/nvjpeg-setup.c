@@ -1,7 +1,7 @@
 /* nvjpeg-setup.c: times each step of nvJPEG's set-up as gpuimg's decoder and encoder threads
  * take it, to find what a batch's first seconds are spent on.
- * Build and run (GPU machine): scripts/bench-nvjpeg-setup, or
- *   gcc -O2 -pthread scripts/nvjpeg-setup.c -I/usr/local/cuda/include -L/usr/local/cuda/lib64 \
+ * Build and run (GPU machine): bench/bench-nvjpeg-setup, or
+ *   gcc -O2 -pthread bench/nvjpeg-setup.c -I/usr/local/cuda/include -L/usr/local/cuda/lib64 \
  *       -lnvjpeg -lcudart -o /tmp/nvjpeg-setup && /tmp/nvjpeg-setup [BUSY_THREADS [ENC_FIRST]]
  * Prints one line per step: its name and milliseconds. Steps, in order, on one thread: the
  * CUDA context; a DEFAULT-backend handle, its state; a second DEFAULT handle (as the encoder

@@ -7,7 +7,7 @@ role: gpuimg-worker, gpuimg-devpath, gpuimg-jpegdec, ...), read from /proc every
 it runs (a thread's last reading before it ends: what it used in its last 20 ms is missed);
 with FAULTS_TIMELINE=1 also the cores each name used in each quarter second.
 
-  scripts/bench-faults.py BIN LIST OUTDIR ROUNDS 'NAME|ENV=V ...|ARGS' ...
+  bench/bench-faults.py BIN LIST OUTDIR ROUNDS 'NAME|ENV=V ...|ARGS' ...
 
 Each configuration is NAME|ENV|ARGS: ENV a space-separated list of NAME=value set for that
 run (empty: none), ARGS gpuimg's arguments before -o (for example: resize --width 256 --format

@@ -1,7 +1,7 @@
 /* nvjpeg-rate.c: the hardware JPEG decoder's steady rate on real files by batch size and
  * number of threads, to learn what bounds a batch's device path.
- * Build and run (GPU machine): scripts/bench-nvjpeg-rate DIR, or
- *   gcc -O2 -pthread scripts/nvjpeg-rate.c -I/usr/local/cuda/include -L/usr/local/cuda/lib64 \
+ * Build and run (GPU machine): bench/bench-nvjpeg-rate DIR, or
+ *   gcc -O2 -pthread bench/nvjpeg-rate.c -I/usr/local/cuda/include -L/usr/local/cuda/lib64 \
  *       -lnvjpeg -lcudart -o /tmp/nvjpeg-rate && /tmp/nvjpeg-rate N FILE...
  * Reads the files (baseline JPEGs of one size and channel count), then for each case decodes
  * them N times over in calls of nvjpegDecodeBatched on the HARDWARE backend (one handle; a

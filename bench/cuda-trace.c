@@ -1,7 +1,7 @@
 /* cuda-trace.c: a CUPTI injection library that times every CUDA runtime and driver API call
  * of a process (libraries' own calls included, such as nvJPEG's), for finding where a set-up's
  * time goes on a machine without nsys, perf or strace.
- * Build: cc -shared -fPIC -O2 scripts/cuda-trace.c -I$CUDA/include -L$CUDA/lib64 -lcupti
+ * Build: cc -shared -fPIC -O2 bench/cuda-trace.c -I$CUDA/include -L$CUDA/lib64 -lcupti
  *        -o libcudatrace.so
  * Use:   CUDA_INJECTION64_PATH=$PWD/libcudatrace.so CUDA_TRACE_MS=2 program ...
  * Prints to standard error every call of at least CUDA_TRACE_MS ms (default 1) as it ends

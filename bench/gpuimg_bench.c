@@ -28,7 +28,7 @@
  * timing new configurations after --budget-s seconds. Skips are reported, never silent.
  *
  * Output: one JSON object per line to --json (device, copy, result..., summary), read by
- * scripts/bench-plot.py; a markdown table per size on stdout; progress on stderr.
+ * bench/bench-plot.py; a markdown table per size on stdout; progress on stderr.
  * Exit status: 0, 1 when a check failed or a CUDA call did, 2 on misuse, 77 without a device.
  *
  * This is a benchmark, so unlike src/ it calls the CUDA runtime directly (copy bandwidth,

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-# bench-batch.py: scripts/bench-batch's helper: photo-like inputs, the OpenCV baseline, the table.
-"""Three commands, used by scripts/bench-batch (python3 with numpy and cv2):
+# bench-batch.py: bench/bench-batch's helper: photo-like inputs, the OpenCV baseline, the table.
+"""Three commands, used by bench/bench-batch (python3 with numpy and cv2):
 
   bench-batch.py make DIR N [--seed S]
       N photo-like 1024x768 JPEGs made from assets/sample.png: a random crop (60-100% of
@@ -17,7 +17,7 @@
       as "decode", the operation, encode+write as "encode", summed over the workers).
 
   bench-batch.py table RESULTS.jsonl
-      A markdown table from the objects scripts/bench-batch collected: gpuimg's batch
+      A markdown table from the objects bench/bench-batch collected: gpuimg's batch
       summaries (with "label" and "output_bytes" added) and the OpenCV objects.
 """
 
@@ -90,7 +90,7 @@ def _opencv_one(args):
         out = os.path.join(outdir, base + ".png")
         ok = cv2.imwrite(out, res)
     else:
-        if op == "thumb":  # 256 pixels wide, as scripts/bench-thumbnails
+        if op == "thumb":  # 256 pixels wide, as bench/bench-thumbnails
             h, w = img.shape[:2]
             size = (256, max(1, round(h * 256 / w)))
             res = cv2.resize(img, size, interpolation=cv2.INTER_AREA)

@@ -1,6 +1,6 @@
 /* bench-png.c: fastpng's parts (Paeth filter, CRC-32, Adler-32, deflate) against zlib's and
  * libdeflate's on one image, single-threaded, in MB/s of filtered data. Built and run by
- * scripts/bench-png; it includes fastpng.c itself to reach the static functions it times. */
+ * bench/bench-png; it includes fastpng.c itself to reach the static functions it times. */
 #define STB_IMAGE_IMPLEMENTATION
 #define STBI_ONLY_PNG
 #include <stb/stb_image.h>

@@ -3,7 +3,7 @@
 may not report): the speed of a busy loop on CPU 0 alone, then beside a busy loop on each
 other CPU k, as a fraction of alone (about 0.5-0.7 for siblings of one core, about 1 for
 separate cores), each the best of 3 samples. Prints one line per k, then the pairs below 0.8.
-  scripts/vcpu-pairs.py [SECONDS_PER_CASE]   (default 0.3)"""
+  bench/vcpu-pairs.py [SECONDS_PER_CASE]   (default 0.3)"""
 import multiprocessing as mp
 import os
 import sys
