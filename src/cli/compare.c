@@ -34,7 +34,8 @@ static int parse_threshold(const gpuimg_option_t *opt, const char *spelled, cons
   return 0;
 }
 
-static const char *const format_names[] = {"text", "json", "junit", NULL}; /* format_t order */
+static const char *const format_names[] = {"text", "json", "junit", "html",
+                                           NULL}; /* format_t order */
 
 #define OFFSET(field) offsetof(compare_options_t, field)
 #define FLAG(name, field, text)                                                                    \
@@ -56,7 +57,7 @@ static const gpuimg_option_t compare_options[] = {
      .offset = OFFSET(format),
      .choices = format_names,
      .metavar = "F",
-     .help = "text (a table, the default), json or junit (JUnit XML)"},
+     .help = "text (a table, the default), json, junit (JUnit XML) or html (a page)"},
     {.long_name = "output",
      .short_name = 'o',
      .kind = GPUIMG_OPTION_STRING,
@@ -203,6 +204,8 @@ static int format_result(const runs_t *base, const runs_t *cur, const result_t *
     compare_format_text(base, cur, res, o, text);
   else if (o->format == FORMAT_JUNIT)
     compare_format_junit(base, cur, res, o, text);
+  else if (o->format == FORMAT_HTML)
+    compare_format_html(base, cur, res, o, text);
   else if (compare_format_json(base, cur, res, o, text) < 0)
     return -1;
   return text->failed ? compare_out_of_memory("compare") : 0;

@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-typedef enum { FORMAT_TEXT, FORMAT_JSON, FORMAT_JUNIT } format_t;
+typedef enum { FORMAT_TEXT, FORMAT_JSON, FORMAT_JUNIT, FORMAT_HTML } format_t;
 
 /* The compare command line; strings point into argv. */
 typedef struct {
@@ -115,11 +115,23 @@ const char *compare_row_key(const row_t *r);
 /* ---------------------------------------------------------------------------------------------
  * compare_format.c: the comparison as a text table, JSON or JUnit XML, appended to b. */
 
+/* "N reports, BACKEND on DEVICE (compute capability CC)" of r; with xml, escaped for markup. */
+void compare_platform_words(const runs_t *r, int xml, str_t *b);
+/* "N compared (threshold T% + noise): N slower, N faster, N missing, N new". */
+void compare_summary_words(const result_t *res, const compare_options_t *o, str_t *b);
+
 void compare_format_text(const runs_t *base, const runs_t *cur, const result_t *res,
                          const compare_options_t *o, str_t *b);
 int compare_format_json(const runs_t *base, const runs_t *cur, const result_t *res,
                         const compare_options_t *o, str_t *b);
 void compare_format_junit(const runs_t *base, const runs_t *cur, const result_t *res,
                           const compare_options_t *o, str_t *b);
+
+/* ---------------------------------------------------------------------------------------------
+ * compare_html.c: the comparison as a self-contained HTML page (inline CSS and SVG, no
+ * script), appended to b. */
+
+void compare_format_html(const runs_t *base, const runs_t *cur, const result_t *res,
+                         const compare_options_t *o, str_t *b);
 
 #endif

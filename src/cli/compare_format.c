@@ -9,20 +9,30 @@
 static const char *const verdict_text[] = {"ok", "faster", "SLOWER", "missing", "new"};
 static const char *const verdict_json[] = {"ok", "faster", "slower", "missing", "new"};
 
-static void platform_words(const runs_t *r, str_t *b)
+void compare_platform_words(const runs_t *r, int xml, str_t *b)
 {
   str_addf(b, "%d report%s", r->nreports, r->nreports == 1 ? "" : "s");
   for (int i = 0; i < r->nplatforms; i++) {
     const platform_t *p = &r->platforms[i];
     str_add(b, i ? "; " : ", ", 2);
-    str_add_clean(b, p->backend[0] ? p->backend : "?", 0);
+    str_add_clean(b, p->backend[0] ? p->backend : "?", xml);
     if (p->device[0]) {
       str_lit(b, " on ");
-      str_add_clean(b, p->device, 0);
+      str_add_clean(b, p->device, xml);
     }
-    if (p->cc[0])
-      str_addf(b, " (compute capability %s)", p->cc);
+    if (p->cc[0]) {
+      str_lit(b, " (compute capability ");
+      str_add_clean(b, p->cc, xml);
+      str_lit(b, ")");
+    }
   }
+}
+
+void compare_summary_words(const result_t *res, const compare_options_t *o, str_t *b)
+{
+  str_addf(b, "%d compared (threshold %.10g%% + noise): %d slower, %d faster, %d missing%s, %d new",
+           res->compared, o->threshold, res->slower, res->faster, res->missing,
+           res->missing && o->allow_missing ? " (allowed)" : "", res->added);
 }
 
 void compare_format_text(const runs_t *base, const runs_t *cur, const result_t *res,
@@ -36,11 +46,11 @@ void compare_format_text(const runs_t *base, const runs_t *cur, const result_t *
   str_lit(b, "baseline ");
   str_add_clean(b, base->name, 0);
   str_lit(b, ": ");
-  platform_words(base, b);
+  compare_platform_words(base, 0, b);
   str_lit(b, "\ncurrent  ");
   str_add_clean(b, cur->name, 0);
   str_lit(b, ": ");
-  platform_words(cur, b);
+  compare_platform_words(cur, 0, b);
   str_addf(b, "\n\n%-*s %12s %12s %9s %7s  %s\n", (int)width, "STAGE", "BASELINE ms", "CURRENT ms",
            "CHANGE", "NOISE", "VERDICT");
   for (int i = 0; i < res->nrows; i++) {
@@ -55,12 +65,9 @@ void compare_format_text(const runs_t *base, const runs_t *cur, const result_t *
     str_addf(b, "%-*s %12s %12s %9s %6.1f%%  %s\n", (int)width, compare_row_key(r), bms, cms,
              change, r->noise_pct, verdict_text[r->verdict]);
   }
-  str_addf(b,
-           "\n%d compared (threshold %.10g%% + noise): %d slower, %d faster, %d missing%s, "
-           "%d new: %s\n",
-           res->compared, o->threshold, res->slower, res->faster, res->missing,
-           res->missing && o->allow_missing ? " (allowed)" : "", res->added,
-           compare_failed(res, o) ? "REGRESSION" : "no regression");
+  str_lit(b, "\n");
+  compare_summary_words(res, o, b);
+  str_addf(b, ": %s\n", compare_failed(res, o) ? "REGRESSION" : "no regression");
 }
 
 /* v rounded to the given number of decimals, or null when undefined. */

@@ -15,6 +15,7 @@ Exit codes of compare: 0 no regression, 1 a stage slower or missing, 2 usage err
 Standard library only.
 """
 
+import html.parser
 import json
 import os
 import re
@@ -329,7 +330,8 @@ def help_and_usage():
     for bad in ("abc", "-1", "1e7", "nan", "inf", "5%%", ""):
         u(["--threshold", bad, "a", "b"],
           "--threshold: invalid value '%s' (expected a percentage from 0 to 1000000)" % bad)
-    u(["--format", "xml", "a", "b"], "--format: invalid value 'xml' (expected text, json or junit)")
+    u(["--format", "xml", "a", "b"],
+      "--format: invalid value 'xml' (expected text, json, junit or html)")
     u(["-o", "", "a", "b"], "-o: empty file name")
     u(["--output=", "a", "b"], "--output: empty file name")
 
@@ -516,6 +518,114 @@ def junit_format():
     res = expect(compare("--format", "junit", "base.json", "base.json"), EXIT_OK)
     suite = ET.fromstring(res.out).find("testsuite")
     check((suite.get("tests"), suite.get("failures")) == ("9", "0"), "identical junit", res)
+
+
+class PageParser(html.parser.HTMLParser):
+    """Checks that every element is closed in order (void elements aside) and collects the
+    page's text, its tags and each table row's cells."""
+    VOID = {"meta", "br", "rect", "line"}
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.open, self.tags, self.rows, self.text, self.errors = [], [], [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+        if tag == "tr":
+            self.rows.append({"class": dict(attrs).get("class"), "cells": []})
+        if tag in ("td", "th") and self.rows:
+            self.rows[-1]["cells"].append("")
+        if tag not in self.VOID:
+            self.open.append(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_endtag(self, tag):
+        if not self.open or self.open.pop() != tag:
+            self.errors.append("unexpected </%s>" % tag)
+
+    def handle_data(self, data):
+        self.text.append(data)
+        if self.open and self.open[-1] in ("td", "th", "span") and self.rows:
+            self.rows[-1]["cells"][-1] += data
+
+
+def parse_page(res, data):
+    p = PageParser()
+    p.feed(data.decode("utf-8"))
+    p.close()
+    check(p.errors == [] and p.open == [], "page not well-formed: %r, open %r" %
+          (p.errors, p.open), res)
+    check(data.startswith(b"<!DOCTYPE html>\n"), "no doctype", res)
+    ET.fromstring(data)  # XHTML-compatible markup: an XML parser reads it too
+    low = data.lower()
+    for bad in (b"<script", b"http://", b"https://", b"@import", b"url("):
+        check(bad not in low, "page contains %r" % bad, res)
+    return p
+
+
+@test("formats")
+def html_format():
+    tricky = {"radius": 4, "mask": "<script>&\"'"}
+    ops = (("portrait", tricky, "fast"),)
+    platform = dict(H200, device="<script>&\"'")
+    write("<b>&base.json", report(platform=platform), report(ops, platform=platform))
+    write("cur.json", report(platform=platform, ms={"blur#0": 2.0, "download": 0.5}),
+          report(ops, platform=platform, mad={"upload": 3.0}),
+          report(ops, platform=platform, ms={"upload": 1.02}, mad={"upload": 2.0}))
+    res = expect(compare("--format", "html", "-o", "out.html", "<b>&base.json", "cur.json"),
+                 EXIT_FAILURE, "compare: 1 stage slower (threshold 10% + noise)")
+    check(res.out == b"", "stdout not empty with -o", res)
+    data = read("out.html")
+    page = parse_page(res, data)
+    text = "".join(page.text)
+    check(re.search(r"<h1 class=\"fail\">REGRESSION</h1>\n<p class=\"summary\">6 compared "
+                    r"\(threshold 10% \+ noise\): 1 slower, 1 faster, 0 missing, 0 new</p>",
+                    data.decode()), "verdict not at the top", res)
+    check(text.index("REGRESSION") < text.index("baseline"), "verdict not first", res)
+    check("<b>&base.json: 1 report" not in text and
+          "<b>&base.json: 2 reports, cuda on <script>&\"' (compute capability 9.0)" in text,
+          "baseline file and device not named", res)
+    check(b"&lt;script&gt;&amp;&quot;&apos;" in data and b"&lt;b&gt;&amp;base.json" in data,
+          "strings not escaped", res)
+    portrait = "portrait(mask=<script>&\"',radius=4,variant=fast) 1024x768x3 cuda: "
+    rows = {r["cells"][0]: r for r in page.rows[1:]}
+    check(len(rows) == 6, "expected 6 stage rows, got %r" % list(rows), res)
+    check(page.rows[0]["cells"][:6] == ["stage", "baseline ms", "current ms", "change", "limit",
+                                        "verdict"], "header row %r" % page.rows[0], res)
+
+    def row(key, cls, cells):
+        got = rows[key]
+        check((got["class"], got["cells"][1:6]) == (cls, cells),
+              "row %s is %r, expected %r" % (key, (got["class"], got["cells"][1:6]),
+                                             (cls, cells)), res)
+
+    row(BLUR4 + "blur#0", "slower",
+        ["1.0000 \u00b11.0%", "2.0000 \u00b11.0%", "+100.0%", "+11.0%", "\u25b2 SLOWER"])
+    row(BLUR4 + "download", "faster",
+        ["1.0000 \u00b11.0%", "0.5000 \u00b11.0%", "-50.0%", "+11.0%", "\u25bc faster"])
+    row(BLUR4 + "upload", "ok",
+        ["1.0000 \u00b11.0%", "1.0000 \u00b11.0%", "+0.0%", "+11.0%", "ok"])
+    # Two current reports: the median of 1.0 and 1.02, its noise the larger mad_pct (3.0%).
+    row(portrait + "upload", "ok",
+        ["1.0000 \u00b11.0%", "1.0100 \u00b13.0% of 2", "+1.0%", "+13.0%", "ok"])
+    check(sum(1 for t, a in page.tags if t == "svg") == 6, "one chart per row", res)
+    check(sum(1 for t, a in page.tags if t == "rect") == 12, "two bars per row", res)
+    # Missing and new stages, and a passing comparison.
+    write("gray.json", report(platform=platform), report((("gray", {}, ""),), platform=platform))
+    res = expect(compare("--format=html", "--allow-missing", "gray.json", "<b>&base.json"),
+                 EXIT_OK)
+    page = parse_page(res, res.out)
+    check(b'<h1 class="pass">no regression</h1>' in res.out, "no pass verdict", res)
+    classes = [r["class"] for r in page.rows[1:]]
+    check(classes == ["ok"] * 3 + ["missing"] * 3 + ["new"] * 3, "row classes %r" % classes,
+          res)
+    check(page.rows[4]["cells"][1:6] == ["1.0000 \u00b11.0%", "-", "-", "-", "missing"],
+          "missing row %r" % page.rows[4], res)
+    expect(compare("--format", "html", "gray.json", "<b>&base.json"), EXIT_FAILURE,
+           "compare: 3 stages missing (threshold 10% + noise)")
+    check(leftovers() == [], "temporary files left: %r" % leftovers())
 
 
 @test("formats")
