@@ -26,6 +26,7 @@ A script imports it by path, wherever it lives under tests/:
 Standard library only.
 """
 
+import html.parser
 import itertools
 import os
 import re
@@ -35,6 +36,7 @@ import struct
 import subprocess
 import sys
 import time
+import xml.etree.ElementTree as ET
 import zlib
 
 # ---------------------------------------------------------------------------------------------
@@ -442,6 +444,56 @@ def write(name, data):
 def read(name):
     with open(path(name), "rb") as f:
         return f.read()
+
+
+# ---------------------------------------------------------------------------------------------
+# HTML pages (compare and summary --format html)
+
+class PageParser(html.parser.HTMLParser):
+    """Checks that every element is closed in order (void elements aside) and collects the
+    page's text, its tags and each table row's cells."""
+    VOID = {"meta", "br"}
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.open, self.tags, self.rows, self.text, self.errors = [], [], [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+        if tag == "tr":
+            self.rows.append({"class": dict(attrs).get("class"), "cells": []})
+        if tag in ("td", "th") and self.rows:
+            self.rows[-1]["cells"].append("")
+        if tag not in self.VOID:
+            self.open.append(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_endtag(self, tag):
+        if not self.open or self.open.pop() != tag:
+            self.errors.append("unexpected </%s>" % tag)
+
+    def handle_data(self, data):
+        self.text.append(data)
+        if self.open and self.open[-1] in ("td", "th", "span") and self.rows:
+            self.rows[-1]["cells"][-1] += data
+
+
+def parse_page(res, data):
+    """An HTML page of gpuimg (bytes): well-formed, also as XML, with nothing fetched and no
+    script; its parser."""
+    p = PageParser()
+    p.feed(data.decode("utf-8"))
+    p.close()
+    check(p.errors == [] and p.open == [], "page not well-formed: %r, open %r" %
+          (p.errors, p.open), res)
+    check(data.startswith(b"<!DOCTYPE html>\n"), "no doctype", res)
+    ET.fromstring(data)  # XHTML-compatible markup: an XML parser reads it too
+    low = data.lower()
+    for bad in (b"<script", b"http://", b"https://", b"@import", b"url("):
+        check(bad not in low, "page contains %r" % bad, res)
+    return p
 
 
 def leftovers(directory=None):

@@ -2,8 +2,8 @@
  * run) added up into one total, with the shards of a sharded run that no report covers. */
 #define _XOPEN_SOURCE 700
 #include "cli.h"
+#include "summary.h"
 
-#include <cJSON.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -11,14 +11,14 @@
 
 #include "options.h"
 
-#define USAGE "Usage: gpuimg summary [--format text|json] REPORT...\n"
+#define USAGE "Usage: gpuimg summary [--format text|json|html] REPORT...\n"
 
 typedef struct {
-  int format; /* 0 text, 1 json */
+  int format; /* 0 text, 1 json, 2 html */
   int help;
 } summary_options_t;
 
-static const char *const format_names[] = {"text", "json", NULL};
+static const char *const format_names[] = {"text", "json", "html", NULL};
 
 static const gpuimg_option_t summary_options[] = {
     {.long_name = "format",
@@ -26,7 +26,7 @@ static const gpuimg_option_t summary_options[] = {
      .offset = offsetof(summary_options_t, format),
      .choices = format_names,
      .metavar = "F",
-     .help = "text (the default) or json (one object)"},
+     .help = "text (the default), json (one object) or html (a page)"},
     {.long_name = "help",
      .short_name = 'h',
      .kind = GPUIMG_OPTION_FLAG,
@@ -35,14 +35,6 @@ static const gpuimg_option_t summary_options[] = {
      .help = "this help"},
     {.long_name = NULL},
 };
-
-/* The totals over the reports; shards: N of the sharded reports (0: none, -1: several N). */
-typedef struct {
-  int reports, unsharded, shards;
-  double inputs, images, converted, failed, skipped, existing, wall_ms, wall_ms_max;
-  int exit_status;
-  unsigned char *seen; /* seen[k - 1]: a report of shard k/shards was given (malloc'd) */
-} totals_t;
 
 static double number(const cJSON *o, const char *key, double dflt)
 {
@@ -102,6 +94,45 @@ static int add_summary(totals_t *t, const cJSON *sum, const char *what)
   return 0;
 }
 
+/* For the page: notes a failed image's line o of the report what; 0, or -1 (out of memory). */
+static int add_failure(totals_t *t, const cJSON *o, const char *what)
+{
+  const cJSON *status = cJSON_GetObjectItemCaseSensitive(o, "status");
+  const cJSON *input = cJSON_GetObjectItemCaseSensitive(o, "input");
+  const cJSON *name = cJSON_GetObjectItemCaseSensitive(input, "name");
+  const cJSON *error = cJSON_GetObjectItemCaseSensitive(o, "error");
+  if (!t->failures || !cJSON_IsString(status) || strcmp(status->valuestring, "failed"))
+    return 0;
+  cJSON *f = cJSON_CreateObject();
+  if (f && !cJSON_AddItemToArray(t->failures, f))
+    f = (cJSON_Delete(f), NULL);
+  if (!f || !cJSON_AddStringToObject(f, "report", what) ||
+      (cJSON_IsString(name) && !cJSON_AddStringToObject(f, "input", name->valuestring)) ||
+      (cJSON_IsString(error) && !cJSON_AddStringToObject(f, "error", error->valuestring)))
+    return -1;
+  return 0;
+}
+
+/* For the page: forgets n failures from index from on (those of runs that do not count). */
+static void drop_failures(totals_t *t, int from, int n)
+{
+  while (n-- > 0)
+    cJSON_DeleteItemFromArray(t->failures, from);
+}
+
+/* For the page: keeps the report's summary line sum (taking it over); 0, or -1. */
+static int add_run(totals_t *t, cJSON *sum, const char *what)
+{
+  cJSON *run = cJSON_CreateObject();
+  if (!run || !cJSON_AddItemToArray(t->runs, run) ||
+      !cJSON_AddStringToObject(run, "report", what)) {
+    cJSON_Delete(sum);
+    return -1;
+  }
+  cJSON_AddItemToObject(run, "summary", sum);
+  return 0;
+}
+
 /* Reads the report at path ("-": stdin) and adds its last summary line; 0, or -1 with the
  * error set (exit 3: unreadable, a line that is not JSON, no summary line). */
 static int add_report(totals_t *t, const char *path)
@@ -112,6 +143,8 @@ static int add_report(totals_t *t, const char *path)
   size_t size = 0;
   cJSON *last = NULL;
   int rc = -1, lineno = 0;
+  /* The failures of this file from first on; those of the run under way from run on. */
+  int first = cJSON_GetArraySize(t->failures), run = first;
   if (!f) {
     gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "%s", strerror(errno));
     return -1;
@@ -126,17 +159,29 @@ static int add_report(totals_t *t, const char *path)
     if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "summary"))) {
       cJSON_Delete(last);
       last = o;
-    } else {
-      cJSON_Delete(o);
+      drop_failures(t, first, run - first); /* only the last summary's run counts */
+      run = cJSON_GetArraySize(t->failures);
+      continue;
+    }
+    int oom = add_failure(t, o, what) < 0;
+    cJSON_Delete(o);
+    if (oom) {
+      gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "out of memory");
+      goto done;
     }
   }
+  drop_failures(t, run, cJSON_GetArraySize(t->failures) - run); /* a run without summary */
   if (ferror(f))
     gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "%s", strerror(errno));
   else if (!last)
     gpuimg_error_set(GPUIMG_EXIT_INPUT, what,
                      "no summary line (not a finished gpuimg batch report)");
-  else
-    rc = add_summary(t, last, what);
+  else if ((rc = add_summary(t, last, what)) == 0 && t->runs) {
+    rc = add_run(t, last, what);
+    last = NULL;
+    if (rc < 0)
+      gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "out of memory");
+  }
 done:
   cJSON_Delete(last);
   free(line);
@@ -145,8 +190,7 @@ done:
   return rc;
 }
 
-/* The shards no report covers, as "3 5 7" (empty: none, or not one sharded run). */
-static void missing_shards(const totals_t *t, char *buf, size_t size, int *count)
+void summary_missing_shards(const totals_t *t, char *buf, size_t size, int *count)
 {
   size_t len = 0;
   buf[0] = '\0';
@@ -165,7 +209,7 @@ static void print_text(const totals_t *t)
 {
   char missing[256];
   int nmissing;
-  missing_shards(t, missing, sizeof missing, &nmissing);
+  summary_missing_shards(t, missing, sizeof missing, &nmissing);
   printf("reports:     %d\n", t->reports);
   if (t->unsharded)
     printf("shards:      (a report of an unsharded run covers every input)\n");
@@ -189,7 +233,7 @@ static int print_json(const totals_t *t)
   cJSON *o = cJSON_CreateObject(), *m;
   char missing[256], *text;
   int nmissing;
-  missing_shards(t, missing, sizeof missing, &nmissing);
+  summary_missing_shards(t, missing, sizeof missing, &nmissing);
   cJSON_AddNumberToObject(o, "reports", t->reports);
   if (t->shards > 0 && !t->unsharded)
     cJSON_AddNumberToObject(o, "shards", t->shards);
@@ -213,6 +257,18 @@ static int print_json(const totals_t *t)
   printf("%s\n", text);
   cJSON_free(text);
   return 0;
+}
+
+/* The page on stdout; 0, or -1 (out of memory). */
+static int print_html(const totals_t *t)
+{
+  str_t b = {0};
+  summary_format_html(t, &b);
+  int rc = b.failed ? -1 : 0;
+  if (!b.failed)
+    fwrite(b.s, 1, b.len, stdout);
+  str_free(&b);
+  return rc;
 }
 
 static int summary_usage(const char *fmt, const char *arg)
@@ -280,6 +336,10 @@ int gpuimg_summary_main(int argc, char **argv)
     summary_help();
     return GPUIMG_EXIT_OK;
   }
+  if (o.format == 2 && (!(t.runs = cJSON_CreateArray()) || !(t.failures = cJSON_CreateArray()))) {
+    fprintf(stderr, "gpuimg: summary: out of memory\n");
+    status = GPUIMG_EXIT_FAILURE;
+  }
   for (int i = 0; i < n && status == GPUIMG_EXIT_OK; i++)
     if (add_report(&t, argv[i]) < 0) {
       fprintf(stderr, "gpuimg: %s\n", gpuimg_error_message());
@@ -288,11 +348,13 @@ int gpuimg_summary_main(int argc, char **argv)
   if (status == GPUIMG_EXIT_OK) {
     if (o.format == 0)
       print_text(&t);
-    else if (print_json(&t) < 0)
+    else if ((o.format == 1 ? print_json(&t) : print_html(&t)) < 0)
       status = GPUIMG_EXIT_FAILURE;
     if (fflush(stdout) != 0)
       status = GPUIMG_EXIT_OUTPUT;
   }
   free(t.seen);
+  cJSON_Delete(t.runs);
+  cJSON_Delete(t.failures);
   return status;
 }

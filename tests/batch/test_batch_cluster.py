@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import gpuimg_testlib as testlib  # noqa: E402
 from gpuimg_testlib import (  # noqa: E402
-    EXIT_OUTPUT, EXIT_USAGE, GPUIMG, USAGE, Skip, check, expect_error, path, test)
+    EXIT_OUTPUT, EXIT_USAGE, GPUIMG, USAGE, Skip, check, expect_error, parse_page, path, test)
 from gpuimg_testlib import cpu as run  # noqa: E402
 from test_batch import (  # noqa: E402
     files_of, fresh, make_shard_inputs, read_report, shard_of, summary, temporaries)
@@ -219,16 +219,78 @@ def summary_adds_up_shard_reports():
                                b"batch report)\n"),
             (["nope.jsonl"], 3, b"gpuimg: nope.jsonl: No such file or directory\n"),
             ([], 2, b"gpuimg: summary: no reports (give REPORT...)\n"
-                    b"Usage: gpuimg summary [--format text|json] REPORT...\n"
+                    b"Usage: gpuimg summary [--format text|json|html] REPORT...\n"
                     b"Try 'gpuimg summary --help' for more information.\n"),
             (["--format", "xml", "s1.jsonl"], 2,
-             b"gpuimg: summary: --format: invalid value 'xml' (expected text or json)\n"
-             b"Usage: gpuimg summary [--format text|json] REPORT...\n"
+             b"gpuimg: summary: --format: invalid value 'xml' (expected text, json or html)\n"
+             b"Usage: gpuimg summary [--format text|json|html] REPORT...\n"
              b"Try 'gpuimg summary --help' for more information.\n")):
         p = subprocess.run([GPUIMG, "summary"] + args, cwd=path(), stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE)
         check(p.returncode == code and p.stderr == err,
               "summary %r: %d %r" % (args, p.returncode, p.stderr))
+
+
+TRICKY = "<script>&\"'"
+
+
+def hand_report(name, *lines):
+    with open(path(name), "w") as f:
+        f.write("".join(json.dumps(line) + "\n" for line in lines))
+
+
+@test("summary")
+def summary_html_page():
+    bad = TRICKY + ".png"
+
+    def failed(name):
+        return {"input": {"name": name}, "index": 1, "status": "failed", "error": name + ": gone"}
+
+    # Two runs one after the other, then one cut short: only the last summary's failures count.
+    hand_report("<b>&1.jsonl", failed("old.png"),
+                {"summary": True, "images": 1, "converted": 0, "failed": 1, "skipped": 0,
+                 "wall_ms": 5, "exit_status": 3},
+                {"input": {"name": "ok.png"}, "index": 0, "status": "converted"},
+                {"input": {"name": bad}, "index": 1, "status": "failed",
+                 "error": bad + ": unsupported format (not PNG or JPEG)", "exit_code": 3},
+                {"summary": True, "images": 2, "converted": 1, "failed": 1, "skipped": 3,
+                 "inputs": 5, "wall_ms": 500, "shard": "1/2", "exit_status": 3,
+                 "stage_totals_ms": {"read": 1.0, "decode": 3.0, TRICKY: 6.0}},
+                failed("late.png"))
+    hand_report("s2.jsonl",
+                {"summary": True, "images": 3, "converted": 3, "failed": 0, "skipped": 2,
+                 "inputs": 5, "wall_ms": 1000, "shard": "2/2", "exit_status": 0,
+                 "stage_totals_ms": {"decode": 10.0}})
+    p = testlib.run("summary", "--format", "html", "<b>&1.jsonl", "s2.jsonl", cwd=path())
+    check(p.rc == 0 and p.err == b"", "summary html failed", p)
+    page = parse_page(p, p.out)
+    check(b'<h1 class="fail">4 converted, 1 failed</h1>' in p.out, "heading", p)
+    rows = [r["cells"] for r in page.rows]
+    for want in (["reports", "2"], ["shards", "2 of 2"], ["images", "5"], ["failed", "1"],
+                 ["wall", "1.00 s (longest report), 1.50 s added up"],
+                 ["throughput", "5.0 images/s (images over the longest wall)"],
+                 ["exit status", "3 (the largest)"],
+                 ["<b>&1.jsonl", "1/2", "2", "1", "1", "0.50", "4.0"],
+                 ["s2.jsonl", "2/2", "3", "3", "0", "1.00", "3.0"],
+                 ["", "read", "1.000", "5.0%"], ["", "decode", "13.000", "65.0%"],
+                 ["", TRICKY, "6.000", "30.0%"],
+                 ["<b>&1.jsonl", bad, bad + ": unsupported format (not PNG or JPEG)"]):
+        check(want in rows, "no row %r in %r" % (want, rows), p)
+    check(sum(1 for r in rows if r and r[-1].endswith(("(not PNG or JPEG)", ": gone"))) == 1,
+          "failures of other runs listed: %r" % rows, p)
+    widths = [float(a["width"]) for t, a in page.tags if t == "rect" and "x" in a]
+    check(widths == [30.0, 390.0, 180.0], "share bar widths %r" % widths, p)
+    check(b"&lt;script&gt;&amp;&quot;&apos;" in p.out and b"<script>" not in p.out,
+          "names not escaped", p)
+    # Nothing failed, no stage times.
+    hand_report("plain.jsonl", {"summary": True, "images": 1, "converted": 1, "failed": 0,
+                                "skipped": 0, "wall_ms": 10, "exit_status": 0})
+    p = testlib.run("summary", "--format=html", "plain.jsonl", cwd=path())
+    check(p.rc == 0 and p.err == b"", "plain summary html", p)
+    parse_page(p, p.out)
+    for text in (b'<h1 class="pass">1 converted, 0 failed</h1>', b"<p>None.</p>",
+                 b"The reports have no stage times."):
+        check(text in p.out, "page lacks %r" % text, p)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ Exit codes of compare: 0 no regression, 1 a stage slower or missing, 2 usage err
 Standard library only.
 """
 
-import html.parser
 import json
 import os
 import re
@@ -26,8 +25,8 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import gpuimg_testlib as testlib  # noqa: E402
 from gpuimg_testlib import (  # noqa: E402
-    EXIT_FAILURE, EXIT_INPUT, EXIT_OK, EXIT_OUTPUT, EXIT_USAGE, check, cpu, leftovers, path,
-    read, test)
+    EXIT_FAILURE, EXIT_INPUT, EXIT_OK, EXIT_OUTPUT, EXIT_USAGE, check, cpu, leftovers,
+    parse_page, path, read, test)
 
 USAGE = b"Try 'gpuimg compare --help' for more information.\n"
 TIMEOUT = 120  # seconds per run of gpuimg
@@ -518,51 +517,6 @@ def junit_format():
     res = expect(compare("--format", "junit", "base.json", "base.json"), EXIT_OK)
     suite = ET.fromstring(res.out).find("testsuite")
     check((suite.get("tests"), suite.get("failures")) == ("9", "0"), "identical junit", res)
-
-
-class PageParser(html.parser.HTMLParser):
-    """Checks that every element is closed in order (void elements aside) and collects the
-    page's text, its tags and each table row's cells."""
-    VOID = {"meta", "br", "rect", "line"}
-
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.open, self.tags, self.rows, self.text, self.errors = [], [], [], [], []
-
-    def handle_starttag(self, tag, attrs):
-        self.tags.append((tag, dict(attrs)))
-        if tag == "tr":
-            self.rows.append({"class": dict(attrs).get("class"), "cells": []})
-        if tag in ("td", "th") and self.rows:
-            self.rows[-1]["cells"].append("")
-        if tag not in self.VOID:
-            self.open.append(tag)
-
-    def handle_startendtag(self, tag, attrs):
-        self.tags.append((tag, dict(attrs)))
-
-    def handle_endtag(self, tag):
-        if not self.open or self.open.pop() != tag:
-            self.errors.append("unexpected </%s>" % tag)
-
-    def handle_data(self, data):
-        self.text.append(data)
-        if self.open and self.open[-1] in ("td", "th", "span") and self.rows:
-            self.rows[-1]["cells"][-1] += data
-
-
-def parse_page(res, data):
-    p = PageParser()
-    p.feed(data.decode("utf-8"))
-    p.close()
-    check(p.errors == [] and p.open == [], "page not well-formed: %r, open %r" %
-          (p.errors, p.open), res)
-    check(data.startswith(b"<!DOCTYPE html>\n"), "no doctype", res)
-    ET.fromstring(data)  # XHTML-compatible markup: an XML parser reads it too
-    low = data.lower()
-    for bad in (b"<script", b"http://", b"https://", b"@import", b"url("):
-        check(bad not in low, "page contains %r" % bad, res)
-    return p
 
 
 @test("formats")

@@ -1,0 +1,28 @@
+/* summary.h: what the files of `gpuimg summary` share: the totals over the batch reports read,
+ * and the HTML page made of them. */
+#ifndef GPUIMG_SUMMARY_H
+#define GPUIMG_SUMMARY_H
+
+#include <cJSON.h>
+
+#include "compare.h"
+
+/* The totals over the reports; shards: N of the sharded reports (0: none, -1: several N). */
+typedef struct {
+  int reports, unsharded, shards;
+  double inputs, images, converted, failed, skipped, existing, wall_ms, wall_ms_max;
+  int exit_status;
+  unsigned char *seen; /* seen[k - 1]: a report of shard k/shards was given (malloc'd) */
+  /* Kept for the page only (NULL otherwise), freed with cJSON_Delete: */
+  cJSON *runs;     /* per report: {"report": name, "summary": its summary line} */
+  cJSON *failures; /* per failed image: {"report", "input", "error"} */
+} totals_t;
+
+/* The shards no report covers, as "3 5 7" in buf (empty: none, or not one sharded run). */
+void summary_missing_shards(const totals_t *t, char *buf, size_t size, int *count);
+
+/* summary_html.c: the totals as one self-contained HTML page (inline CSS and SVG, no script),
+ * appended to b. */
+void summary_format_html(const totals_t *t, str_t *b);
+
+#endif
