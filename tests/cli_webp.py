@@ -60,6 +60,16 @@ def lossless_round_trip_is_exact():
 
 
 @test("webp")
+def file_over_64_kib_read_whole():
+    # The input is read in 64 KiB chunks while its first bytes may begin an image.
+    need_libwebp()
+    px = make_pixels(200, 150, 3, seed=12)
+    data = webp_of("big", px, 200, 150, 3, "--lossless")
+    check(len(data) > 65536, "the WebP must be over 64 KiB (%d bytes)" % len(data))
+    check(decode("big.webp", "big-back.png") == (200, 150, 3, px), "large WebP differs")
+
+
+@test("webp")
 def lossless_keeps_transparent_pixels():
     need_libwebp()
     px = bytearray(make_pixels(16, 16, 4, seed=9))

@@ -46,6 +46,23 @@ static int webp_check_header(const uint8_t *bytes, size_t size, const char *what
   return 0;
 }
 
+/* Decodes bytes into px (n bytes, rows of stride bytes) as RGB or RGBA; libwebp's status. */
+static VP8StatusCode webp_decode_into(const uint8_t *bytes, size_t size, uint8_t *px, size_t n,
+                                      size_t stride, int channels)
+{
+  WebPDecoderConfig config;
+  if (!WebPInitDecoderConfig(&config))
+    return VP8_STATUS_INVALID_PARAM;
+  config.output.colorspace = channels == 4 ? MODE_RGBA : MODE_RGB;
+  config.output.is_external_memory = 1;
+  config.output.u.RGBA.rgba = px;
+  config.output.u.RGBA.stride = (int)stride;
+  config.output.u.RGBA.size = n;
+  VP8StatusCode st = WebPDecode(bytes, size, &config);
+  WebPFreeDecBuffer(&config.output);
+  return st;
+}
+
 static int webp_decode(const uint8_t *bytes, size_t size, const char *what, uint64_t max_pixels,
                        gpuimg_image_t *out)
 {
@@ -62,9 +79,8 @@ static int webp_decode(const uint8_t *bytes, size_t size, const char *what, uint
     gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "out of memory");
     return -1;
   }
-  uint8_t *got = channels == 4 ? WebPDecodeRGBAInto(bytes, size, px, n, (int)stride)
-                               : WebPDecodeRGBInto(bytes, size, px, n, (int)stride);
-  if (!got) {
+  VP8StatusCode st = webp_decode_into(bytes, size, px, n, stride, channels);
+  if (st != VP8_STATUS_OK) {
     if (!borrowed)
       free(px);
     /* The header was whole: a failure now is a short or damaged bitstream. */
