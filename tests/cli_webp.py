@@ -222,5 +222,6 @@ def directory_input_takes_webp():
     res = cpu("blur", "-r", "0", "-o", "dout", "--format", "png", "photos")
     check(res.rc == 0, "expected exit 0", res)
     for name in ("x", "y"):
+        check(os.path.exists(path("dout", name + ".png")), "photos/%s: not converted" % name, res)
         check(read_png(path("dout", name + ".png")) == (4, 3, 3, px),
               "photos/%s: WebP in a directory not converted" % name)
