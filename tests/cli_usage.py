@@ -44,7 +44,8 @@ def version():
     for flag in ("-V", "--version"):
         res = expect_ok(run(flag))
         m = re.fullmatch(rb"gpuimg (\S+) \(backends: cpu(, cuda)?; "
-                         rb"png encoders: stb, fastpng(, libpng)?; jpeg codecs: stb(, libjpeg)?(, nvjpeg)?\)\n",
+                         rb"png encoders: stb, fastpng(, libpng)?; jpeg codecs: stb(, libjpeg)?(, nvjpeg)?; "
+                         rb"webp codecs: (libwebp|none)\)\n",
                          res.out)
         check(m is not None, "unexpected version line", res)
         if want_version:
@@ -240,10 +241,10 @@ def numbers_at_the_limits_are_accepted():
 
 @test("usage")
 def bad_output_name():
-    fmt = "%s: unsupported output format (use .png, .jpg, .jpeg, .bmp or .tga)"
+    fmt = "%s: unsupported output format (use .png, .jpg, .jpeg, .bmp, .tga or .webp)"
     for out in ("out.gif", "out", "out.", "out.png.txt", "dir.png/out", ".png/x", "out.tiff"):
         usage_error(["gray", "g8.png", out], fmt % out)
-    usage_error(["gray", "sample:", "out.webp"], fmt % "out.webp")
+    usage_error(["gray", "sample:", "out.heic"], fmt % "out.heic")
 
 
 @test("usage")

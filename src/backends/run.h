@@ -36,6 +36,7 @@ typedef struct {
   int fsync; /* every output file flushed to disk before its rename, its directory after */
   int threads; /* CPU backend: threads over row bands; 0: not given (the usable cores) */
   int no_autorotate; /* keep the stored pixels: no EXIF orientation applied (images, masks) */
+  int lossless;      /* WebP outputs lossless (--lossless), else lossy at quality */
   int strip;         /* write no metadata: the input's ICC profile and EXIF are not carried */
   int exact_decode;  /* no shrink-on-load: every input decoded at its full size */
   /* --device: the GPU whose launches the run's stages predict (the model's table; NULL: on a

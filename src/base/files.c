@@ -24,7 +24,12 @@ static int may_be_image(const uint8_t *b, size_t n)
     return 1;
   for (k = 0; k < n && k < sizeof jpeg && b[k] == jpeg[k]; k++)
     ;
-  return k == n || k == sizeof jpeg;
+  if (k == n || k == sizeof jpeg)
+    return 1;
+  /* WebP: "RIFF", the RIFF size, "WEBP". */
+  for (k = 0; k < n && k < 12 && (k >= 4 && k < 8 ? 1 : b[k] == "RIFF\0\0\0\0WEBP"[k]); k++)
+    ;
+  return k == n || k == 12;
 }
 
 int gpuimg_file_errno_code(int err, int code)

@@ -72,19 +72,19 @@ static char **list_dir(const char *dir, int *n)
   return names;
 }
 
-/* Whether the file's first bytes are a PNG's or a JPEG's. One that cannot be read counts as
+/* Whether the file's first bytes begin a format a codec built in reads (PNG, JPEG; WebP
+ * where built with libwebp). One that cannot be read counts as
  * an image, so that its conversion fails with the reason. Opened without blocking: a FIFO put
  * there since its stat() would wait for a writer (its conversion refuses it). */
 static int is_image(const char *path)
 {
-  uint8_t head[8];
+  uint8_t head[12];
   int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0)
     return 1;
   ssize_t got = read(fd, head, sizeof head);
   close(fd);
-  return got < 0 || gpuimg_codec_is_png(head, (size_t)got) ||
-         gpuimg_codec_is_jpeg(head, (size_t)got);
+  return got < 0 || gpuimg_codec_recognised(head, (size_t)got);
 }
 
 /* What an entry of an input directory is. */

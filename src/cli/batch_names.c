@@ -123,7 +123,6 @@ int batch_read_inputs(batch_t *b)
  * with .png. A leading dot does not start an extension (".hidden" -> ".hidden.png"). */
 static int name_output(batch_t *b, item_t *it, size_t rel)
 {
-  static const char *const ext[] = {"png", "jpg", "bmp", "tga"};
   const char *slash = strrchr(it->input, '/');
   const char *last = slash ? slash + 1 : it->input;
   const char *base = rel ? it->input + rel : last;
@@ -133,7 +132,7 @@ static int name_output(batch_t *b, item_t *it, size_t rel)
 
   if (b->cli.batch_format != GPUIMG_FORMAT_NONE) {
     it->format = b->cli.batch_format;
-    new_ext = ext[it->format];
+    new_ext = gpuimg_format_extension(it->format);
   } else if (dot && dot != last &&
              (it->format = gpuimg_format_from_name(last)) != GPUIMG_FORMAT_NONE) {
     new_ext = dot + 1;

@@ -21,13 +21,16 @@ typedef struct {
 /* The codecs compiled in, from the codec registry. */
 static void print_version(void)
 {
-  char png[128], jpeg[128];
+  char png[128], jpeg[128], webp[128];
   printf("gpuimg %s (backends: cpu%s; ", GPUIMG_VERSION,
          gpuimg_pipeline_have_cuda() ? ", cuda" : "");
-  printf("png encoders: %s; jpeg codecs: %s)\n",
+  printf("png encoders: %s; jpeg codecs: %s; ",
          gpuimg_codec_list(GPUIMG_FORMAT_PNG, GPUIMG_CODEC_ENCODES, png, sizeof png),
          gpuimg_codec_list(GPUIMG_FORMAT_JPEG, GPUIMG_CODEC_DECODES | GPUIMG_CODEC_ENCODES, jpeg,
                            sizeof jpeg));
+  gpuimg_codec_list(GPUIMG_FORMAT_WEBP, GPUIMG_CODEC_DECODES | GPUIMG_CODEC_ENCODES, webp,
+                    sizeof webp);
+  printf("webp codecs: %s)\n", webp[0] ? webp : "none");
 }
 
 /* Never replace an input (the image or a mask) with an output (the image or the report). */
@@ -115,8 +118,8 @@ static int run_one(const gpuimg_cli_t *cli, outputs_t *o, gpuimg_run_t *run, dou
  * --explain, --repeat or --warmup shows why there is no image). */
 static void say_not_written(const gpuimg_cli_t *cli)
 {
-  if (!cli->output && !cli->plan.quiet && !cli->report && !cli->explain &&
-      cli->plan.repeat == 1 && cli->plan.warmup == 0)
+  if (!cli->output && !cli->plan.quiet && !cli->report && !cli->explain && cli->plan.repeat == 1 &&
+      cli->plan.warmup == 0)
     fprintf(stderr, "gpuimg: no OUTPUT given: the result was not written (name an OUTPUT file "
                     "to save it)\n");
 }

@@ -13,7 +13,7 @@
  * skipped, so the registry is the codecs compiled in. */
 static const gpuimg_codec_t *const codecs[] = {
     &gpuimg_codec_stb,     &gpuimg_codec_fastpng, &gpuimg_codec_libpng,
-    &gpuimg_codec_libjpeg, &gpuimg_codec_nvjpeg,
+    &gpuimg_codec_libjpeg, &gpuimg_codec_libwebp, &gpuimg_codec_nvjpeg,
 };
 #define NCODECS (int)(sizeof codecs / sizeof codecs[0])
 
@@ -84,7 +84,7 @@ const char *gpuimg_codec_choice_name(gpuimg_codec_choice_t choice)
 const char *gpuimg_codec_list(gpuimg_format_t fmt, int what, char *buf, size_t cap)
 {
   const unsigned want =
-      fmt >= GPUIMG_FORMAT_PNG && fmt <= GPUIMG_FORMAT_TGA ? GPUIMG_FORMAT_BIT(fmt) : ~0u;
+      fmt >= GPUIMG_FORMAT_PNG && fmt <= GPUIMG_FORMAT_LAST ? GPUIMG_FORMAT_BIT(fmt) : ~0u;
   const gpuimg_codec_t *c;
   size_t len = 0;
   if (cap)
@@ -113,6 +113,11 @@ int gpuimg_codec_have_libjpeg(void)
 int gpuimg_codec_have_nvjpeg(void)
 {
   return gpuimg_codec_find("nvjpeg") != NULL;
+}
+
+int gpuimg_codec_have_libwebp(void)
+{
+  return gpuimg_codec_find("libwebp") != NULL;
 }
 
 int gpuimg_codec_is_jpeg(const uint8_t *bytes, size_t size)
@@ -161,6 +166,15 @@ int gpuimg_codec_jpeg_is_common(const uint8_t *bytes, size_t size)
   return 0; /* damaged, or no frame */
 }
 
+int gpuimg_codec_recognised(const uint8_t *bytes, size_t size)
+{
+  const gpuimg_codec_t *c;
+  for (int i = 0; (c = gpuimg_codec_at(i)); i++)
+    if (c->decodes && c->recognises && c->recognises(bytes, size))
+      return 1;
+  return 0;
+}
+
 int gpuimg_codec_is_png(const uint8_t *bytes, size_t size)
 {
   static const uint8_t signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
@@ -180,7 +194,7 @@ static int serves(const gpuimg_codec_t *c, const job_t *job)
 {
   if (job->decode)
     return c->decodes && c->recognises && c->recognises(job->bytes, job->size);
-  return job->fmt >= GPUIMG_FORMAT_PNG && job->fmt <= GPUIMG_FORMAT_TGA &&
+  return job->fmt >= GPUIMG_FORMAT_PNG && job->fmt <= GPUIMG_FORMAT_LAST &&
          (c->encodes & GPUIMG_FORMAT_BIT(job->fmt)) != 0;
 }
 
@@ -193,12 +207,18 @@ static int auto_serves(const gpuimg_codec_t *c, const job_t *job)
           (job->png_level >= c->png_level_min && job->png_level <= c->png_level_max));
 }
 
-/* The reference codec for the job: the one of lowest priority (stb) that does its kind of
- * work (decodes at all; writes the format), whether or not it recognises the bytes (it then
- * reports them); for a format nobody writes, the table's first (stb again), which reports it. */
+/* The reference codec for the job: the one of lowest priority that serves it (for a format
+ * only one codec reads, libwebp's, that one), else of those that do its kind of work (decode
+ * at all) stb, which reports bytes nobody recognises; for a format nobody writes, the
+ * table's first (stb again), which reports it. */
 static const gpuimg_codec_t *reference(const job_t *job)
 {
   const gpuimg_codec_t *c, *best = NULL;
+  for (int i = 0; (c = gpuimg_codec_at(i)); i++)
+    if (serves(c, job) && c->priority > 0 && (!best || c->priority < best->priority))
+      best = c;
+  if (best)
+    return best;
   for (int i = 0; (c = gpuimg_codec_at(i)); i++) {
     int able = job->decode ? c->decodes != 0 : serves(c, job);
     if (able && c->priority > 0 && (!best || c->priority < best->priority))
@@ -282,19 +302,41 @@ gpuimg_format_t gpuimg_format_from_name(const char *path)
     return GPUIMG_FORMAT_BMP;
   if (strcasecmp(dot, "tga") == 0)
     return GPUIMG_FORMAT_TGA;
+  if (strcasecmp(dot, "webp") == 0)
+    return GPUIMG_FORMAT_WEBP;
   return GPUIMG_FORMAT_NONE;
 }
 
+/* The formats' names as messages spell them, by gpuimg_format_t. */
+static const char *const upper[] = {"PNG", "JPEG", "BMP", "TGA", "WebP"};
+
 const char *gpuimg_format_name(gpuimg_format_t fmt)
 {
-  static const char *const names[] = {"png", "jpeg", "bmp", "tga"};
-  return fmt >= GPUIMG_FORMAT_PNG && fmt <= GPUIMG_FORMAT_TGA ? names[fmt] : "none";
+  static const char *const names[] = {"png", "jpeg", "bmp", "tga", "webp"};
+  return fmt >= GPUIMG_FORMAT_PNG && fmt <= GPUIMG_FORMAT_LAST ? names[fmt] : "none";
+}
+
+const char *gpuimg_format_extension(gpuimg_format_t fmt)
+{
+  static const char *const ext[] = {"png", "jpg", "bmp", "tga", "webp"};
+  return fmt >= GPUIMG_FORMAT_PNG && fmt <= GPUIMG_FORMAT_LAST ? ext[fmt] : "png";
+}
+
+int gpuimg_format_check_writable(gpuimg_format_t fmt, const char *what)
+{
+  const gpuimg_codec_t *c;
+  for (int i = 0; (c = gpuimg_codec_at(i)); i++)
+    if (fmt >= GPUIMG_FORMAT_PNG && fmt <= GPUIMG_FORMAT_LAST &&
+        (c->encodes & GPUIMG_FORMAT_BIT(fmt)))
+      return 0;
+  gpuimg_error_set(GPUIMG_EXIT_USAGE, what, "gpuimg was built without %s",
+                   fmt >= GPUIMG_FORMAT_PNG && fmt <= GPUIMG_FORMAT_LAST ? upper[fmt] : "it");
+  return -1;
 }
 
 int gpuimg_encode_check(const gpuimg_image_t *img, gpuimg_format_t fmt, gpuimg_format_t only,
                         const char *codec, const char *what)
 {
-  static const char *const upper[] = {"PNG", "JPEG", "BMP", "TGA"};
   if (fmt != only) {
     gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what, "cannot encode %s with %s (%s only)",
                      gpuimg_format_name(fmt), codec, upper[only]);

@@ -10,11 +10,20 @@ typedef enum {
   GPUIMG_FORMAT_JPEG,
   GPUIMG_FORMAT_BMP,
   GPUIMG_FORMAT_TGA,
+  GPUIMG_FORMAT_WEBP,
 } gpuimg_format_t;
+
+/* The last format: formats are GPUIMG_FORMAT_PNG..GPUIMG_FORMAT_LAST. */
+#define GPUIMG_FORMAT_LAST GPUIMG_FORMAT_WEBP
 
 /* Output format from a file name's extension; GPUIMG_FORMAT_NONE if not supported. */
 gpuimg_format_t gpuimg_format_from_name(const char *path);
 const char *gpuimg_format_name(gpuimg_format_t fmt);
+/* The extension an output of fmt gets in a batch ("png", "jpg", ...). */
+const char *gpuimg_format_extension(gpuimg_format_t fmt);
+/* 0 when a codec compiled in writes fmt; else -1 with "gpuimg was built without <library>"
+ * set (GPUIMG_EXIT_USAGE) against what. */
+int gpuimg_format_check_writable(gpuimg_format_t fmt, const char *what);
 
 /* What an encoder is told besides the pixels. Each codec reads the fields of its formats. */
 typedef struct {
@@ -23,6 +32,7 @@ typedef struct {
                     1..9 its one setting; stb's level is fixed at 8) */
   int threads;   /* PNG (fastpng): the most threads for a large image's slices; 0 or 1: the
                     calling thread only. The bytes do not depend on it. */
+  int lossless;  /* WebP: 1 lossless (--lossless), 0 lossy at quality */
 } gpuimg_encode_opts_t;
 
 #define GPUIMG_DEFAULT_PNG_LEVEL 1
@@ -80,6 +90,8 @@ extern const gpuimg_codec_t gpuimg_codec_fastpng;
 extern const gpuimg_codec_t gpuimg_codec_libpng;
 /* JPEG decoding and encoding with libjpeg(-turbo) (libjpeg.c; -Dlibjpeg). */
 extern const gpuimg_codec_t gpuimg_codec_libjpeg;
+/* WebP decoding (still images) and encoding with libwebp (libwebp.c; -Dwebp). */
+extern const gpuimg_codec_t gpuimg_codec_libwebp;
 /* JPEG decoding and encoding on the GPU with nvJPEG (nvjpeg.c; CUDA builds with nvJPEG). */
 extern const gpuimg_codec_t gpuimg_codec_nvjpeg;
 
@@ -95,6 +107,9 @@ int gpuimg_codec_is_jpeg(const uint8_t *bytes, size_t size);
  * reads otherwise and libjpeg decodes; and a file whose scans ask for more decoding work
  * than the host decoders allow (gpuimg_jpeg_work_check()), which they refuse at once. */
 int gpuimg_codec_jpeg_is_common(const uint8_t *bytes, size_t size);
+/* 1 when a codec compiled in decodes files beginning with bytes (12 suffice: PNG, JPEG,
+ * WebP). */
+int gpuimg_codec_recognised(const uint8_t *bytes, size_t size);
 /* The PNG signature (its 8 bytes). */
 int gpuimg_codec_is_png(const uint8_t *bytes, size_t size);
 
@@ -174,6 +189,7 @@ const char *gpuimg_codec_list(gpuimg_format_t fmt, int what, char *buf, size_t c
 int gpuimg_codec_have_libpng(void);
 int gpuimg_codec_have_libjpeg(void);
 int gpuimg_codec_have_nvjpeg(void);
+int gpuimg_codec_have_libwebp(void);
 /* The codec that decodes these file bytes under choice: the chosen codec when it is
  * compiled in and recognises the bytes; under auto (or after a device codec) the
  * recognising codec of highest priority; else the reference, stb (which also reports

@@ -477,6 +477,7 @@ static int store(image_t *im)
     const gpuimg_codec_t *codec = gpuimg_codec_encoder(plan->codec, job->format, plan->png_level);
     gpuimg_encode_opts_t eo = {.quality = plan->quality,
                                .png_level = plan->png_level,
+                               .lossless = plan->lossless,
                                .threads = plan->threads > 0 ? plan->threads : gpuimg_cpu_cores()};
     run->out_w = d->width;
     run->out_h = d->height;

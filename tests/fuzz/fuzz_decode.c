@@ -326,6 +326,42 @@ static void check_libjpeg(const uint8_t *data, size_t size, uint32_t h)
 }
 #endif
 
+#ifdef GPUIMG_HAVE_LIBWEBP
+/* A WebP: libwebp's decode refuses it with exit code 3 and a one-line reason, or gives an
+ * image within the limits; on small images, a lossless encode decodes back to the same
+ * pixels. */
+static void check_libwebp(const uint8_t *data, size_t size)
+{
+  gpuimg_image_t img, back;
+  gpuimg_buf_t enc = {0};
+  if (size < 12 || memcmp(data, "RIFF", 4) != 0 || memcmp(data + 8, "WEBP", 4) != 0)
+    return;
+  gpuimg_error_clear();
+  if (gpuimg_codec_libwebp.decode(data, size, "fuzz", FUZZ_MAX_PIXELS, &img) < 0) {
+    check_refusal();
+    return;
+  }
+  must(img.width >= 1 && img.height >= 1 && (img.channels == 3 || img.channels == 4) && img.data,
+       "libwebp returned an impossible image");
+  must((uint64_t)img.width * (uint64_t)img.height <= FUZZ_MAX_PIXELS,
+       "libwebp returned an image over the pixel limit");
+  if ((uint64_t)img.width * (uint64_t)img.height * (uint64_t)img.channels <= FUZZ_REF_WORK) {
+    gpuimg_encode_opts_t opts = {.quality = 90, .lossless = 1};
+    must(gpuimg_codec_libwebp.encode(&img, GPUIMG_FORMAT_WEBP, &opts, "fuzz.webp", &enc) == 0,
+         "libwebp encode failed");
+    must(gpuimg_codec_libwebp.decode(enc.data, enc.size, "fuzz.webp", FUZZ_MAX_PIXELS, &back) == 0,
+         "libwebp's own WebP does not decode");
+    must(back.width == img.width && back.height == img.height && back.channels == img.channels &&
+             memcmp(back.data, img.data, gpuimg_image_bytes(img.width, img.height, img.channels)) ==
+                 0,
+         "a lossless WebP changed the pixels");
+    gpuimg_image_free(&back);
+    gpuimg_buf_free(&enc);
+  }
+  gpuimg_image_free(&img);
+}
+#endif
+
 /* The values the flow rewrites lie inside the EXIF block, apart from each other (a
  * dimension's whole 4-byte value field: a SHORT may become a LONG). */
 static void check_tags(const gpuimg_meta_t *meta)
@@ -415,6 +451,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   gpuimg_image_t img;
 #ifdef GPUIMG_HAVE_LIBJPEG
   check_libjpeg(data, size, fnv1a(data, size));
+#endif
+#ifdef GPUIMG_HAVE_LIBWEBP
+  check_libwebp(data, size);
 #endif
   /* The header read the backend's choice makes before any decode: never a crash, and a size
    * only when it states one. */
