@@ -237,6 +237,16 @@ extern "C" int gpuimg_cuda_download(gpuimg_cuda_t *ctx, void *h_dst, const void 
   return gpuimg_cuda_timer_stop(ctx, ms);
 }
 
+extern "C" int gpuimg_cuda_copy(gpuimg_cuda_t *ctx, void *d_dst, const void *d_src, size_t bytes,
+                                gpuimg_launch_t *info)
+{
+  if (gpuimg_cuda_timer_start(ctx) < 0)
+    return -1;
+  GPUIMG_CUDA_CHECK(cudaMemcpyAsync(d_dst, d_src, bytes, cudaMemcpyDeviceToDevice, ctx->stream));
+  gpuimg_launch_record(info, "cudaMemcpyAsync", dim3(0, 0, 0), dim3(0, 0, 0), 0, 0);
+  return gpuimg_cuda_timer_stop(ctx, &info->ms);
+}
+
 extern "C" void gpuimg_cuda_set_count_divergence(gpuimg_cuda_t *ctx, int on)
 {
   ctx->count_divergence = on;

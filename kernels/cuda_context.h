@@ -182,6 +182,10 @@ void gpuimg_cuda_dev_free(void *d_ptr);
 int gpuimg_cuda_upload(gpuimg_cuda_t *ctx, void *d_dst, const void *h_src, size_t bytes, float *ms);
 int gpuimg_cuda_download(gpuimg_cuda_t *ctx, void *h_dst, const void *d_src, size_t bytes,
                          float *ms);
+/* An identity step on the device: bytes copied from d_src to d_dst (no kernel), event-timed
+ * into info->ms and recorded as the launch "cudaMemcpyAsync". 0, or -1 with the error set. */
+int gpuimg_cuda_copy(gpuimg_cuda_t *ctx, void *d_dst, const void *d_src, size_t bytes,
+                     gpuimg_launch_t *info);
 
 #ifdef __cplusplus
 }

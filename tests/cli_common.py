@@ -189,7 +189,7 @@ def is_cuda_build():
 
 # The registry's operations in its order, as messages list them.
 OPERATIONS = ("gray", "blur", "checkerboard", "portrait", "resize", "rotate", "flip", "flop",
-              "transpose", "transverse")
+              "transpose", "transverse", "convert")
 
 
 def unknown_operation_msg(name):

@@ -600,8 +600,9 @@ static void test_pipeline(void)
 
 static void test_ops_table(void)
 {
-  static const char *const names[] = {"gray",   "blur", "checkerboard", "portrait",  "resize",
-                                      "rotate", "flip", "flop",         "transpose", "transverse"};
+  static const char *const names[] = {"gray",      "blur",       "checkerboard", "portrait",
+                                      "resize",    "rotate",     "flip",         "flop",
+                                      "transpose", "transverse", "convert"};
   const int n = (int)(sizeof names / sizeof names[0]);
   for (int i = 0; i < n; i++) {
     if (!gpuimg_ops[i] || strcmp(gpuimg_ops[i]->name, names[i]) != 0)
@@ -614,8 +615,8 @@ static void test_ops_table(void)
     fail("the operation table has extra entries or matches loosely");
   char list[256];
   gpuimg_ops_names(list, sizeof list);
-  if (strcmp(list, "gray, blur, checkerboard, portrait, resize, rotate, flip, flop, transpose or "
-                   "transverse") != 0)
+  if (strcmp(list, "gray, blur, checkerboard, portrait, resize, rotate, flip, flop, transpose, "
+                   "transverse or convert") != 0)
     fail("gpuimg_ops_names() gives \"%s\"", list);
   /* Each declaration is complete: parameters that fit a step, help for every option, a
    * mask only where the mask option is, a CPU reference, a launch for the CUDA model. */
