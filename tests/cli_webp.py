@@ -185,14 +185,14 @@ def animation_refused():
 @test("webp")
 def version_lists_libwebp():
     need_libwebp()
-    check(b"webp codecs: libwebp)" in run("-V").out, "-V must list libwebp")
+    check(b"webp codecs: libwebp;" in run("-V").out, "-V must list libwebp")
 
 
 @test("nowebp")
 def webp_not_built():
     if has_libwebp():
         raise Skip("this gpuimg has libwebp (configure with -Dwebp=disabled to test this)")
-    check(b"webp codecs: none)" in run("-V").out, "-V must say no WebP codec")
+    check(b"webp codecs: none;" in run("-V").out, "-V must say no WebP codec")
     write("n.png", png_encode_8bit(2, 2, 3, make_pixels(2, 2, 3, seed=8)))
     usage_error(["blur", "-r", "0", "n.png", "n.webp"], "n.webp: gpuimg was built without WebP")
     usage_error(["blur", "-r", "0", "--format", "webp", "-o", "d", "n.png"],

@@ -37,6 +37,7 @@ typedef struct {
   int threads; /* CPU backend: threads over row bands; 0: not given (the usable cores) */
   int no_autorotate; /* keep the stored pixels: no EXIF orientation applied (images, masks) */
   int lossless;      /* WebP outputs lossless (--lossless), else lossy at quality */
+  int compression;   /* TIFF outputs: a gpuimg_compression_t (--compression) */
   int strip;         /* write no metadata: the input's ICC profile and EXIF are not carried */
   int exact_decode;  /* no shrink-on-load: every input decoded at its full size */
   /* --device: the GPU whose launches the run's stages predict (the model's table; NULL: on a

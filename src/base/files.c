@@ -13,25 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int may_be_image(const uint8_t *b, size_t n)
-{
-  static const uint8_t png[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
-  static const uint8_t jpeg[3] = {0xff, 0xd8, 0xff};
-  size_t k = 0;
-  while (k < n && k < sizeof png && b[k] == png[k])
-    k++;
-  if (k == n || k == sizeof png)
-    return 1;
-  for (k = 0; k < n && k < sizeof jpeg && b[k] == jpeg[k]; k++)
-    ;
-  if (k == n || k == sizeof jpeg)
-    return 1;
-  /* WebP: "RIFF", the RIFF size, "WEBP". */
-  for (k = 0; k < n && k < 12 && (k >= 4 && k < 8 ? 1 : b[k] == "RIFF\0\0\0\0WEBP"[k]); k++)
-    ;
-  return k == n || k == 12;
-}
-
 int gpuimg_file_errno_code(int err, int code)
 {
   return err == EMFILE || err == ENFILE || err == ENOMEM ? GPUIMG_EXIT_FAILURE : code;
@@ -64,10 +45,11 @@ static int open_input(const char *path, int regular_only)
   return fd;
 }
 
-/* For images, reading stops as soon as the first bytes cannot begin one: the decoder
- * refuses the file from them alone ("unsupported format"), and a stream such as /dev/zero
- * or /dev/urandom would otherwise be read to the size cap (1 GiB of memory) first. */
-static int read_file(const char *path, int image, int regular_only, gpuimg_buf_t *out)
+/* With may_begin (an image), reading stops as soon as the first bytes cannot begin one: the
+ * decoder refuses the file from them alone ("unsupported format"), and a stream such as
+ * /dev/zero or /dev/urandom would otherwise be read to the size cap (1 GiB of memory) first. */
+static int read_file(const char *path, gpuimg_may_begin_fn *may_begin, int regular_only,
+                     gpuimg_buf_t *out)
 {
   int is_stdin = strcmp(path, "-") == 0;
   const char *what = is_stdin ? "<stdin>" : path;
@@ -113,7 +95,7 @@ static int read_file(const char *path, int image, int regular_only, gpuimg_buf_t
       gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "out of memory");
       goto fail;
     }
-    if (image && !may_be_image(out->data, out->size))
+    if (may_begin && !may_begin(out->data, out->size))
       break;
   }
   if (!is_stdin)
@@ -126,19 +108,19 @@ fail:
   return -1;
 }
 
-int gpuimg_file_read(const char *path, gpuimg_buf_t *out)
+int gpuimg_file_read(const char *path, gpuimg_may_begin_fn *may_begin, gpuimg_buf_t *out)
 {
-  return read_file(path, 1, 0, out);
+  return read_file(path, may_begin, 0, out);
 }
 
-int gpuimg_file_read_regular(const char *path, gpuimg_buf_t *out)
+int gpuimg_file_read_regular(const char *path, gpuimg_may_begin_fn *may_begin, gpuimg_buf_t *out)
 {
-  return read_file(path, 1, 1, out);
+  return read_file(path, may_begin, 1, out);
 }
 
 int gpuimg_text_read(const char *path, gpuimg_buf_t *out)
 {
-  return read_file(path, 0, 0, out);
+  return read_file(path, NULL, 0, out);
 }
 
 /* path's directory made absolute, plus its last component (the file may not exist yet).

@@ -10,11 +10,16 @@
 /* Largest input file read, in bytes. */
 #define GPUIMG_MAX_FILE_BYTES ((size_t)1 << 30)
 
-/* Reads a whole file ("-" = stdin) into out. 0, or -1 with the error set (exit 3). */
-int gpuimg_file_read(const char *path, gpuimg_buf_t *out);
+/* Whether the first size bytes of a file may still begin an image (the codecs say which:
+ * gpuimg_codec_may_begin()). */
+typedef int gpuimg_may_begin_fn(const uint8_t *bytes, size_t size);
+
+/* Reads an image file ("-" = stdin) into out: whole, or its first bytes only once may_begin
+ * says they cannot begin an image (NULL: whole). 0, or -1 with the error set (exit 3). */
+int gpuimg_file_read(const char *path, gpuimg_may_begin_fn *may_begin, gpuimg_buf_t *out);
 /* The same for a batch's input: a regular file only. Anything else (a FIFO, a device, a
  * socket) is refused, exit 3, GPUIMG_NOT_REGULAR_IN, without being opened or waited for. */
-int gpuimg_file_read_regular(const char *path, gpuimg_buf_t *out);
+int gpuimg_file_read_regular(const char *path, gpuimg_may_begin_fn *may_begin, gpuimg_buf_t *out);
 /* The same for a text file (a report, a list of paths): read whole, whatever it holds. */
 int gpuimg_text_read(const char *path, gpuimg_buf_t *out);
 

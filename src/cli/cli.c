@@ -61,7 +61,8 @@ static int parse_format(const gpuimg_option_t *o, const char *spelled, const cha
   snprintf(name, sizeof name, "x.%s", arg);
   if (strlen(arg) > 4 ||
       (cli->batch_format = gpuimg_format_from_name(name)) == GPUIMG_FORMAT_NONE)
-    return usage_error(spelled, "invalid value '%s' (expected png, jpg, bmp, tga or webp)", arg);
+    return usage_error(spelled, "invalid value '%s' (expected png, jpg, bmp, tga, webp or tiff)",
+                       arg);
   return gpuimg_format_check_writable(cli->batch_format, spelled);
 }
 
@@ -120,7 +121,8 @@ const gpuimg_option_t gpuimg_cli_batch_options[] = {
     {.long_name = "from", .kind = GPUIMG_OPTION_STRING, .offset = CLI(from), .metavar = "LIST",
      .help = "read input paths from LIST, one per line ('-' = stdin)", .empty_what = "file name"},
     {.long_name = "format", .kind = GPUIMG_OPTION_CUSTOM, .parse = parse_format, .metavar = "F",
-     .help = "output format png, jpg, bmp, tga or webp (default: the input's)"},
+     .help = "output format png, jpg, bmp, tga, webp or tiff (default:\n"
+             "the input's)"},
     {.long_name = "force", .kind = GPUIMG_OPTION_FLAG, .offset = CLI(force), .value = 1,
      .help = "replace existing outputs (never an input)"},
     {.long_name = "jobs", .short_name = 'j', .kind = GPUIMG_OPTION_INT, .offset = CLI(jobs),
@@ -257,7 +259,8 @@ static int check_single(gpuimg_cli_t *cli, const char **positional, int npositio
       cli->format = gpuimg_format_from_name(cli->output);
     if (cli->format == GPUIMG_FORMAT_NONE)
       return usage_error(cli->output,
-                         "%sunsupported output format (use .png, .jpg, .jpeg, .bmp, .tga or .webp)",
+                         "%sunsupported output format (use .png, .jpg, .jpeg, .bmp, .tga, .webp, "
+                         ".tif or .tiff)",
                          "");
     if (gpuimg_format_check_writable(cli->format, cli->output) < 0)
       return -1;

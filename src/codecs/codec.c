@@ -12,8 +12,8 @@
 /* Every codec, in the order -V lists them; those the build lacks declare no formats and are
  * skipped, so the registry is the codecs compiled in. */
 static const gpuimg_codec_t *const codecs[] = {
-    &gpuimg_codec_stb,     &gpuimg_codec_fastpng, &gpuimg_codec_libpng,
-    &gpuimg_codec_libjpeg, &gpuimg_codec_libwebp, &gpuimg_codec_nvjpeg,
+    &gpuimg_codec_stb,     &gpuimg_codec_fastpng, &gpuimg_codec_libpng, &gpuimg_codec_libjpeg,
+    &gpuimg_codec_libwebp, &gpuimg_codec_libtiff, &gpuimg_codec_nvjpeg,
 };
 #define NCODECS (int)(sizeof codecs / sizeof codecs[0])
 
@@ -24,6 +24,17 @@ const char *const gpuimg_codec_choices[] = {"auto",    "stb",    "fastpng", "lib
 static int compiled_in(const gpuimg_codec_t *c)
 {
   return (c->decodes | c->encodes) != 0;
+}
+
+/* Whether c decodes these bytes: its own test, or its formats' signatures. */
+static int recognises(const gpuimg_codec_t *c, const uint8_t *bytes, size_t size)
+{
+  if (!c->decodes)
+    return 0;
+  if (c->recognises)
+    return c->recognises(bytes, size);
+  gpuimg_format_t f = gpuimg_format_of(bytes, size);
+  return f != GPUIMG_FORMAT_NONE && (c->decodes & GPUIMG_FORMAT_BIT(f));
 }
 
 const char *gpuimg_codec_missing(const char *name)
@@ -170,7 +181,7 @@ int gpuimg_codec_recognised(const uint8_t *bytes, size_t size)
 {
   const gpuimg_codec_t *c;
   for (int i = 0; (c = gpuimg_codec_at(i)); i++)
-    if (c->decodes && c->recognises && c->recognises(bytes, size))
+    if (recognises(c, bytes, size))
       return 1;
   return 0;
 }
@@ -193,7 +204,7 @@ typedef struct {
 static int serves(const gpuimg_codec_t *c, const job_t *job)
 {
   if (job->decode)
-    return c->decodes && c->recognises && c->recognises(job->bytes, job->size);
+    return recognises(c, job->bytes, job->size);
   return job->fmt >= GPUIMG_FORMAT_PNG && job->fmt <= GPUIMG_FORMAT_LAST &&
          (c->encodes & GPUIMG_FORMAT_BIT(job->fmt)) != 0;
 }
@@ -287,6 +298,82 @@ uint8_t *gpuimg_codec_pixels(size_t bytes, int *borrowed)
   return p ? p : malloc(bytes ? bytes : 1);
 }
 
+/* A format: its names, and the signatures that begin its files. A signature's '?' matches any
+ * byte (no signature has a literal '?'). */
+typedef struct {
+  const char *name;  /* the report's ("png", "jpeg", ...) */
+  const char *upper; /* messages' ("PNG", "JPEG", ...) */
+  const char *ext;   /* a batch output's extension */
+  const char *alias; /* another extension OUTPUT may have, NULL: none */
+  const char *signatures[5];
+} format_info_t;
+
+static const format_info_t formats[] = {
+    [GPUIMG_FORMAT_PNG] = {"png", "PNG", "png", NULL, {"\x89PNG\r\n\x1a\n"}},
+    [GPUIMG_FORMAT_JPEG] = {"jpeg", "JPEG", "jpg", "jpeg", {"\xff\xd8\xff"}},
+    [GPUIMG_FORMAT_BMP] = {"bmp", "BMP", "bmp", NULL, {NULL}},
+    [GPUIMG_FORMAT_TGA] = {"tga", "TGA", "tga", NULL, {NULL}},
+    [GPUIMG_FORMAT_WEBP] = {"webp", "WebP", "webp", NULL, {"RIFF????WEBP"}},
+    [GPUIMG_FORMAT_TIFF] = {"tiff", "TIFF", "tif", "tiff", {"II*", "MM\0*", "II+", "MM\0+"}},
+};
+_Static_assert(sizeof formats / sizeof formats[0] == GPUIMG_FORMAT_LAST + 1,
+               "every format has its entry");
+
+/* A signature's length: TIFF's little-endian "II*\0" (BigTIFF's "II+\0") ends in the
+ * string's NUL. */
+static size_t signature_len(gpuimg_format_t fmt, const char *sig)
+{
+  return fmt == GPUIMG_FORMAT_TIFF && sig[0] == 'I' ? 4 : strlen(sig);
+}
+
+/* How many of bytes' first size bytes match sig (at most its length). */
+static size_t signature_match(const char *sig, size_t len, const uint8_t *bytes, size_t size)
+{
+  size_t k = 0;
+  while (k < len && k < size && (sig[k] == '?' || (uint8_t)sig[k] == bytes[k]))
+    k++;
+  return k;
+}
+
+gpuimg_format_t gpuimg_format_of(const uint8_t *bytes, size_t size)
+{
+  for (int f = 0; f <= GPUIMG_FORMAT_LAST; f++)
+    for (const char *const *sig = formats[f].signatures; *sig; sig++) {
+      size_t len = signature_len((gpuimg_format_t)f, *sig);
+      if (signature_match(*sig, len, bytes, size) == len)
+        return (gpuimg_format_t)f;
+    }
+  return GPUIMG_FORMAT_NONE;
+}
+
+/* Whether a codec built in decodes fmt. */
+static int decodable(gpuimg_format_t fmt)
+{
+  const gpuimg_codec_t *c;
+  for (int i = 0; (c = gpuimg_codec_at(i)); i++)
+    if (c->decodes & GPUIMG_FORMAT_BIT(fmt))
+      return 1;
+  return 0;
+}
+
+const char *gpuimg_format_unbuilt(const uint8_t *bytes, size_t size)
+{
+  gpuimg_format_t f = gpuimg_format_of(bytes, size);
+  return f != GPUIMG_FORMAT_NONE && !decodable(f) ? formats[f].upper : NULL;
+}
+
+int gpuimg_codec_may_begin(const uint8_t *bytes, size_t size)
+{
+  for (int f = 0; f <= GPUIMG_FORMAT_LAST; f++)
+    for (const char *const *sig = formats[f].signatures; *sig; sig++) {
+      size_t len = signature_len((gpuimg_format_t)f, *sig),
+             k = signature_match(*sig, len, bytes, size);
+      if ((k == len || k == size) && decodable((gpuimg_format_t)f))
+        return 1;
+    }
+  return 0;
+}
+
 gpuimg_format_t gpuimg_format_from_name(const char *path)
 {
   const char *dot = strrchr(path, '.');
@@ -294,33 +381,29 @@ gpuimg_format_t gpuimg_format_from_name(const char *path)
   if (!dot || (slash && dot < slash))
     return GPUIMG_FORMAT_NONE;
   dot++;
-  if (strcasecmp(dot, "png") == 0)
-    return GPUIMG_FORMAT_PNG;
-  if (strcasecmp(dot, "jpg") == 0 || strcasecmp(dot, "jpeg") == 0)
-    return GPUIMG_FORMAT_JPEG;
-  if (strcasecmp(dot, "bmp") == 0)
-    return GPUIMG_FORMAT_BMP;
-  if (strcasecmp(dot, "tga") == 0)
-    return GPUIMG_FORMAT_TGA;
-  if (strcasecmp(dot, "webp") == 0)
-    return GPUIMG_FORMAT_WEBP;
+  for (int f = 0; f <= GPUIMG_FORMAT_LAST; f++)
+    if (strcasecmp(dot, formats[f].ext) == 0 ||
+        (formats[f].alias && strcasecmp(dot, formats[f].alias) == 0))
+      return (gpuimg_format_t)f;
   return GPUIMG_FORMAT_NONE;
 }
 
-/* The formats' names as messages spell them, by gpuimg_format_t. */
-static const char *const upper[] = {"PNG", "JPEG", "BMP", "TGA", "WebP"};
+static int known(gpuimg_format_t fmt)
+{
+  return fmt >= GPUIMG_FORMAT_PNG && fmt <= GPUIMG_FORMAT_LAST;
+}
 
 const char *gpuimg_format_name(gpuimg_format_t fmt)
 {
-  static const char *const names[] = {"png", "jpeg", "bmp", "tga", "webp"};
-  return fmt >= GPUIMG_FORMAT_PNG && fmt <= GPUIMG_FORMAT_LAST ? names[fmt] : "none";
+  return known(fmt) ? formats[fmt].name : "none";
 }
 
 const char *gpuimg_format_extension(gpuimg_format_t fmt)
 {
-  static const char *const ext[] = {"png", "jpg", "bmp", "tga", "webp"};
-  return fmt >= GPUIMG_FORMAT_PNG && fmt <= GPUIMG_FORMAT_LAST ? ext[fmt] : "png";
+  return known(fmt) ? formats[fmt].ext : "png";
 }
+
+const char *const gpuimg_compression_names[] = {"deflate", "lzw", "none", NULL};
 
 int gpuimg_format_check_writable(gpuimg_format_t fmt, const char *what)
 {
@@ -330,7 +413,7 @@ int gpuimg_format_check_writable(gpuimg_format_t fmt, const char *what)
         (c->encodes & GPUIMG_FORMAT_BIT(fmt)))
       return 0;
   gpuimg_error_set(GPUIMG_EXIT_USAGE, what, "gpuimg was built without %s",
-                   fmt >= GPUIMG_FORMAT_PNG && fmt <= GPUIMG_FORMAT_LAST ? upper[fmt] : "it");
+                   known(fmt) ? formats[fmt].upper : "it");
   return -1;
 }
 
@@ -339,13 +422,13 @@ int gpuimg_encode_check(const gpuimg_image_t *img, gpuimg_format_t fmt, gpuimg_f
 {
   if (fmt != only) {
     gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what, "cannot encode %s with %s (%s only)",
-                     gpuimg_format_name(fmt), codec, upper[only]);
+                     gpuimg_format_name(fmt), codec, formats[only].upper);
     return -1;
   }
   if (img->channels < 1 || img->channels > 4 || img->width < 1 || img->height < 1) {
     gpuimg_error_set(GPUIMG_EXIT_OUTPUT, what,
-                     "cannot encode %s: unsupported %dx%d image of %d channels", upper[only],
-                     img->width, img->height, img->channels);
+                     "cannot encode %s: unsupported %dx%d image of %d channels",
+                     formats[only].upper, img->width, img->height, img->channels);
     return -1;
   }
   return 0;

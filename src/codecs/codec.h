@@ -11,13 +11,24 @@ typedef enum {
   GPUIMG_FORMAT_BMP,
   GPUIMG_FORMAT_TGA,
   GPUIMG_FORMAT_WEBP,
+  GPUIMG_FORMAT_TIFF,
 } gpuimg_format_t;
 
 /* The last format: formats are GPUIMG_FORMAT_PNG..GPUIMG_FORMAT_LAST. */
-#define GPUIMG_FORMAT_LAST GPUIMG_FORMAT_WEBP
+#define GPUIMG_FORMAT_LAST GPUIMG_FORMAT_TIFF
 
 /* Output format from a file name's extension; GPUIMG_FORMAT_NONE if not supported. */
 gpuimg_format_t gpuimg_format_from_name(const char *path);
+/* The format whose signature (its first bytes, codec.c's table: PNG, JPEG, WebP, TIFF) begins
+ * bytes, whether or not a codec built in reads it; GPUIMG_FORMAT_NONE when none does. */
+gpuimg_format_t gpuimg_format_of(const uint8_t *bytes, size_t size);
+/* For bytes of a format this build reads with no codec (WebP, TIFF without their libraries):
+ * its name as messages spell it ("TIFF"); else NULL. */
+const char *gpuimg_format_unbuilt(const uint8_t *bytes, size_t size);
+/* 1 while bytes, the first size bytes of a file, may still begin a format a codec built in
+ * decodes: each is a prefix of one of its signatures, or begins with one. What keeps an input
+ * being read (gpuimg_file_read()): a file that cannot be an image is refused unread. */
+int gpuimg_codec_may_begin(const uint8_t *bytes, size_t size);
 const char *gpuimg_format_name(gpuimg_format_t fmt);
 /* The extension an output of fmt gets in a batch ("png", "jpg", ...). */
 const char *gpuimg_format_extension(gpuimg_format_t fmt);
@@ -27,13 +38,23 @@ int gpuimg_format_check_writable(gpuimg_format_t fmt, const char *what);
 
 /* What an encoder is told besides the pixels. Each codec reads the fields of its formats. */
 typedef struct {
-  int quality;   /* JPEG quality 1..100 */
-  int png_level; /* PNG compression level 0..9 (libpng's zlib level; fastpng: 0 stores,
-                    1..9 its one setting; stb's level is fixed at 8) */
-  int threads;   /* PNG (fastpng): the most threads for a large image's slices; 0 or 1: the
-                    calling thread only. The bytes do not depend on it. */
-  int lossless;  /* WebP: 1 lossless (--lossless), 0 lossy at quality */
+  int quality;     /* JPEG quality 1..100 */
+  int png_level;   /* PNG compression level 0..9 (libpng's zlib level; fastpng: 0 stores,
+                      1..9 its one setting; stb's level is fixed at 8) */
+  int threads;     /* PNG (fastpng): the most threads for a large image's slices; 0 or 1: the
+                      calling thread only. The bytes do not depend on it. */
+  int lossless;    /* WebP: 1 lossless (--lossless), 0 lossy at quality */
+  int compression; /* TIFF: a gpuimg_compression_t (--compression) */
 } gpuimg_encode_opts_t;
+
+/* --compression: how a TIFF output's strips are compressed. */
+typedef enum {
+  GPUIMG_COMPRESSION_DEFLATE = 0, /* the default: zlib's deflate, horizontal predictor */
+  GPUIMG_COMPRESSION_LZW,         /* LZW, horizontal predictor */
+  GPUIMG_COMPRESSION_NONE,
+} gpuimg_compression_t;
+/* The --compression spellings, by gpuimg_compression_t, NULL-terminated. */
+extern const char *const gpuimg_compression_names[];
 
 #define GPUIMG_DEFAULT_PNG_LEVEL 1
 
@@ -41,6 +62,13 @@ typedef struct {
  * channels and a size. 0, or -1 with "cannot encode ..." set (exit 4) against what. */
 int gpuimg_encode_check(const gpuimg_image_t *img, gpuimg_format_t fmt, gpuimg_format_t only,
                         const char *codec, const char *what);
+
+/* A 16-bit sample reduced to 8 bits, the rule of every decoder: round(v / 257), exactly
+ * (v * 255 + 32895) >> 16 (257 * v8 comes back as v8; no ties, 257 being odd). */
+static inline uint8_t gpuimg_reduce16(uint32_t v)
+{
+  return (uint8_t)((v * 255u + 32895u) >> 16);
+}
 
 /* A set of formats: bit (1u << fmt) for each. */
 #define GPUIMG_FORMAT_BIT(fmt) (1u << (unsigned)(fmt))
@@ -56,7 +84,8 @@ typedef struct {
   const char *library; /* the library it needs, as messages name it ("nvJPEG"); NULL: none */
   unsigned decodes;    /* the formats it reads (GPUIMG_FORMAT_BIT); 0: an encoder only */
   unsigned encodes;    /* the formats it writes */
-  /* 1 when bytes begin a file it decodes (its signature test); NULL when it decodes nothing. */
+  /* 1 when bytes begin a file it decodes (its signature test); NULL: it decodes every file
+   * of the formats it declares, told by their signatures (gpuimg_format_of()). */
   int (*recognises)(const uint8_t *bytes, size_t size);
   /* Under --codec auto, of the codecs that serve a job the one of highest priority wins; 0:
    * never chosen by auto, only by name. The lowest (1, stb) is the reference codec: it also
@@ -92,6 +121,8 @@ extern const gpuimg_codec_t gpuimg_codec_libpng;
 extern const gpuimg_codec_t gpuimg_codec_libjpeg;
 /* WebP decoding (still images) and encoding with libwebp (libwebp.c; -Dwebp). */
 extern const gpuimg_codec_t gpuimg_codec_libwebp;
+/* TIFF decoding (the first page) and encoding with libtiff (libtiff.c; -Dtiff). */
+extern const gpuimg_codec_t gpuimg_codec_libtiff;
 /* JPEG decoding and encoding on the GPU with nvJPEG (nvjpeg.c; CUDA builds with nvJPEG). */
 extern const gpuimg_codec_t gpuimg_codec_nvjpeg;
 
@@ -108,7 +139,7 @@ int gpuimg_codec_is_jpeg(const uint8_t *bytes, size_t size);
  * than the host decoders allow (gpuimg_jpeg_work_check()), which they refuse at once. */
 int gpuimg_codec_jpeg_is_common(const uint8_t *bytes, size_t size);
 /* 1 when a codec compiled in decodes files beginning with bytes (12 suffice: PNG, JPEG,
- * WebP). */
+ * WebP, TIFF). */
 int gpuimg_codec_recognised(const uint8_t *bytes, size_t size);
 /* The PNG signature (its 8 bytes). */
 int gpuimg_codec_is_png(const uint8_t *bytes, size_t size);

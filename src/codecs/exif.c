@@ -9,6 +9,11 @@
 #define TAG_ORIENTATION 0x0112
 #define TAG_EXIF_IFD 0x8769
 #define TAG_PIXEL_X 0xA002 /* PixelXDimension; PixelYDimension follows it */
+#define TAG_BITS 0x0102    /* BitsPerSample */
+#define TAG_ICC 0x8773     /* InterColorProfile */
+#define TAG_PHOTOMETRIC 0x0106
+#define TYPE_BYTE 1
+#define TYPE_UNDEFINED 7
 #define TYPE_SHORT 3
 #define TYPE_LONG 4
 #define TYPE_IFD 13 /* an IFD's offset, as TIFF-EP and Exif 2.3 allow for IFD pointers */
@@ -21,6 +26,7 @@ typedef struct {
   int little;               /* byte order "II" */
   uint32_t exif_ifd;        /* the Exif IFD's offset, from IFD0 (0: none) */
   gpuimg_exif_tags_t *tags; /* where the rewritten values lie */
+  gpuimg_tiff_ifd0_t *ifd0; /* a TIFF file's: what else IFD0 says (NULL: an EXIF block) */
 } walk_t;
 
 /* What a directory's entry e is to the walk: NULL, or why the block is malformed. */
@@ -56,12 +62,29 @@ static int one_of(const walk_t *w, const uint8_t *e, uint32_t a, uint32_t b)
   return (type == a || type == b) && tiff_u(e + 4, w->little, 4) == 1;
 }
 
+/* A TIFF file's IFD0 entries besides the Orientation: the profile, the first BitsPerSample
+ * (check_dir() has checked that the values lie inside the file). */
+static void visit_file_ifd0(walk_t *w, const uint8_t *e)
+{
+  uint32_t tag = tiff_u(e, w->little, 2), type = tiff_u(e + 2, w->little, 2);
+  uint32_t count = tiff_u(e + 4, w->little, 4);
+  if (tag == TAG_ICC && (type == TYPE_BYTE || type == TYPE_UNDEFINED) && count > 4) {
+    w->ifd0->icc_at = tiff_u(e + 8, w->little, 4);
+    w->ifd0->icc_size = count;
+  }
+  if (tag == TAG_BITS && type == TYPE_SHORT && count >= 1)
+    w->ifd0->bits =
+        (int)tiff_u(count > 2 ? w->p + tiff_u(e + 8, w->little, 4) : e + 8, w->little, 2);
+}
+
 /* IFD0's entries: the Orientation, the Exif IFD pointer. */
 static const char *visit_ifd0(walk_t *w, const uint8_t *e)
 {
   uint32_t tag = tiff_u(e, w->little, 2);
   if (tag == TAG_EXIF_IFD && !w->exif_ifd && one_of(w, e, TYPE_LONG, TYPE_IFD))
     w->exif_ifd = tiff_u(e + 8, w->little, 4);
+  if (w->ifd0)
+    visit_file_ifd0(w, e);
   if (tag != TAG_ORIENTATION)
     return NULL;
   uint32_t v = tiff_u(e + 8, w->little, 2);
@@ -127,7 +150,7 @@ const char *gpuimg_exif_check(const uint8_t *p, size_t n, gpuimg_exif_tags_t *ta
   tags->orientation = 1;
   if (n < 8 || !((p[0] == 'I' && p[1] == 'I') || (p[0] == 'M' && p[1] == 'M')))
     return "no TIFF header";
-  walk_t w = {p, n, p[0] == 'I', 0, tags};
+  walk_t w = {p, n, p[0] == 'I', 0, tags, NULL};
   if (tiff_u(p + 2, w.little, 2) != 42)
     return "no TIFF header";
   uint32_t ifd0 = tiff_u(p + 4, w.little, 4);
@@ -139,6 +162,32 @@ const char *gpuimg_exif_check(const uint8_t *p, size_t n, gpuimg_exif_tags_t *ta
     return why;
   }
   find_size(&w, ifd0, end0);
+  return NULL;
+}
+
+const char *gpuimg_tiff_ifd0(const uint8_t *p, size_t n, gpuimg_exif_tags_t *tags,
+                             gpuimg_tiff_ifd0_t *ifd0)
+{
+  memset(tags, 0, sizeof *tags);
+  memset(ifd0, 0, sizeof *ifd0);
+  tags->orientation = 1;
+  ifd0->bits = 1;
+  if (n < 8 || !((p[0] == 'I' && p[1] == 'I') || (p[0] == 'M' && p[1] == 'M')))
+    return "no TIFF header";
+  walk_t w = {p, n, p[0] == 'I', 0, tags, ifd0};
+  if (tiff_u(p + 2, w.little, 2) != 42)
+    return "no TIFF header";
+  size_t end0;
+  const char *why = check_dir(&w, tiff_u(p + 4, w.little, 4), visit_ifd0, &end0);
+  int o = tags->orientation;
+  memset(tags, 0, sizeof *tags);
+  tags->orientation = why ? 1 : o;
+  if (why) {
+    memset(ifd0, 0, sizeof *ifd0);
+    ifd0->bits = 1;
+    return why;
+  }
+  ifd0->more_pages = tiff_u(p + end0 - 4, w.little, 4) != 0;
   return NULL;
 }
 
@@ -174,4 +223,73 @@ int gpuimg_image_orient(gpuimg_image_t *img, int o, const char *what)
   gpuimg_image_free(img);
   *img = out;
   return 0;
+}
+
+/* The entries of enc's IFD0 (checked as gpuimg_exif_check() does): its offset and count;
+ * *gray and whether it has a profile from its entries. 0, or -1 when it has none or cannot
+ * be read. */
+static int file_ifd0(const gpuimg_buf_t *enc, uint32_t *at, uint32_t *count, int *gray, int *icc)
+{
+  gpuimg_exif_tags_t tags;
+  if (enc->size < 8 || gpuimg_exif_check(enc->data, enc->size, &tags) != NULL ||
+      tiff_u(enc->data + 2, enc->data[0] == 'I', 2) != 42)
+    return -1;
+  int little = enc->data[0] == 'I';
+  *at = tiff_u(enc->data + 4, little, 4);
+  *count = tiff_u(enc->data + *at, little, 2);
+  *gray = *icc = 0;
+  for (uint32_t i = 0; i < *count; i++) {
+    const uint8_t *e = enc->data + *at + 2 + ENTRY * (size_t)i;
+    uint32_t tag = tiff_u(e, little, 2);
+    *icc |= tag == TAG_ICC;
+    if (tag == TAG_PHOTOMETRIC)
+      *gray = tiff_u(e + 8, little, 2) <= 1;
+  }
+  return *count < 0xffff ? 0 : -1;
+}
+
+/* Appends n bytes (room made beforehand: no reallocation), then a zero byte when that leaves
+ * the size odd (TIFF's word alignment); returns where they start. */
+static size_t append_even(gpuimg_buf_t *enc, const void *bytes, size_t n)
+{
+  size_t at = enc->size;
+  memcpy(enc->data + at, bytes, n);
+  enc->size += n;
+  if (enc->size & 1)
+    enc->data[enc->size++] = 0;
+  return at;
+}
+
+int gpuimg_tiff_add_icc(gpuimg_buf_t *enc, const uint8_t *icc, size_t n, int check, int *gray)
+{
+  uint32_t at, count;
+  int has_icc;
+  size_t ifd_bytes;
+  if (file_ifd0(enc, &at, &count, gray, &has_icc) < 0 || has_icc ||
+      (ifd_bytes = 2 + ENTRY * ((size_t)count + 1) + 4) + n + 2 > UINT32_MAX - enc->size)
+    return 0;
+  if (check)
+    return 1;
+  if (gpuimg_buf_reserve(enc, n + 1 + ifd_bytes) < 0)
+    return -1;
+  int little = enc->data[0] == 'I';
+  uint32_t icc_at = (uint32_t)append_even(enc, icc, n);
+  uint8_t head[2 + ENTRY];
+  tiff_put(head, little, 2, count + 1);
+  tiff_put(head + 2, little, 2, TAG_ICC);
+  tiff_put(head + 4, little, 2, TYPE_UNDEFINED);
+  tiff_put(head + 6, little, 4, (uint32_t)n);
+  tiff_put(head + 10, little, 4, icc_at);
+  /* The copy: the count, the entries in tag order with the new one at its place, the
+   * next-IFD pointer. */
+  const uint8_t *old = enc->data + at + 2;
+  uint32_t before = 0;
+  while (before < count && tiff_u(old + ENTRY * (size_t)before, little, 2) < TAG_ICC)
+    before++;
+  uint32_t ifd = (uint32_t)append_even(enc, head, 2);
+  append_even(enc, old, ENTRY * (size_t)before);
+  append_even(enc, head + 2, ENTRY);
+  append_even(enc, old + ENTRY * (size_t)before, ENTRY * (size_t)(count - before) + 4);
+  tiff_put(enc->data + 4, little, 4, ifd);
+  return 1;
 }

@@ -3,6 +3,7 @@
 #define GPUIMG_EXIF_H
 
 #include "base.h"
+#include "buf.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -26,6 +27,29 @@ typedef struct {
  * dimension of another type or count) the dimensions are not found, which is no fault of
  * the block. */
 const char *gpuimg_exif_check(const uint8_t *p, size_t n, gpuimg_exif_tags_t *tags);
+
+/* What a TIFF file's first directory (IFD0) says besides its pixels, for the metadata. */
+typedef struct {
+  size_t icc_at, icc_size; /* its ICC profile (tag 0x8773, BYTE or UNDEFINED) in the file;
+                              icc_size 0: none */
+  int bits;                /* its first BitsPerSample (1 when absent) */
+  int more_pages;          /* its next-directory pointer is not 0: more pages follow */
+} gpuimg_tiff_ifd0_t;
+
+/* Reads a TIFF file's IFD0 as gpuimg_exif_check() checks an EXIF block (the same rules: a
+ * whole TIFF file is one), into tags (its Orientation: where it lies is of no use, so
+ * orientation_at and the pixel dimensions are left 0) and ifd0. NULL, or why it is malformed
+ * (static text; ifd0 zeroed then, tags as none). */
+const char *gpuimg_tiff_ifd0(const uint8_t *p, size_t n, gpuimg_exif_tags_t *tags,
+                             gpuimg_tiff_ifd0_t *ifd0);
+
+/* Adds to a TIFF file (enc, classic TIFF as an encoder wrote it) an ICC profile: the profile
+ * and a copy of IFD0 with the InterColorProfile entry among its own are appended, and the
+ * header points to the copy. *gray gets whether the file's PhotometricInterpretation is gray
+ * (0 or 1), so that the caller can tell whether the profile fits; with check only, nothing
+ * is added. 1 when added (or, with check, when it could be), 0 when enc is not such a file
+ * or has a profile, -1 out of memory. */
+int gpuimg_tiff_add_icc(gpuimg_buf_t *enc, const uint8_t *icc, size_t n, int check, int *gray);
 
 /* Writes Orientation o where tags found it (nothing when none), in the block's byte order. */
 void gpuimg_exif_set_orientation(uint8_t *p, const gpuimg_exif_tags_t *tags, int o);

@@ -238,12 +238,43 @@ static int take_exif(const found_t *f, gpuimg_meta_t *meta, const char *what)
   return 0;
 }
 
+/* A TIFF file: the Orientation, the profile of its IFD0 (a whole file is one TIFF block), and
+ * notices that only the first page is read and that 16-bit samples become 8-bit. Its EXIF
+ * IFD is not carried. */
+static int tiff_read(const uint8_t *bytes, size_t size, int want_icc, const char *what,
+                     gpuimg_meta_t *meta)
+{
+  gpuimg_tiff_ifd0_t ifd0;
+  if (gpuimg_tiff_ifd0(bytes, size, &meta->tags, &ifd0))
+    return 0; /* the decoder says what is wrong; a BigTIFF carries nothing */
+  if (ifd0.more_pages)
+    warn(meta->warning, sizeof meta->warning, "multi-page TIFF: only its first page is read");
+  if (ifd0.bits == 16)
+    warn(meta->warning, sizeof meta->warning, GPUIMG_META_16BIT);
+  if (!want_icc || !ifd0.icc_size)
+    return 0;
+  if (ifd0.icc_size > GPUIMG_META_MAX_ICC) {
+    warn(meta->warning, sizeof meta->warning, "ICC profile ignored: %s", GPUIMG_META_ICC_TOO_LARGE);
+    return 0;
+  }
+  if (gpuimg_buf_append(&meta->icc, bytes + ifd0.icc_at, ifd0.icc_size) < 0)
+    return out_of_memory(what);
+  const char *why = icc_check(&meta->icc);
+  if (why) {
+    warn(meta->warning, sizeof meta->warning, "ICC profile ignored: %s", why);
+    gpuimg_buf_free(&meta->icc);
+  }
+  return 0;
+}
+
 int gpuimg_meta_read(const uint8_t *bytes, size_t size, int want_icc, const char *what,
                      gpuimg_meta_t *meta)
 {
   found_t f;
   memset(&f, 0, sizeof f);
   meta->tags.orientation = 1;
+  if (gpuimg_format_of(bytes, size) == GPUIMG_FORMAT_TIFF)
+    return tiff_read(bytes, size, want_icc, what, meta);
   if (gpuimg_codec_is_jpeg(bytes, size))
     jpeg_find(bytes, size, &f);
   else if (gpuimg_codec_is_png(bytes, size))
@@ -373,6 +404,12 @@ static size_t insert_at(const gpuimg_buf_t *enc, gpuimg_format_t fmt)
   return len >= 7 && len + 4 <= enc->size && !memcmp(b + 6, "JFIF\0", 5) ? len + 4 : 2;
 }
 
+/* Whether a profile's colour space is gray ("GRAY") or RGB ("RGB "), as gray says. */
+static int icc_space_is(const gpuimg_buf_t *icc, int gray)
+{
+  return icc->size >= 20 && !memcmp(icc->data + 16, gray ? "GRAY" : "RGB ", 4);
+}
+
 /* Whether the profile's colour space fits the encoded image: "GRAY" a PNG of colour type 0
  * or 4 or a JPEG of one component, "RGB " any other. */
 static int icc_fits(const gpuimg_buf_t *icc, const gpuimg_buf_t *enc, gpuimg_format_t fmt)
@@ -386,12 +423,27 @@ static int icc_fits(const gpuimg_buf_t *icc, const gpuimg_buf_t *enc, gpuimg_for
     jpeg_find(enc->data, enc->size, &f);
     gray = f.components == 1;
   }
-  return icc->size >= 20 && !memcmp(icc->data + 16, gray ? "GRAY" : "RGB ", 4);
+  return icc_space_is(icc, gray);
+}
+
+/* A TIFF takes the profile into its first directory (no EXIF: TIFF keeps it in a directory
+ * of its own, which is not written). */
+static int tiff_insert(gpuimg_buf_t *enc, const gpuimg_meta_t *meta, const char *what)
+{
+  int gray;
+  if (!meta->icc.size || gpuimg_tiff_add_icc(enc, NULL, 0, 1, &gray) != 1 ||
+      !icc_space_is(&meta->icc, gray))
+    return 0;
+  if (gpuimg_tiff_add_icc(enc, meta->icc.data, meta->icc.size, 0, &gray) < 0)
+    return out_of_memory(what);
+  return GPUIMG_META_ICC;
 }
 
 int gpuimg_meta_insert(gpuimg_buf_t *enc, gpuimg_format_t fmt, const gpuimg_meta_t *meta,
                        const char *what, char *warning, size_t warning_size)
 {
+  if (fmt == GPUIMG_FORMAT_TIFF)
+    return tiff_insert(enc, meta, what);
   size_t at = insert_at(enc, fmt);
   if (!at || (!meta->icc.size && !meta->exif.size))
     return 0;

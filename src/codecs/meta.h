@@ -14,6 +14,9 @@
 /* Why a larger one is dropped. */
 #define GPUIMG_META_ICC_TOO_LARGE "it is larger than 1 MiB (the largest profile carried)"
 
+/* The notice for an input of 16-bit samples, reduced to 8 bits on decode. */
+#define GPUIMG_META_16BIT "16-bit samples reduced to 8 bits (round(v / 257))"
+
 /* What gpuimg_meta_insert() carried: a set of these bits. */
 enum { GPUIMG_META_ICC = 1, GPUIMG_META_EXIF = 2 };
 
@@ -24,12 +27,15 @@ typedef struct {
   gpuimg_buf_t exif;       /* the EXIF TIFF block, without "Exif\0\0" (size 0: none) */
   gpuimg_exif_tags_t tags; /* exif's Orientation (tags.orientation: 1..8, 1 when none) and
                               pixel dimensions, where they lie */
-  char warning[256];       /* why blocks were ignored, "; "-separated ("" when none) */
+  char warning[256];       /* why blocks were ignored, and notices about the input (16-bit
+                              samples, pages not read), "; "-separated ("" when none) */
 } gpuimg_meta_t;
 
 /* Reads the first EXIF block (JPEG APP1 "Exif\0\0", PNG eXIf) and, when want_icc, the ICC
  * profile (JPEG APP2 "ICC_PROFILE\0" markers joined by their sequence numbers, PNG iCCP
- * inflated) of a JPEG or PNG file's bytes, before its image data. A malformed block
+ * inflated) of a JPEG or PNG file's bytes, before its image data; of a TIFF file, the
+ * Orientation and profile of its first directory (no EXIF). meta->warning says when a PNG
+ * or TIFF has 16-bit samples and when a TIFF has more pages. A malformed block
  * (gpuimg_exif_check(); a profile's markers missing, repeated or inconsistent, a bad CRC or
  * deflate stream, a profile without its header) or a profile over GPUIMG_META_MAX_ICC
  * is left out and said in meta->warning; other formats have none. 0, or -1 with the error set

@@ -433,7 +433,11 @@ static const char *stb_kind(const uint8_t *bytes, size_t size, const char *what)
     kind = "PNG";
   else if (gpuimg_codec_is_jpeg(bytes, size))
     kind = "JPEG";
-  else {
+  else if (gpuimg_format_unbuilt(bytes, size)) {
+    gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "unsupported format (gpuimg was built without %s)",
+                     gpuimg_format_unbuilt(bytes, size));
+    return NULL;
+  } else {
     gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "unsupported format (not PNG or JPEG)");
     return NULL;
   }

@@ -32,7 +32,8 @@ static int read_timed(const char *path, const char *prefix, int regular, gpuimg_
 {
   char name[32];
   double t0 = gpuimg_now_ms();
-  if ((regular ? gpuimg_file_read_regular(path, buf) : gpuimg_file_read(path, buf)) < 0)
+  if ((regular ? gpuimg_file_read_regular(path, gpuimg_codec_may_begin, buf)
+               : gpuimg_file_read(path, gpuimg_codec_may_begin, buf)) < 0)
     return -1;
   snprintf(name, sizeof name, "%sread", prefix);
   return run ? stage_add(run, name, gpuimg_now_ms() - t0, buf->size, NULL) : 0;
@@ -478,6 +479,7 @@ static int store(image_t *im)
     gpuimg_encode_opts_t eo = {.quality = plan->quality,
                                .png_level = plan->png_level,
                                .lossless = plan->lossless,
+                               .compression = plan->compression,
                                .threads = plan->threads > 0 ? plan->threads : gpuimg_cpu_cores()};
     run->out_w = d->width;
     run->out_h = d->height;

@@ -299,7 +299,8 @@ static double model_share(const gpuimg_sched_t *s, const char *first, gpuimg_for
   gpuimg_buf_t buf = {0};
   gpuimg_cost_input_t in = {.in_format = GPUIMG_FORMAT_JPEG, .out_format = out};
   double share = 0;
-  if (gpuimg_file_read(first, &buf) == 0 && gpuimg_codec_is_jpeg(buf.data, buf.size) &&
+  if (gpuimg_file_read(first, gpuimg_codec_may_begin, &buf) == 0 &&
+      gpuimg_codec_is_jpeg(buf.data, buf.size) &&
       gpuimg_codec_info(buf.data, buf.size, &in.width, &in.height, &in.channels) == 0) {
     in.file_bytes = buf.size;
     const gpuimg_plan_t *hp = host_plan(s->plan, &buf, &in, &host, &r);

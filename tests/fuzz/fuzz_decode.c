@@ -1,8 +1,8 @@
 /* fuzz_decode.c: libFuzzer harness: untrusted bytes through the metadata reader and writer (EXIF,
- * ICC), the stb codec (fastpng's PNG reader against it; libjpeg's, where built with it, at full
- * size and reduced, then resized, and in bands of restart intervals against its whole decode; its
- * count of the scans' work against the marker walk's), the EXIF orientation, then every CPU
- * operation. */
+ * ICC), libwebp's and libtiff's decoders (where built), the stb codec (fastpng's PNG reader against
+ * it; libjpeg's, where built with it, at full size and reduced, then resized, and in bands of
+ * restart intervals against its whole decode; its count of the scans' work against the marker
+ * walk's), the EXIF orientation, then every CPU operation. */
 #include "codec.h"
 #include "exif.h"
 #include "jpeg_layout.h"
@@ -362,6 +362,56 @@ static void check_libwebp(const uint8_t *data, size_t size)
 }
 #endif
 
+#ifdef GPUIMG_HAVE_LIBTIFF
+/* A TIFF: libtiff's decode refuses it with exit code 3 and a one-line reason, or gives an
+ * image within the limits; on small images, each compression's encode decodes back to the
+ * same pixels, and the image's metadata (an ICC profile from the file) goes into it and reads
+ * back. */
+static void check_libtiff(const uint8_t *data, size_t size, uint32_t h)
+{
+  gpuimg_image_t img, back;
+  if (gpuimg_format_of(data, size) != GPUIMG_FORMAT_TIFF)
+    return;
+  gpuimg_error_clear();
+  if (gpuimg_codec_libtiff.decode(data, size, "fuzz", FUZZ_MAX_PIXELS, &img) < 0) {
+    check_refusal();
+    return;
+  }
+  must(img.width >= 1 && img.height >= 1 && img.channels >= 1 && img.channels <= 4 && img.data,
+       "libtiff returned an impossible image");
+  must((uint64_t)img.width * (uint64_t)img.height <= FUZZ_MAX_PIXELS,
+       "libtiff returned an image over the pixel limit");
+  if ((uint64_t)img.width * (uint64_t)img.height * (uint64_t)img.channels <= FUZZ_REF_WORK) {
+    gpuimg_buf_t enc = {0};
+    gpuimg_encode_opts_t opts = {.compression = (int)(h % 3)};
+    must(gpuimg_codec_libtiff.encode(&img, GPUIMG_FORMAT_TIFF, &opts, "fuzz.tif", &enc) == 0,
+         "libtiff encode failed");
+    gpuimg_meta_t meta = {0}, got = {0};
+    char warning[256] = "";
+    must(gpuimg_meta_read(data, size, 1, "fuzz", &meta) == 0 &&
+             gpuimg_meta_insert(&enc, GPUIMG_FORMAT_TIFF, &meta, "fuzz.tif", warning,
+                                sizeof warning) >= 0 &&
+             gpuimg_meta_read(enc.data, enc.size, 1, "fuzz.tif", &got) == 0,
+         "metadata into a TIFF failed");
+    must(got.tags.orientation == 1 && !got.warning[0] &&
+             (got.icc.size == 0 || (got.icc.size == meta.icc.size &&
+                                    !memcmp(got.icc.data, meta.icc.data, meta.icc.size))),
+         "a TIFF's metadata read back differs");
+    must(gpuimg_codec_libtiff.decode(enc.data, enc.size, "fuzz.tif", FUZZ_MAX_PIXELS, &back) == 0,
+         "libtiff's own TIFF does not decode");
+    must(back.width == img.width && back.height == img.height && back.channels == img.channels &&
+             memcmp(back.data, img.data, gpuimg_image_bytes(img.width, img.height, img.channels)) ==
+                 0,
+         "a TIFF round trip changed the pixels");
+    gpuimg_meta_free(&meta);
+    gpuimg_meta_free(&got);
+    gpuimg_image_free(&back);
+    gpuimg_buf_free(&enc);
+  }
+  gpuimg_image_free(&img);
+}
+#endif
+
 /* The values the flow rewrites lie inside the EXIF block, apart from each other (a
  * dimension's whole 4-byte value field: a SHORT may become a LONG). */
 static void check_tags(const gpuimg_meta_t *meta)
@@ -454,6 +504,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 #endif
 #ifdef GPUIMG_HAVE_LIBWEBP
   check_libwebp(data, size);
+#endif
+#ifdef GPUIMG_HAVE_LIBTIFF
+  check_libtiff(data, size, fnv1a(data, size));
 #endif
   /* The header read the backend's choice makes before any decode: never a crash, and a size
    * only when it states one. */
