@@ -3,8 +3,8 @@
 import os
 
 from gpuimg_testlib import (
-    EXIT_OK, NOT_WRITTEN, PNG_SIGNATURE, Rng, check, cpu, expect, expect_ok, make_pixels, path, png_decode, png_encode_8bit,
-    read, run, test, write)
+    EXIT_OK, NOT_WRITTEN, PNG_SIGNATURE, SIXTEEN_BIT_NOTICE, Rng, check, cpu, expect, expect_ok,
+    make_pixels, path, png_decode, png_encode_8bit, read, run, test, write)
 from cli_common import (
     CORPUS, bmp_decode, check_no_leftovers, expected, make_jpeg, read_png, ref_blur,
     ref_checkerboard, ref_gray, ref_portrait, same_image, tga_decode)
@@ -103,13 +103,17 @@ def stdin_and_stdout():
 @test("formats")
 def decoded_input_layouts():
     # Palette, tRNS, 16-bit, 1/2-bit gray, interlaced and multi-IDAT PNGs decode to the
-    # 8-bit pixels the PNG specification defines (16-bit: the high byte, as stb does).
+    # 8-bit pixels the PNG specification defines (16-bit: round(v / 257), with a notice).
     for name in ("pal.png", "pal-trns.png", "pal4bit.png", "rgb16.png", "ga16.png", "g1bit.png",
                  "g2bit.png", "rgb8-interlaced.png", "rgb8-split.png"):
-        expect_ok(cpu("blur", "-r", "0", name, "dec.png"), stdout_expected=False)
+        quiet = ("-q",) if "16" in name else ()
+        expect_ok(cpu("blur", "-r", "0", *quiet, name, "dec.png"), stdout_expected=False)
         same_image(read_png(path("dec.png")), expected(name), name)
-        expect_ok(cpu("gray", name, "dec-gray.png"), stdout_expected=False)
+        expect_ok(cpu("gray", *quiet, name, "dec-gray.png"), stdout_expected=False)
         same_image(read_png(path("dec-gray.png")), ref_gray(expected(name)), "gray " + name)
+    res = cpu("gray", "rgb16.png", "dec-gray.png")
+    check(res.rc == 0 and res.err == ("gpuimg: rgb16.png: warning: %s\n" % SIXTEEN_BIT_NOTICE)
+          .encode(), "the 16-bit notice", res)
 
 
 # ---------------------------------------------------------------------------------------------

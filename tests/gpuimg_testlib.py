@@ -76,6 +76,14 @@ class Rng:
         return bytes(self.next() & 0xFF for _ in range(n))
 
 
+def reduce16(v):
+    """A 16-bit sample as gpuimg reduces it to 8 bits: round(v / 257)."""
+    return (v * 255 + 32895) >> 16
+
+
+SIXTEEN_BIT_NOTICE = "16-bit samples reduced to 8 bits (round(v / 257))"
+
+
 def make_pixels(width, height, channels, seed):
     """Random 8-bit pixels, row-major, interleaved; never all zeros."""
     data = bytearray(Rng(seed).bytes(width * height * channels))

@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # make_pixels).
 from gpuimg_testlib import (  # noqa: E402, F401
     GRAY, GRAY_ALPHA, PALETTE, PNG_SIGNATURE, RGB, Rng, make_pixels, png_encode,
-    png_encode_8bit)
+    png_encode_8bit, reduce16)
 
 
 # Test images: name -> (description, bytes, expected decoded (w, h, channels, pixels) or None).
@@ -60,13 +60,13 @@ def corpus():
     files["pal4bit.png"] = (png_encode(11, 5, PALETTE, idx4, bit_depth=4, palette=pal),
                             (11, 5, 3, bytes(v for i in idx4 for v in pal[i])))
 
-    # 16-bit RGB: gpuimg works on 8 bits; stb keeps the high byte.
+    # 16-bit RGB: gpuimg works on 8 bits, each sample rounded: round(v / 257).
     s16 = [rng.next() & 0xFFFF for _ in range(6 * 4 * 3)]
     files["rgb16.png"] = (png_encode(6, 4, RGB, s16, bit_depth=16),
-                          (6, 4, 3, bytes(v >> 8 for v in s16)))
+                          (6, 4, 3, bytes(reduce16(v) for v in s16)))
     ga16 = [rng.next() & 0xFFFF for _ in range(5 * 3 * 2)]
     files["ga16.png"] = (png_encode(5, 3, GRAY_ALPHA, ga16, bit_depth=16),
-                         (5, 3, 2, bytes(v >> 8 for v in ga16)))
+                         (5, 3, 2, bytes(reduce16(v) for v in ga16)))
 
     # Low bit depth gray: scaled to the full 0..255 range.
     bits = [rng.next() & 1 for _ in range(10 * 3)]

@@ -31,6 +31,7 @@ typedef struct {
   size_t iccp_size;
   const char *icc_bad;
   int components; /* JPEG: its frame's (SOFn), 0 before it */
+  int sixteen;    /* PNG: its IHDR says 16 bits a sample */
 } found_t;
 
 static uint32_t be32(const uint8_t *p)
@@ -111,6 +112,8 @@ static void png_find(const uint8_t *b, size_t size, found_t *f)
     if (len > 0x7fffffff || len > size - pos - 12 || !memcmp(type, "IDAT", 4) ||
         !memcmp(type, "IEND", 4))
       return;
+    if (pos == 8 && len == 13 && !memcmp(type, "IHDR", 4))
+      f->sixteen = d[8] == 16;
     int is_exif = !memcmp(type, "eXIf", 4) && !f->exif && !f->exif_bad;
     int is_icc = !memcmp(type, "iCCP", 4) && !f->iccp && !f->icc_bad;
     int crc_ok = (is_exif || is_icc) && crc32(0, type, (uInt)len + 4) == be32(d + len);
@@ -279,6 +282,8 @@ int gpuimg_meta_read(const uint8_t *bytes, size_t size, int want_icc, const char
     jpeg_find(bytes, size, &f);
   else if (gpuimg_codec_is_png(bytes, size))
     png_find(bytes, size, &f);
+  if (f.sixteen)
+    warn(meta->warning, sizeof meta->warning, GPUIMG_META_16BIT);
   return take_exif(&f, meta, what) < 0 || (want_icc && take_icc(&f, meta, what) < 0) ? -1 : 0;
 }
 

@@ -197,6 +197,7 @@ typedef struct {
   char bad[128];      /* a defect that must stop the decode, "" if none */
   int too_little;     /* less coded data than any w x h image needs: corrupt or truncated */
   int too_deep;       /* a 16-bit PNG too large for stb's 32-bit conversion */
+  int sixteen;        /* a 16-bit PNG: decoded to 16 bits, reduced here (gpuimg_reduce16()) */
   uint64_t max_alloc; /* the largest buffer a correct decode of this header needs */
   int channels;       /* the channels a decode gives (PNG colour type, JPEG components) */
 } probe_t;
@@ -288,6 +289,7 @@ static void png_probe(const uint8_t *b, size_t n, probe_t *p)
   p->max_alloc = max_u64(max_u64(out, inflate), max_u64(gather, STB_ALLOC_FLOOR)) + STB_ALLOC_SLACK;
   /* stb converts 16-bit samples in int arithmetic: refuse what would overflow it. */
   p->too_deep = bits == 16 && out > (uint64_t)INT_MAX;
+  p->sixteen = bits == 16 && color != 3;
 }
 
 /* What the walk over a JPEG's segments gathers besides the probe. */
@@ -518,6 +520,20 @@ static int stb_jpeg_work_check(const uint8_t *bytes, size_t size, const char *wh
   return -1;
 }
 
+/* A 16-bit PNG: stb's 16-bit samples reduced to 8 bits by gpuimg's rule (stb's own
+ * conversion keeps the high byte), in place; NULL when stb fails. */
+static uint8_t *stb_load16(const uint8_t *bytes, size_t size, int *w, int *h, int *n)
+{
+  uint16_t *px16 = stbi_load_16_from_memory(bytes, (int)size, w, h, n, 0);
+  if (!px16)
+    return NULL;
+  uint8_t *px = (uint8_t *)px16;
+  size_t count = (size_t)*w * (size_t)*h * (size_t)*n;
+  for (size_t i = 0; i < count; i++) /* front to back: each byte written is already read */
+    px[i] = gpuimg_reduce16(px16[i]);
+  return px;
+}
+
 /* stb's decode under the probe's allocation limit: its pixels (freed with
  * stbi_image_free()), or NULL with the reason set. */
 static uint8_t *stb_load(const uint8_t *bytes, size_t size, const probe_t *probe, const char *kind,
@@ -529,7 +545,8 @@ static uint8_t *stb_load(const uint8_t *bytes, size_t size, const probe_t *probe
   stb_alloc_refused = 0;
   stb_alloc_failed = 0;
   stb_reason_reset();
-  uint8_t *px = stbi_load_from_memory(bytes, (int)size, w, h, n, 0);
+  uint8_t *px = probe->sixteen ? stb_load16(bytes, size, w, h, n)
+                               : stbi_load_from_memory(bytes, (int)size, w, h, n, 0);
   int refused = stb_alloc_refused, failed = stb_alloc_failed;
   stb_alloc_limit = SIZE_MAX;
   if (px)
