@@ -3,7 +3,7 @@
 """Feeds gpuimg hostile files, generated here deterministically, and checks every run.
 
 Usage: hostile.py GROUP...   (groups: truncate, corrupt, limits, work, formats, special,
-                              regressions, legit; 'all' runs every group)
+                              regressions, legit, tiff; 'all' runs every group)
 
 Environment:
   GPUIMG             the binary under test (required)
@@ -49,6 +49,7 @@ from gpuimg_testlib import (  # noqa: E402
     png_chunk, png_chunks, png_decode, png_encode, png_encode_8bit, png_header_only, png_raw,
     png_with_idat, read, reduce16, test, write)
 import make_images as mi  # noqa: E402
+import tiff_files as tf  # noqa: E402
 import make_seeds  # noqa: E402  (progressive and restart JPEGs)
 
 MEMORY_LIMIT = 1536 << 20  # bytes of address space for a plain build
@@ -900,6 +901,67 @@ def progressive_jpegs_decode_as_their_baseline_twins():
         base, prog = decoded("base.jpg"), decoded("prog.jpg")
         check(prog[:3] == (w, h, 1 if len(sampling) == 1 else 3) and prog == base,
               "progressive %dx%d %r: not the baseline's pixels" % (w, h, sampling))
+
+
+# ---------------------------------------------------------------------------------------------
+# TIFF (libtiff): files written here by cli_tiff.py's writer
+
+def need_libtiff():
+    if not testlib.built_with("libtiff"):
+        raise testlib.Skip("this gpuimg was built without libtiff")
+
+
+def tiff_samples():
+    """TIFFs whose every part a cut or a flip can reach: the directory first (a cut loses
+    pixels, not the directory), 8-bit RGB in strips of 3 rows, and 16-bit gray+alpha."""
+    rgb = tf.tiff_file(20, 13, 8, 2, 3, bytes((i * 37) & 255 for i in range(20 * 13 * 3)),
+                       rows=3, ifd_first=True)  # even strips: no padding byte at the end
+    ga16 = tf.tiff_file(9, 7, 16, 1, 2, bytes((i * 91) & 255 for i in range(9 * 7 * 4)),
+                        [(tf.EXTRA, tf.SHORT, 1, 2)], ifd_first=True)
+    return [("rgb.tif", rgb), ("ga16.tif", ga16)]
+
+
+@test("tiff")
+def tiff_truncated_everywhere():
+    need_libtiff()
+    for label, data in tiff_samples():
+        cut_everywhere(data, label, 1, 4, "TIFF")
+
+
+@test("tiff")
+def tiff_flipped_bytes():
+    """Each byte of the header and directory inverted, then random flips (fixed seed)."""
+    need_libtiff()
+    rng = Rng(8)
+    for label, data in tiff_samples():
+        variants = [("flip-%d-%s" % (i, label), data[:i] + bytes([data[i] ^ 0xFF]) + data[i + 1:])
+                    for i in range(0, 200)]
+        for k in range(100):
+            d = bytearray(data)
+            for _ in range(1 + rng.next() % 4):
+                d[rng.next() % len(d)] ^= 1 << (rng.next() % 8)
+            variants.append(("rand-%d-%s" % (k, label), bytes(d)))
+        for name, d in variants:
+            write(name, d)
+            refused_or_decoded(name, ("-q", "gray"))
+            os.unlink(path(name))
+
+
+@test("tiff")
+def tiff_declared_sizes():
+    """A few bytes declaring 60000x60000, and a deflate bomb declaring 16000x16000 with almost
+    no data: refused before any pixel memory, at once."""
+    need_libtiff()
+    small = tf.tiff_file(4, 4, 8, 1, 1, bytes(16))
+    name = write("huge.tif", tf.with_entry(tf.with_entry(small, tf.WIDTH, 1, 60000), tf.LENGTH,
+                                           1, 60000))
+    refused(name, "image is 60000x60000, over the limit of %d pixels (see --max-pixels)"
+            % DEFAULT_MAX_PIXELS, max_seconds=5)
+    bomb = tf.with_entry(tf.with_entry(small, tf.WIDTH, 1, 16000), tf.LENGTH, 1, 16000)
+    bomb = tf.with_entry(bomb, tf.COMPRESSION, 1, 8)
+    name = write("bomb.tif", bomb)
+    refused(name, re.compile(r"cannot decode TIFF: truncated or damaged image data \(.+\)"),
+            max_seconds=10)
 
 
 # ---------------------------------------------------------------------------------------------

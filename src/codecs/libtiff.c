@@ -12,9 +12,10 @@
 #include <tiffio.h>
 
 /* The most bytes libtiff or gpuimg may allocate at once for one image, per pixel of
- * --max-pixels: a strip or tile of 16-bit RGBA samples is 8 bytes a pixel, so a legitimate
- * single-strip image near the limit still fits; the floor covers small images' tables. */
-#define TIFF_BYTES_PER_PIXEL 8
+ * --max-pixels (as for PNG and JPEG): a tile, a strip's coded bytes, a table; the floor
+ * covers small images' tables. Strips are read row by row, so only a tile as large as the
+ * image near the limit, of more than 4 bytes a pixel, is refused by it. */
+#define TIFF_BYTES_PER_PIXEL 4
 #define TIFF_ALLOC_FLOOR ((uint64_t)16 << 20)
 /* The samples per pixel read: the colour ones and an alpha, and extra samples after them
  * (ignored) up to this count. */
@@ -280,25 +281,17 @@ static int used_planes(const page_t *pg)
   return pg->planes > 1 ? pg->colour + pg->alpha : 1;
 }
 
-/* The strips of the page, each read whole into buf and put row by row. */
+/* The strips of the page, row by row: libtiff holds a strip's coded bytes (no more than the
+ * file has), never the whole strip decoded, which may be as large as the image. */
 static int read_strips(TIFF *tif, const page_t *pg, uint8_t *buf, const char *what,
                        const tiff_io_t *io)
 {
-  uint32_t rps = pg->h;
-  TIFFGetFieldDefaulted(tif, TIFFTAG_ROWSPERSTRIP, &rps);
-  if (rps == 0 || rps > pg->h)
-    rps = pg->h;
-  tmsize_t row_bytes = TIFFScanlineSize(tif);
   int stride = pg->planes > 1 ? 1 : pg->spp;
   for (int s = 0; s < used_planes(pg); s++)
-    for (uint32_t y = 0; y < pg->h; y += rps) {
-      uint32_t rows = pg->h - y < rps ? pg->h - y : rps;
-      tstrip_t strip = TIFFComputeStrip(tif, y, (uint16_t)s);
-      tmsize_t got = TIFFReadEncodedStrip(tif, strip, buf, (tmsize_t)rows * row_bytes);
-      if (got < (tmsize_t)rows * row_bytes)
+    for (uint32_t y = 0; y < pg->h; y++) {
+      if (TIFFReadScanline(tif, buf, y, (uint16_t)s) < 0)
         return tiff_fail(what, io, "truncated or damaged image data");
-      for (uint32_t r = 0; r < rows; r++)
-        put_row(pg, buf + (size_t)r * (size_t)row_bytes, y + r, 0, pg->w, stride, s);
+      put_row(pg, buf, y, 0, pg->w, stride, s);
     }
   return 0;
 }
@@ -327,17 +320,17 @@ static int read_tiles(TIFF *tif, const page_t *pg, uint8_t *buf, const char *wha
   return 0;
 }
 
-/* The page's samples into pg->px: strips or tiles through one buffer of the largest. */
+/* The page's samples into pg->px: rows of strips or whole tiles through one buffer. */
 static int read_exact(TIFF *tif, const page_t *pg, uint64_t budget, const char *what,
                       const tiff_io_t *io)
 {
   int tiled = TIFFIsTiled(tif);
   /* libtiff counts the strips (tiles) from RowsPerStrip (the tile size) and ignores a
    * StripOffsets (TileOffsets) of another count, so their number is bounded by the rows (the
-   * pixels); one of them may still be as large as the whole image. */
-  tmsize_t size = tiled ? TIFFTileSize(tif) : TIFFStripSize(tif);
+   * pixels); a tile may still be as large as the whole image. */
+  tmsize_t size = tiled ? TIFFTileSize(tif) : TIFFScanlineSize(tif);
   if (size <= 0 || (uint64_t)size > budget)
-    return tiff_fail(what, io, tiled ? "tile too large" : "strip too large");
+    return tiff_fail(what, io, tiled ? "tile too large" : "damaged header");
   uint8_t *buf = malloc((size_t)size);
   if (!buf) {
     gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "out of memory");
