@@ -7,7 +7,9 @@ import struct
 from gpuimg_testlib import (
     EXIT_INPUT, EXIT_USAGE, Skip, built_with, check, cpu, expect_error, expect_ok,
     make_pixels, path, png_encode_8bit, read, run, test, write)
-from cli_common import check_no_leftovers, read_png, usage_error
+from cli_common import check_no_leftovers, read_png, same_image, usage_error
+from cli_meta import icc_profile, with_meta
+from cli_orient import tiff, upright
 
 
 def has_libwebp():
@@ -174,12 +176,98 @@ def huge_header_refused_before_allocation():
     check_no_leftovers()
 
 
+def chunk(fourcc, payload):
+    return fourcc + struct.pack("<I", len(payload)) + payload + (b"\0" if len(payload) & 1 else b"")
+
+
+def le24(v):
+    return v.to_bytes(3, "little")
+
+
+def animation(w, h, frames, alpha=True):
+    """An animated WebP of a w x h canvas: frames are (x, y, VP8L chunk of a lossless WebP),
+    x and y even, each shown 100 ms, drawn over what was there."""
+    anmf = b""
+    for x, y, vp8l in frames:
+        bits = struct.unpack("<I", vp8l[9:13])[0]
+        fw, fh = (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
+        anmf += chunk(b"ANMF", le24(x // 2) + le24(y // 2) + le24(fw - 1) + le24(fh - 1) +
+                      le24(100) + b"\0" + vp8l)
+    head = chunk(b"VP8X", bytes((0x02 | (0x10 if alpha else 0), 0, 0, 0)) + le24(w - 1) +
+                 le24(h - 1))
+    body = head + chunk(b"ANIM", bytes(4) + struct.pack("<H", 0)) + anmf
+    return b"RIFF" + struct.pack("<I", 4 + len(body)) + b"WEBP" + body
+
+
 @test("webp")
-def animation_refused():
+def animation_first_frame_with_a_warning():
     need_libwebp()
-    write("anim.webp", vp8x(8, 8, flags=0x02))
-    expect_error(cpu("blur", "-r", "0", "anim.webp", "o5.png"), EXIT_INPUT,
-                 "anim.webp: cannot decode WebP: animated WebP is not supported")
+    first = make_pixels(10, 6, 4, seed=31)
+    webp_of("f1", first, 10, 6, 4, "--lossless")
+    webp_of("f2", make_pixels(4, 4, 4, seed=32), 4, 4, 4, "--lossless")  # lossless: exact
+    write("anim.webp", animation(10, 6, [(0, 0, read("f1.webp")[12:]),
+                                         (2, 2, read("f2.webp")[12:])]))
+    res = cpu("convert", "anim.webp", "anim.png")
+    check(res.rc == 0 and res.err == b"gpuimg: anim.webp: warning: animated WebP: only its "
+          b"first frame is read\n", "the animation warning", res)
+    check(read_png(path("anim.png")) == (10, 6, 4, first), "the first frame's pixels")
+    # A first frame smaller than the canvas: transparent black around it.
+    second = make_pixels(4, 4, 4, seed=32)
+    write("small.webp", animation(10, 6, [(2, 0, read("f2.webp")[12:])]))
+    expect_ok(cpu("convert", "-q", "small.webp", "small.png"), stdout_expected=False)
+    want = bytearray(10 * 6 * 4)
+    for y in range(4):
+        want[(y * 10 + 2) * 4:(y * 10 + 6) * 4] = second[y * 16:(y + 1) * 16]
+    check(read_png(path("small.png")) == (10, 6, 4, bytes(want)), "a small first frame")
+    # An animation whose frames are missing: refused.
+    write("empty.webp", vp8x(8, 8, flags=0x02))
+    expect_error(cpu("convert", "empty.webp", "o5.png"), EXIT_INPUT,
+                 "empty.webp: cannot decode WebP: truncated or damaged image data")
+
+
+def riff_chunks(data):
+    """[(fourcc, payload)] of a WebP's chunks."""
+    out, pos = [], 12
+    while pos + 8 <= len(data):
+        n = struct.unpack("<I", data[pos + 4:pos + 8])[0]
+        out.append((data[pos:pos + 4], data[pos + 8:pos + 8 + n]))
+        pos += 8 + n + (n & 1)
+    return out
+
+
+@test("webp")
+def profile_and_exif_in_and_out():
+    need_libwebp()
+    stored = (7, 5, 3, make_pixels(7, 5, 3, seed=41))
+    profile = icc_profile(1500)
+    write("m.png", with_meta(png_encode_8bit(*stored), profile=profile, exif=tiff(6)))
+    for flags, kinds in (((), [b"VP8X", b"ICCP", b"VP8 ", b"EXIF"]),
+                         (("--lossless",), [b"VP8X", b"ICCP", b"VP8L", b"EXIF"])):
+        expect_ok(cpu("convert", *flags, "m.png", "m.webp"), stdout_expected=False)
+        chunks = riff_chunks(read("m.webp"))
+        check([k for k, _ in chunks] == kinds, "the chunks written: %r" % [k for k, _ in chunks])
+        vp8x, icc, exif = chunks[0][1], chunks[1][1], chunks[3][1]
+        check(vp8x[0] == 0x28 and vp8x[4:10] == bytes((4, 0, 0, 6, 0, 0)),
+              "VP8X flags and canvas: %r" % vp8x)
+        check(icc == profile, "the WebP's ICC profile")
+        check(exif == tiff(1), "the WebP's EXIF (Orientation 1 once turned): %r" % exif)
+    same_image(decode("m.webp", "m-back.png"), upright(stored, 6), "WebP with metadata")
+    back = read("m-back.png")
+    check(b"iCCP" in back and b"eXIf" in back, "the WebP's metadata goes on to a PNG")
+    # A WebP's own EXIF Orientation is applied; --strip writes a simple WebP.
+    expect_ok(cpu("convert", "--lossless", "--no-autorotate", "m.png", "raw.webp"),
+              stdout_expected=False)
+    check(riff_chunks(read("raw.webp"))[3][1] == tiff(6), "--no-autorotate keeps Orientation 6")
+    same_image(decode("raw.webp", "raw-back.png"), upright(stored, 6), "a WebP's Orientation 6")
+    expect_ok(cpu("convert", "--strip", "m.png", "s.webp"), stdout_expected=False)
+    check([k for k, _ in riff_chunks(read("s.webp"))] == [b"VP8 "], "--strip wrote metadata")
+    # RGBA: libwebp's own VP8X (ALPH, VP8) gains the chunks.
+    rgba = (6, 4, 4, make_pixels(6, 4, 4, seed=42))
+    write("a.png", with_meta(png_encode_8bit(*rgba), profile=profile))
+    expect_ok(cpu("convert", "a.png", "a.webp"), stdout_expected=False)
+    kinds = [k for k, _ in riff_chunks(read("a.webp"))]
+    check(kinds == [b"VP8X", b"ICCP", b"ALPH", b"VP8 "], "lossy RGBA chunks: %r" % kinds)
+    check(riff_chunks(read("a.webp"))[0][1][0] == 0x30, "VP8X flags: ICC and alpha")
 
 
 @test("webp")

@@ -1,5 +1,6 @@
-/* libwebp.c: the libwebp WebP codec: still images decoded (lossy, lossless, alpha), encoded
- * lossy at --quality or lossless under --lossless. */
+/* libwebp.c: the libwebp WebP codec: still images decoded (lossy, lossless, alpha), an
+ * animation's first frame (libwebpdemux), encoded lossy at --quality or lossless under
+ * --lossless. */
 #include "codec.h"
 
 #ifdef GPUIMG_HAVE_LIBWEBP
@@ -7,6 +8,7 @@
 #include <string.h>
 
 #include <webp/decode.h>
+#include <webp/demux.h>
 #include <webp/encode.h>
 
 /* WebP's largest side (VP8 and VP8L store 14 bits). */
@@ -41,9 +43,35 @@ static int webp_check_header(const uint8_t *bytes, size_t size, const char *what
     return webp_fail(what, "truncated file");
   if (st != VP8_STATUS_OK || f->width < 1 || f->height < 1)
     return webp_fail(what, "damaged header");
-  if (f->has_animation)
-    return webp_fail(what, "animated WebP is not supported");
   return 0;
+}
+
+/* An animation's first frame, composed on its canvas (transparent where the frame does not
+ * cover it), into px as RGB or RGBA; libwebp's status. The demuxer checks the whole file's
+ * chunks first. */
+static VP8StatusCode webp_first_frame(const uint8_t *bytes, size_t size, uint8_t *px, int width,
+                                      int height, int channels)
+{
+  WebPAnimDecoderOptions o;
+  if (!WebPAnimDecoderOptionsInit(&o))
+    return VP8_STATUS_INVALID_PARAM;
+  o.color_mode = MODE_RGBA;
+  o.use_threads = 0;
+  WebPData data = {bytes, size};
+  WebPAnimDecoder *dec = WebPAnimDecoderNew(&data, &o);
+  WebPAnimInfo info;
+  uint8_t *canvas;
+  int ts;
+  VP8StatusCode st = VP8_STATUS_BITSTREAM_ERROR;
+  if (dec && WebPAnimDecoderGetInfo(dec, &info) && info.canvas_width == (uint32_t)width &&
+      info.canvas_height == (uint32_t)height && WebPAnimDecoderGetNext(dec, &canvas, &ts)) {
+    size_t n = (size_t)width * (size_t)height;
+    for (size_t i = 0; i < n; i++)
+      memcpy(px + i * (size_t)channels, canvas + 4 * i, (size_t)channels);
+    st = VP8_STATUS_OK;
+  }
+  WebPAnimDecoderDelete(dec);
+  return st;
 }
 
 /* Decodes bytes into px (n bytes, rows of stride bytes) as RGB or RGBA; libwebp's status. */
@@ -79,7 +107,9 @@ static int webp_decode(const uint8_t *bytes, size_t size, const char *what, uint
     gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "out of memory");
     return -1;
   }
-  VP8StatusCode st = webp_decode_into(bytes, size, px, n, stride, channels);
+  VP8StatusCode st = f.has_animation
+                         ? webp_first_frame(bytes, size, px, f.width, f.height, channels)
+                         : webp_decode_into(bytes, size, px, n, stride, channels);
   if (st != VP8_STATUS_OK) {
     if (!borrowed)
       free(px);

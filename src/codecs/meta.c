@@ -3,6 +3,7 @@
 #include "meta.h"
 
 #include "jpeg_layout.h"
+#include "webp_layout.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,8 +31,10 @@ typedef struct {
   const uint8_t *iccp; /* PNG: the iCCP chunk's data */
   size_t iccp_size;
   const char *icc_bad;
-  int components; /* JPEG: its frame's (SOFn), 0 before it */
-  int sixteen;    /* PNG: its IHDR says 16 bits a sample */
+  int components;         /* JPEG: its frame's (SOFn), 0 before it */
+  int sixteen;            /* PNG: its IHDR says 16 bits a sample */
+  const uint8_t *icc_raw; /* WebP: the ICCP chunk's payload, the profile as it is */
+  size_t icc_raw_size;
 } found_t;
 
 static uint32_t be32(const uint8_t *p)
@@ -131,6 +134,17 @@ static void png_find(const uint8_t *b, size_t size, found_t *f)
   }
 }
 
+/* WebP: the first ICCP and EXIF chunks; an animation is said (its first frame is read). */
+static void webp_find(const uint8_t *b, size_t size, gpuimg_meta_t *meta, found_t *f)
+{
+  gpuimg_webp_chunks_t c;
+  gpuimg_webp_chunks(b, size, &c);
+  f->exif = c.exif, f->exif_size = c.exif_size;
+  f->icc_raw = c.icc, f->icc_raw_size = c.icc_size;
+  if (c.animated)
+    warn(meta->warning, sizeof meta->warning, "animated WebP: only its first frame is read");
+}
+
 /* Inflates z[0..n-1] into out, at most GPUIMG_META_MAX_ICC bytes (exactly that many is
  * allowed: at the cap, one spare byte of room tells whether more would come): NULL, or why it
  * could not (*oom set when memory ran out). */
@@ -213,11 +227,15 @@ static int take_icc(const found_t *f, gpuimg_meta_t *meta, const char *what)
   const char *why = f->icc_bad;
   if (!why && f->iccp)
     why = iccp_take(f->iccp, f->iccp_size, meta, &oom);
+  else if (!why && f->icc_raw && f->icc_raw_size > GPUIMG_META_MAX_ICC)
+    why = GPUIMG_META_ICC_TOO_LARGE;
+  else if (!why && f->icc_raw && gpuimg_buf_append(&meta->icc, f->icc_raw, f->icc_raw_size) < 0)
+    oom = 1;
   else if (!why && f->parts)
     why = icc_join(f, &meta->icc, &oom);
   if (oom)
     return out_of_memory(what);
-  if (!why && (f->iccp || f->parts))
+  if (!why && (f->iccp || f->parts || f->icc_raw))
     why = icc_check(&meta->icc);
   if (why) {
     warn(meta->warning, sizeof meta->warning, "ICC profile ignored: %s", why);
@@ -282,6 +300,8 @@ int gpuimg_meta_read(const uint8_t *bytes, size_t size, int want_icc, const char
     jpeg_find(bytes, size, &f);
   else if (gpuimg_codec_is_png(bytes, size))
     png_find(bytes, size, &f);
+  else if (gpuimg_format_of(bytes, size) == GPUIMG_FORMAT_WEBP)
+    webp_find(bytes, size, meta, &f);
   if (f.sixteen)
     warn(meta->warning, sizeof meta->warning, GPUIMG_META_16BIT);
   return take_exif(&f, meta, what) < 0 || (want_icc && take_icc(&f, meta, what) < 0) ? -1 : 0;
@@ -444,11 +464,24 @@ static int tiff_insert(gpuimg_buf_t *enc, const gpuimg_meta_t *meta, const char 
   return GPUIMG_META_ICC;
 }
 
+/* A WebP takes both, in its extended form (its colour is RGB: a gray profile is left out). */
+static int webp_insert(gpuimg_buf_t *enc, const gpuimg_meta_t *meta, const char *what)
+{
+  int icc = meta->icc.size && icc_space_is(&meta->icc, 0), exif = meta->exif.size != 0;
+  int rc = gpuimg_webp_add_chunks(enc, icc ? meta->icc.data : NULL, meta->icc.size,
+                                  exif ? meta->exif.data : NULL, meta->exif.size);
+  if (rc < 0)
+    return out_of_memory(what);
+  return rc ? (icc ? GPUIMG_META_ICC : 0) | (exif ? GPUIMG_META_EXIF : 0) : 0;
+}
+
 int gpuimg_meta_insert(gpuimg_buf_t *enc, gpuimg_format_t fmt, const gpuimg_meta_t *meta,
                        const char *what, char *warning, size_t warning_size)
 {
   if (fmt == GPUIMG_FORMAT_TIFF)
     return tiff_insert(enc, meta, what);
+  if (fmt == GPUIMG_FORMAT_WEBP)
+    return webp_insert(enc, meta, what);
   size_t at = insert_at(enc, fmt);
   if (!at || (!meta->icc.size && !meta->exif.size))
     return 0;

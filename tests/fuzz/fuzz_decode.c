@@ -326,6 +326,30 @@ static void check_libjpeg(const uint8_t *data, size_t size, uint32_t h)
 }
 #endif
 
+/* The metadata of the input (data), turned upright, put into enc (a file of fmt an encoder
+ * wrote) reads back from it the same, with orientation 1. */
+static void check_meta_into(gpuimg_format_t fmt, gpuimg_buf_t *enc, const uint8_t *data,
+                            size_t size)
+{
+  gpuimg_meta_t meta = {0}, got = {0};
+  char warning[256] = "";
+  int carried = -1;
+  must(gpuimg_meta_read(data, size, 1, "fuzz", &meta) == 0, "metadata read failed");
+  gpuimg_meta_upright(&meta); /* as the flow does once the pixels are turned */
+  must((carried = gpuimg_meta_insert(enc, fmt, &meta, "fuzz.out", warning, sizeof warning)) >= 0 &&
+           gpuimg_meta_read(enc->data, enc->size, 1, "fuzz.out", &got) == 0,
+       "metadata into a TIFF or WebP failed");
+  must(got.tags.orientation == 1, "metadata written turned the image");
+  must(!(carried & GPUIMG_META_ICC) ||
+           (got.icc.size == meta.icc.size && !memcmp(got.icc.data, meta.icc.data, meta.icc.size)),
+       "a profile read back differs");
+  must(!(carried & GPUIMG_META_EXIF) || (got.exif.size == meta.exif.size &&
+                                         !memcmp(got.exif.data, meta.exif.data, meta.exif.size)),
+       "an EXIF block read back differs");
+  gpuimg_meta_free(&meta);
+  gpuimg_meta_free(&got);
+}
+
 #ifdef GPUIMG_HAVE_LIBWEBP
 /* A WebP: libwebp's decode refuses it with exit code 3 and a one-line reason, or gives an
  * image within the limits; on small images, a lossless encode decodes back to the same
@@ -349,6 +373,7 @@ static void check_libwebp(const uint8_t *data, size_t size)
     gpuimg_encode_opts_t opts = {.quality = 90, .lossless = 1};
     must(gpuimg_codec_libwebp.encode(&img, GPUIMG_FORMAT_WEBP, &opts, "fuzz.webp", &enc) == 0,
          "libwebp encode failed");
+    check_meta_into(GPUIMG_FORMAT_WEBP, &enc, data, size);
     must(gpuimg_codec_libwebp.decode(enc.data, enc.size, "fuzz.webp", FUZZ_MAX_PIXELS, &back) == 0,
          "libwebp's own WebP does not decode");
     must(back.width == img.width && back.height == img.height && back.channels == img.channels &&
@@ -386,25 +411,13 @@ static void check_libtiff(const uint8_t *data, size_t size, uint32_t h)
     gpuimg_encode_opts_t opts = {.compression = (int)(h % 3)};
     must(gpuimg_codec_libtiff.encode(&img, GPUIMG_FORMAT_TIFF, &opts, "fuzz.tif", &enc) == 0,
          "libtiff encode failed");
-    gpuimg_meta_t meta = {0}, got = {0};
-    char warning[256] = "";
-    must(gpuimg_meta_read(data, size, 1, "fuzz", &meta) == 0 &&
-             gpuimg_meta_insert(&enc, GPUIMG_FORMAT_TIFF, &meta, "fuzz.tif", warning,
-                                sizeof warning) >= 0 &&
-             gpuimg_meta_read(enc.data, enc.size, 1, "fuzz.tif", &got) == 0,
-         "metadata into a TIFF failed");
-    must(got.tags.orientation == 1 && !got.warning[0] &&
-             (got.icc.size == 0 || (got.icc.size == meta.icc.size &&
-                                    !memcmp(got.icc.data, meta.icc.data, meta.icc.size))),
-         "a TIFF's metadata read back differs");
+    check_meta_into(GPUIMG_FORMAT_TIFF, &enc, data, size);
     must(gpuimg_codec_libtiff.decode(enc.data, enc.size, "fuzz.tif", FUZZ_MAX_PIXELS, &back) == 0,
          "libtiff's own TIFF does not decode");
     must(back.width == img.width && back.height == img.height && back.channels == img.channels &&
              memcmp(back.data, img.data, gpuimg_image_bytes(img.width, img.height, img.channels)) ==
                  0,
          "a TIFF round trip changed the pixels");
-    gpuimg_meta_free(&meta);
-    gpuimg_meta_free(&got);
     gpuimg_image_free(&back);
     gpuimg_buf_free(&enc);
   }
