@@ -467,9 +467,17 @@ static int tiff_encode(const gpuimg_image_t *img, gpuimg_format_t fmt,
   TIFF *tif = tiff_open(&io, "wl", (uint64_t)1 << 40);
   int rc = tif && tiff_tags(tif, img, compression) == 0 ? 0 : -1;
   size_t row = (size_t)img->width * (size_t)img->channels;
-  for (int y = 0; rc == 0 && y < img->height; y++)
-    if (TIFFWriteScanline(tif, (void *)(img->data + (size_t)y * row), (uint32_t)y, 0) < 0)
+  /* libtiff's predictor differences a row in place: each goes through a copy, so that the
+   * caller's image is left as it was. */
+  uint8_t *copy = rc == 0 ? malloc(row) : NULL;
+  if (rc == 0 && !copy)
+    rc = -1, io.oom = 1;
+  for (int y = 0; rc == 0 && y < img->height; y++) {
+    memcpy(copy, img->data + (size_t)y * row, row);
+    if (TIFFWriteScanline(tif, copy, (uint32_t)y, 0) < 0)
       rc = -1;
+  }
+  free(copy);
   if (rc == 0 && !TIFFWriteDirectory(tif))
     rc = -1;
   if (tif)
