@@ -279,14 +279,14 @@ def compression_option_checked():
     need_libtiff()
     usage_error(["convert", "--compression", "jpeg", "a.png", "b.tif"],
                 "--compression: invalid value 'jpeg' (expected deflate, lzw or none)")
-    check(b"tiff codecs: libtiff)" in run("-V").out, "-V must list libtiff")
+    check(b"tiff codecs: libtiff;" in run("-V").out, "-V must list libtiff")
 
 
 @test("notiff")
 def tiff_not_built():
     if has_libtiff():
         raise Skip("this gpuimg has libtiff (configure with -Dtiff=disabled to test this)")
-    check(b"tiff codecs: none)" in run("-V").out, "-V must say no TIFF codec")
+    check(b"tiff codecs: none;" in run("-V").out, "-V must say no TIFF codec")
     write("n.png", png_encode_8bit(2, 2, 3, make_pixels(2, 2, 3, seed=8)))
     usage_error(["convert", "n.png", "n.tif"], "n.tif: gpuimg was built without TIFF")
     usage_error(["convert", "--format", "tiff", "-o", "d", "n.png"],

@@ -45,7 +45,8 @@ def version():
         res = expect_ok(run(flag))
         m = re.fullmatch(rb"gpuimg (\S+) \(backends: cpu(, cuda)?; "
                          rb"png encoders: stb, fastpng(, libpng)?; jpeg codecs: stb(, libjpeg)?(, nvjpeg)?; "
-                         rb"webp codecs: (libwebp|none); tiff codecs: (libtiff|none)\)\n",
+                         rb"webp codecs: (libwebp|none); tiff codecs: (libtiff|none); "
+                         rb"heif codecs: (libheif|none)\)\n",
                          res.out)
         check(m is not None, "unexpected version line", res)
         if want_version:
@@ -241,7 +242,7 @@ def numbers_at_the_limits_are_accepted():
 
 @test("usage")
 def bad_output_name():
-    fmt = "%s: unsupported output format (use .png, .jpg, .jpeg, .bmp, .tga, .webp, .tif or .tiff)"
+    fmt = "%s: unsupported output format (use .png, .jpg, .jpeg, .bmp, .tga, .webp, .tif, .tiff or .avif)"
     for out in ("out.gif", "out", "out.", "out.png.txt", "dir.png/out", ".png/x", "out.svg"):
         usage_error(["gray", "g8.png", out], fmt % out)
     usage_error(["gray", "sample:", "out.heic"], fmt % "out.heic")

@@ -5,7 +5,8 @@
 Usage: test_cli.py GROUP...   (groups: usage, input, decode, output, clobber, formats,
                                pixels, pipeline, report, codec, jpeg, nolibjpeg, completion,
                                threads, orient, meta, resize, rotate, permissions, model,
-                               webp, nowebp, convert, tiff, notiff;
+                               webp, nowebp, convert, tiff, notiff, heif,
+                               noheif;
                                'all' runs every group; a group whose every test is skipped
                                exits 77)
 
@@ -22,6 +23,7 @@ The tests live in the modules this script imports, by group:
                                            cli_webp.py        webp, nowebp
                                            cli_convert.py     convert
                                            cli_tiff.py        tiff, notiff
+                                           cli_heif.py        heif, noheif
                                            cli_common.py      what they share (not tests)
 
 Environment:
@@ -65,6 +67,7 @@ import cli_model  # noqa: E402,F401
 import cli_webp  # noqa: E402,F401
 import cli_convert  # noqa: E402,F401
 import cli_tiff  # noqa: E402,F401
+import cli_heif  # noqa: E402,F401
 
 if __name__ == "__main__":
     sys.exit(testlib.main(sys.argv, "cli-", populate=lambda: mi.write_corpus(path())))

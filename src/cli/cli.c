@@ -61,7 +61,8 @@ static int parse_format(const gpuimg_option_t *o, const char *spelled, const cha
   snprintf(name, sizeof name, "x.%s", arg);
   if (strlen(arg) > 4 ||
       (cli->batch_format = gpuimg_format_from_name(name)) == GPUIMG_FORMAT_NONE)
-    return usage_error(spelled, "invalid value '%s' (expected png, jpg, bmp, tga, webp or tiff)",
+    return usage_error(spelled,
+                       "invalid value '%s' (expected png, jpg, bmp, tga, webp, tiff or avif)",
                        arg);
   return gpuimg_format_check_writable(cli->batch_format, spelled);
 }
@@ -121,8 +122,8 @@ const gpuimg_option_t gpuimg_cli_batch_options[] = {
     {.long_name = "from", .kind = GPUIMG_OPTION_STRING, .offset = CLI(from), .metavar = "LIST",
      .help = "read input paths from LIST, one per line ('-' = stdin)", .empty_what = "file name"},
     {.long_name = "format", .kind = GPUIMG_OPTION_CUSTOM, .parse = parse_format, .metavar = "F",
-     .help = "output format png, jpg, bmp, tga, webp or tiff (default:\n"
-             "the input's)"},
+     .help = "output format png, jpg, bmp, tga, webp, tiff or avif\n"
+             "(default: the input's)"},
     {.long_name = "force", .kind = GPUIMG_OPTION_FLAG, .offset = CLI(force), .value = 1,
      .help = "replace existing outputs (never an input)"},
     {.long_name = "jobs", .short_name = 'j', .kind = GPUIMG_OPTION_INT, .offset = CLI(jobs),
@@ -260,7 +261,7 @@ static int check_single(gpuimg_cli_t *cli, const char **positional, int npositio
     if (cli->format == GPUIMG_FORMAT_NONE)
       return usage_error(cli->output,
                          "%sunsupported output format (use .png, .jpg, .jpeg, .bmp, .tga, .webp, "
-                         ".tif or .tiff)",
+                         ".tif, .tiff or .avif)",
                          "");
     if (gpuimg_format_check_writable(cli->format, cli->output) < 0)
       return -1;
@@ -369,7 +370,8 @@ void gpuimg_cli_help(FILE *f)
 {
   fprintf(f, "Usage: gpuimg OP [OPTIONS] [then OP [OPTIONS]]... [INPUT [OUTPUT]]\n"
              "       gpuimg OP [OPTIONS] [then OP [OPTIONS]]... -o DIR INPUT...\n"
-             "Process a PNG or JPEG image with CUDA kernels (or the CPU reference backend).\n"
+             "Process a PNG, JPEG, WebP, TIFF, HEIC or AVIF image with CUDA kernels (or the\n"
+             "CPU reference backend).\n"
              "\n"
              "Operations run in order on one image; 'then' separates them:\n"
              "  gpuimg %s then %s in.png out.png\n"
@@ -377,7 +379,7 @@ void gpuimg_cli_help(FILE *f)
              "subject mask are used.\n"
              "Without OUTPUT, no image is written (a line says so, except with -q or a timing run).\n"
              "'-' is stdin/stdout. OUTPUT's extension picks the format: .png, .jpg/.jpeg,\n"
-             ".bmp or .tga (stdout: PNG).\n",
+             ".bmp, .tga, .webp, .tif/.tiff or .avif (stdout: PNG).\n",
           gpuimg_ops[0]->name, gpuimg_ops[1] ? gpuimg_ops[1]->name : gpuimg_ops[0]->name);
   for (int i = 0; gpuimg_ops[i]; i++) {
     const gpuimg_op_t *op = gpuimg_ops[i];
@@ -389,7 +391,7 @@ void gpuimg_cli_help(FILE *f)
   gpuimg_options_help(f, gpuimg_cli_options, 2, 16);
   fprintf(f, "  %-16s end of options\n", "--");
   fprintf(f, "\nBatch mode (-o DIR): every INPUT is converted into DIR under its own base name;\n"
-             "an INPUT directory gives its PNG and JPEG files. With one INPUT (or none: the\n"
+             "an INPUT directory gives the images it holds. With one INPUT (or none: the\n"
              "sample), -o NAME.png (an image extension, no trailing '/', not a directory)\n"
              "writes the file NAME.png.\n");
   gpuimg_options_help(f, gpuimg_cli_batch_options, 2, 16);

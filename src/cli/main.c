@@ -21,7 +21,7 @@ typedef struct {
 /* The codecs compiled in, from the codec registry. */
 static void print_version(void)
 {
-  char png[128], jpeg[128], webp[128], tiff[128];
+  char png[128], jpeg[128], webp[128], tiff[128], heif[128];
   printf("gpuimg %s (backends: cpu%s; ", GPUIMG_VERSION,
          gpuimg_pipeline_have_cuda() ? ", cuda" : "");
   printf("png encoders: %s; jpeg codecs: %s; ",
@@ -33,7 +33,10 @@ static void print_version(void)
   printf("webp codecs: %s; ", webp[0] ? webp : "none");
   gpuimg_codec_list(GPUIMG_FORMAT_TIFF, GPUIMG_CODEC_DECODES | GPUIMG_CODEC_ENCODES, tiff,
                     sizeof tiff);
-  printf("tiff codecs: %s)\n", tiff[0] ? tiff : "none");
+  printf("tiff codecs: %s; ", tiff[0] ? tiff : "none");
+  gpuimg_codec_list(GPUIMG_FORMAT_AVIF, GPUIMG_CODEC_DECODES | GPUIMG_CODEC_ENCODES, heif,
+                    sizeof heif);
+  printf("heif codecs: %s)\n", heif[0] ? heif : "none");
 }
 
 /* Never replace an input (the image or a mask) with an output (the image or the report). */

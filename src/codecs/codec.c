@@ -12,8 +12,8 @@
 /* Every codec, in the order -V lists them; those the build lacks declare no formats and are
  * skipped, so the registry is the codecs compiled in. */
 static const gpuimg_codec_t *const codecs[] = {
-    &gpuimg_codec_stb,     &gpuimg_codec_fastpng, &gpuimg_codec_libpng, &gpuimg_codec_libjpeg,
-    &gpuimg_codec_libwebp, &gpuimg_codec_libtiff, &gpuimg_codec_nvjpeg,
+    &gpuimg_codec_stb,     &gpuimg_codec_fastpng, &gpuimg_codec_libpng,  &gpuimg_codec_libjpeg,
+    &gpuimg_codec_libwebp, &gpuimg_codec_libtiff, &gpuimg_codec_libheif, &gpuimg_codec_nvjpeg,
 };
 #define NCODECS (int)(sizeof codecs / sizeof codecs[0])
 
@@ -305,7 +305,8 @@ typedef struct {
   const char *upper; /* messages' ("PNG", "JPEG", ...) */
   const char *ext;   /* a batch output's extension */
   const char *alias; /* another extension OUTPUT may have, NULL: none */
-  const char *signatures[5];
+  const char *signatures[9];
+  int read_only; /* no codec writes it: its extensions name no output format */
 } format_info_t;
 
 static const format_info_t formats[] = {
@@ -315,6 +316,16 @@ static const format_info_t formats[] = {
     [GPUIMG_FORMAT_TGA] = {"tga", "TGA", "tga", NULL, {NULL}},
     [GPUIMG_FORMAT_WEBP] = {"webp", "WebP", "webp", NULL, {"RIFF????WEBP"}},
     [GPUIMG_FORMAT_TIFF] = {"tiff", "TIFF", "tif", "tiff", {"II*", "MM\0*", "II+", "MM\0+"}},
+    /* HEIF: an ftyp box (its size, "ftyp") whose major brand names HEVC images (or HEIF
+     * itself: mif1, msf1), or AV1 ones. */
+    [GPUIMG_FORMAT_HEIC] = {"heic",
+                            "HEIC",
+                            "heic",
+                            "heif",
+                            {"????ftypheic", "????ftypheix", "????ftypheim", "????ftypheis",
+                             "????ftyphevc", "????ftyphevx", "????ftypmif1", "????ftypmsf1"},
+                            1},
+    [GPUIMG_FORMAT_AVIF] = {"avif", "AVIF", "avif", NULL, {"????ftypavif", "????ftypavis"}},
 };
 _Static_assert(sizeof formats / sizeof formats[0] == GPUIMG_FORMAT_LAST + 1,
                "every format has its entry");
@@ -382,8 +393,8 @@ gpuimg_format_t gpuimg_format_from_name(const char *path)
     return GPUIMG_FORMAT_NONE;
   dot++;
   for (int f = 0; f <= GPUIMG_FORMAT_LAST; f++)
-    if (strcasecmp(dot, formats[f].ext) == 0 ||
-        (formats[f].alias && strcasecmp(dot, formats[f].alias) == 0))
+    if (!formats[f].read_only && (strcasecmp(dot, formats[f].ext) == 0 ||
+                                  (formats[f].alias && strcasecmp(dot, formats[f].alias) == 0)))
       return (gpuimg_format_t)f;
   return GPUIMG_FORMAT_NONE;
 }

@@ -12,14 +12,18 @@ typedef enum {
   GPUIMG_FORMAT_TGA,
   GPUIMG_FORMAT_WEBP,
   GPUIMG_FORMAT_TIFF,
+  GPUIMG_FORMAT_HEIC, /* HEIF with HEVC: read only */
+  GPUIMG_FORMAT_AVIF, /* HEIF with AV1 */
 } gpuimg_format_t;
 
 /* The last format: formats are GPUIMG_FORMAT_PNG..GPUIMG_FORMAT_LAST. */
-#define GPUIMG_FORMAT_LAST GPUIMG_FORMAT_TIFF
+#define GPUIMG_FORMAT_LAST GPUIMG_FORMAT_AVIF
 
-/* Output format from a file name's extension; GPUIMG_FORMAT_NONE if not supported. */
+/* Output format from a file name's extension; GPUIMG_FORMAT_NONE if not supported (HEIC,
+ * which is read only, included). */
 gpuimg_format_t gpuimg_format_from_name(const char *path);
-/* The format whose signature (its first bytes, codec.c's table: PNG, JPEG, WebP, TIFF) begins
+/* The format whose signature (its first bytes, codec.c's table: PNG, JPEG, WebP, TIFF, HEIC,
+ * AVIF) begins
  * bytes, whether or not a codec built in reads it; GPUIMG_FORMAT_NONE when none does. */
 gpuimg_format_t gpuimg_format_of(const uint8_t *bytes, size_t size);
 /* For bytes of a format this build reads with no codec (WebP, TIFF without their libraries):
@@ -107,6 +111,12 @@ typedef struct {
   /* The independent parts its encode cuts a width x height x channels image into, which run
    * on gpuimg_encode_opts_t.threads threads (the cost model's speed-up); NULL: one. */
   int (*encode_parts)(int width, int height, int channels);
+  /* The ICC profile and EXIF block (a TIFF block) of a file it decodes, where they lie in a
+   * container the metadata reader (meta.c) does not walk itself (HEIF), each appended when
+   * no larger than limit; 0, or -1 out of memory. A file it cannot read gives none. NULL:
+   * meta.c reads its formats. */
+  int (*metadata)(const uint8_t *bytes, size_t size, size_t limit, gpuimg_buf_t *icc,
+                  gpuimg_buf_t *exif);
 } gpuimg_codec_t;
 
 /* Every codec is defined whatever the build; one the build lacks declares no formats
@@ -123,6 +133,8 @@ extern const gpuimg_codec_t gpuimg_codec_libjpeg;
 extern const gpuimg_codec_t gpuimg_codec_libwebp;
 /* TIFF decoding (the first page) and encoding with libtiff (libtiff.c; -Dtiff). */
 extern const gpuimg_codec_t gpuimg_codec_libtiff;
+/* HEIC and AVIF decoding, AVIF encoding with libheif (libheif.c; -Dheif). */
+extern const gpuimg_codec_t gpuimg_codec_libheif;
 /* JPEG decoding and encoding on the GPU with nvJPEG (nvjpeg.c; CUDA builds with nvJPEG). */
 extern const gpuimg_codec_t gpuimg_codec_nvjpeg;
 
@@ -139,7 +151,7 @@ int gpuimg_codec_is_jpeg(const uint8_t *bytes, size_t size);
  * than the host decoders allow (gpuimg_jpeg_work_check()), which they refuse at once. */
 int gpuimg_codec_jpeg_is_common(const uint8_t *bytes, size_t size);
 /* 1 when a codec compiled in decodes files beginning with bytes (12 suffice: PNG, JPEG,
- * WebP, TIFF). */
+ * WebP, TIFF, HEIC, AVIF). */
 int gpuimg_codec_recognised(const uint8_t *bytes, size_t size);
 /* The PNG signature (its 8 bytes). */
 int gpuimg_codec_is_png(const uint8_t *bytes, size_t size);

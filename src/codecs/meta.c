@@ -288,9 +288,38 @@ static int tiff_read(const uint8_t *bytes, size_t size, int want_icc, const char
   return 0;
 }
 
+/* A format whose container a codec reads (HEIF): its codec's profile and EXIF. The pixels it
+ * decodes are upright already (HEIF's irot and imir), so the EXIF's Orientation is applied no
+ * more: it becomes 1. */
+static int codec_read(const gpuimg_codec_t *c, const uint8_t *bytes, size_t size, int want_icc,
+                      const char *what, gpuimg_meta_t *meta)
+{
+  gpuimg_buf_t icc = {0};
+  found_t f;
+  memset(&f, 0, sizeof f);
+  if (c->metadata(bytes, size, GPUIMG_META_MAX_ICC, &icc, &meta->exif) < 0) {
+    gpuimg_buf_free(&icc);
+    return out_of_memory(what);
+  }
+  gpuimg_buf_t exif = meta->exif;
+  memset(&meta->exif, 0, sizeof meta->exif);
+  f.exif = exif.data, f.exif_size = exif.size;
+  f.icc_raw = icc.data, f.icc_raw_size = icc.size;
+  int rc = take_exif(&f, meta, what) < 0 || (want_icc && take_icc(&f, meta, what) < 0) ? -1 : 0;
+  gpuimg_buf_free(&icc);
+  gpuimg_buf_free(&exif);
+  gpuimg_meta_upright(meta);
+  return rc;
+}
+
 int gpuimg_meta_read(const uint8_t *bytes, size_t size, int want_icc, const char *what,
                      gpuimg_meta_t *meta)
 {
+  const gpuimg_codec_t *c = gpuimg_codec_decoder(GPUIMG_CODEC_AUTO, bytes, size);
+  if (c->metadata) {
+    meta->tags.orientation = 1;
+    return codec_read(c, bytes, size, want_icc, what, meta);
+  }
   found_t f;
   memset(&f, 0, sizeof f);
   meta->tags.orientation = 1;

@@ -259,7 +259,8 @@ int gpuimg_context_convert(gpuimg_context_t *ctx, const char *input, const char 
   if (output && (job.format = gpuimg_format_from_name(output)) == GPUIMG_FORMAT_NONE) {
     gpuimg_error_set(
         GPUIMG_EXIT_USAGE, output,
-        "unsupported output format (use .png, .jpg, .jpeg, .bmp, .tga, .webp, .tif or .tiff)");
+        "unsupported output format (use .png, .jpg, .jpeg, .bmp, .tga, .webp, .tif, .tiff or "
+        ".avif)");
     return -1;
   }
   if (output && gpuimg_format_check_writable(job.format, output) < 0)

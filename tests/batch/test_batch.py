@@ -642,7 +642,7 @@ def usage_errors():
                  "--from, --format, --force, --jobs, --devices, --shard and --recursive need -o DIR")
     expect_usage(["gray", "-o", "o"], "o: no input files (give INPUT... or --from LIST)")
     expect_usage(["gray", "--format", "gif", "-o", "o", "inu/inu00.png"],
-                 "--format: invalid value 'gif' (expected png, jpg, bmp, tga, webp or tiff)")
+                 "--format: invalid value 'gif' (expected png, jpg, bmp, tga, webp, tiff or avif)")
     expect_usage(["gray", "--repeat", "3", "-o", "o", "inu/inu00.png"],
                  "--repeat: not available with -o DIR")
     expect_usage(["gray", "--warmup", "1", "-o", "o", "inu/inu00.png"],

@@ -1,8 +1,8 @@
 /* fuzz_decode.c: libFuzzer harness: untrusted bytes through the metadata reader and writer (EXIF,
- * ICC), libwebp's and libtiff's decoders (where built), the stb codec (fastpng's PNG reader against
- * it; libjpeg's, where built with it, at full size and reduced, then resized, and in bands of
- * restart intervals against its whole decode; its count of the scans' work against the marker
- * walk's), the EXIF orientation, then every CPU operation. */
+ * ICC), libwebp's, libtiff's and libheif's decoders (where built), the stb codec (fastpng's PNG
+ * reader against it; libjpeg's, where built with it, at full size and reduced, then resized, and in
+ * bands of restart intervals against its whole decode; its count of the scans' work against the
+ * marker walk's), the EXIF orientation, then every CPU operation. */
 #include "codec.h"
 #include "exif.h"
 #include "jpeg_layout.h"
@@ -425,6 +425,40 @@ static void check_libtiff(const uint8_t *data, size_t size, uint32_t h)
 }
 #endif
 
+#ifdef GPUIMG_HAVE_LIBHEIF
+/* A HEIC or AVIF: libheif's decode refuses it with exit code 3 and a one-line reason, or gives
+ * an RGB or RGBA image within the limits, whose AVIF (small images) decodes to its size. */
+static void check_libheif(const uint8_t *data, size_t size)
+{
+  gpuimg_image_t img, back;
+  gpuimg_format_t f = gpuimg_format_of(data, size);
+  if (f != GPUIMG_FORMAT_HEIC && f != GPUIMG_FORMAT_AVIF)
+    return;
+  gpuimg_error_clear();
+  if (gpuimg_codec_libheif.decode(data, size, "fuzz", FUZZ_MAX_PIXELS, &img) < 0) {
+    check_refusal();
+    return;
+  }
+  must(img.width >= 1 && img.height >= 1 && (img.channels == 3 || img.channels == 4) && img.data,
+       "libheif returned an impossible image");
+  must((uint64_t)img.width * (uint64_t)img.height <= FUZZ_MAX_PIXELS,
+       "libheif returned an image over the pixel limit");
+  if ((uint64_t)img.width * (uint64_t)img.height * (uint64_t)img.channels <= FUZZ_REF_WORK / 16) {
+    gpuimg_buf_t enc = {0};
+    gpuimg_encode_opts_t opts = {.quality = 50};
+    must(gpuimg_codec_libheif.encode(&img, GPUIMG_FORMAT_AVIF, &opts, "fuzz.avif", &enc) == 0,
+         "AVIF encode failed");
+    must(gpuimg_codec_libheif.decode(enc.data, enc.size, "fuzz.avif", FUZZ_MAX_PIXELS, &back) == 0,
+         "libheif's own AVIF does not decode");
+    must(back.width == img.width && back.height == img.height && back.channels == img.channels,
+         "an AVIF round trip changed the size or layout");
+    gpuimg_image_free(&back);
+    gpuimg_buf_free(&enc);
+  }
+  gpuimg_image_free(&img);
+}
+#endif
+
 /* The values the flow rewrites lie inside the EXIF block, apart from each other (a
  * dimension's whole 4-byte value field: a SHORT may become a LONG). */
 static void check_tags(const gpuimg_meta_t *meta)
@@ -520,6 +554,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 #endif
 #ifdef GPUIMG_HAVE_LIBTIFF
   check_libtiff(data, size, fnv1a(data, size));
+#endif
+#ifdef GPUIMG_HAVE_LIBHEIF
+  check_libheif(data, size);
 #endif
   /* The header read the backend's choice makes before any decode: never a crash, and a size
    * only when it states one. */
