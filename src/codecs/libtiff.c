@@ -199,6 +199,10 @@ static void put_row(const page_t *pg, const uint8_t *row, uint32_t y, uint32_t x
 {
   size_t c = (size_t)pg->channels;
   uint8_t *d = pg->px + ((size_t)y * pg->w + x0) * c;
+  if (pg->bits == 8 && stride == (int)c && !pg->map[0] && !pg->invert) {
+    memcpy(d, row, (size_t)n * c); /* the common case: the file's samples are the pixels */
+    return;
+  }
   int first = pg->planes > 1 ? s : 0, last = pg->planes > 1 ? s : pg->colour + pg->alpha - 1;
   for (uint32_t i = 0; i < n; i++, d += c) {
     for (int k = first; k <= last; k++) {
