@@ -62,8 +62,7 @@ static int parse_format(const gpuimg_option_t *o, const char *spelled, const cha
   if (strlen(arg) > 4 ||
       (cli->batch_format = gpuimg_format_from_name(name)) == GPUIMG_FORMAT_NONE)
     return usage_error(spelled,
-                       "invalid value '%s' (expected png, jpg, bmp, tga, webp, tiff or avif)",
-                       arg);
+                       "invalid value '%s' (expected png, jpg, bmp, tga, webp, tiff or avif)", arg);
   return gpuimg_format_check_writable(cli->batch_format, spelled);
 }
 
