@@ -163,7 +163,7 @@ def batch_directory_of_heif():
     check(os.listdir(path("avifs")) == ["a.avif"], "--format avif wrote %r" % os.listdir(path("avifs")))
     expect_ok(cpu("convert", "-q", "-o", "pngs", "--format", "png", "avifs"), stdout_expected=False)
     check(png_decode(read("pngs/a.png"))[:3] == (12, 10, 3), "a directory's AVIF read")
-    check(b"heif codecs: libheif)" in run("-V").out, "-V must list libheif")
+    check(b"heif codecs: libheif;" in run("-V").out, "-V must list libheif")
     usage_error(["convert", "h.png", "out.heic"],
                 "out.heic: unsupported output format (use .png, .jpg, .jpeg, .bmp, .tga, .webp, "
                 ".tif, .tiff or .avif)")
@@ -173,7 +173,7 @@ def batch_directory_of_heif():
 def heif_not_built():
     if has_libheif():
         raise Skip("this gpuimg has libheif (configure with -Dheif=disabled to test this)")
-    check(b"heif codecs: none)" in run("-V").out, "-V must say no HEIF codec")
+    check(b"heif codecs: none;" in run("-V").out, "-V must say no HEIF codec")
     write("n.png", png_encode_8bit(2, 2, 3, make_pixels(2, 2, 3, seed=8)))
     usage_error(["convert", "n.png", "n.avif"], "n.avif: gpuimg was built without AVIF")
     write("n.heic", struct.pack(">I", 24) + b"ftypheic" + bytes(4) + b"mif1heic")

@@ -46,7 +46,7 @@ def version():
         m = re.fullmatch(rb"gpuimg (\S+) \(backends: cpu(, cuda)?; "
                          rb"png encoders: stb, fastpng(, libpng)?; jpeg codecs: stb(, libjpeg)?(, nvjpeg)?; "
                          rb"webp codecs: (libwebp|none); tiff codecs: (libtiff|none); "
-                         rb"heif codecs: (libheif|none)\)\n",
+                         rb"heif codecs: (libheif|none); colour: (lcms2|none)\)\n",
                          res.out)
         check(m is not None, "unexpected version line", res)
         if want_version:

@@ -6,7 +6,7 @@ Usage: test_cli.py GROUP...   (groups: usage, input, decode, output, clobber, fo
                                pixels, pipeline, report, codec, jpeg, nolibjpeg, completion,
                                threads, orient, meta, resize, rotate, permissions, model,
                                webp, nowebp, convert, tiff, notiff, heif,
-                               noheif;
+                               noheif, colour, nocolour;
                                'all' runs every group; a group whose every test is skipped
                                exits 77)
 
@@ -24,6 +24,7 @@ The tests live in the modules this script imports, by group:
                                            cli_convert.py     convert
                                            cli_tiff.py        tiff, notiff
                                            cli_heif.py        heif, noheif
+                                           cli_colour.py      colour, nocolour
                                            cli_common.py      what they share (not tests)
 
 Environment:
@@ -68,6 +69,7 @@ import cli_webp  # noqa: E402,F401
 import cli_convert  # noqa: E402,F401
 import cli_tiff  # noqa: E402,F401
 import cli_heif  # noqa: E402,F401
+import cli_colour  # noqa: E402,F401
 
 if __name__ == "__main__":
     sys.exit(testlib.main(sys.argv, "cli-", populate=lambda: mi.write_corpus(path())))

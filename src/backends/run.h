@@ -39,6 +39,7 @@ typedef struct {
   int lossless;      /* WebP outputs lossless (--lossless), else lossy at quality */
   int compression;   /* TIFF outputs: a gpuimg_compression_t (--compression) */
   int strip;         /* write no metadata: the input's ICC profile and EXIF are not carried */
+  int to_srgb;       /* an input with an ICC profile converted to sRGB on decode (--to-srgb) */
   int exact_decode;  /* no shrink-on-load: every input decoded at its full size */
   /* --device: the GPU whose launches the run's stages predict (the model's table; NULL: on a
    * device, with measure, the device itself, else none). */

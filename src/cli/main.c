@@ -1,6 +1,7 @@
 /* main.c: gpuimg's entry point: the subcommands, and a one-image run through the engine's flow. */
 #define _XOPEN_SOURCE 700
 #include "cli.h"
+#include "colour.h"
 #include "streams.h"
 
 #include <stdlib.h>
@@ -36,7 +37,8 @@ static void print_version(void)
   printf("tiff codecs: %s; ", tiff[0] ? tiff : "none");
   gpuimg_codec_list(GPUIMG_FORMAT_AVIF, GPUIMG_CODEC_DECODES | GPUIMG_CODEC_ENCODES, heif,
                     sizeof heif);
-  printf("heif codecs: %s)\n", heif[0] ? heif : "none");
+  printf("heif codecs: %s; colour: %s)\n", heif[0] ? heif : "none",
+         gpuimg_colour_available() ? "lcms2" : "none");
 }
 
 /* Never replace an input (the image or a mask) with an output (the image or the report). */

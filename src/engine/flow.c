@@ -6,6 +6,7 @@
 #include "cost.h"
 #include "exif.h"
 #include "meta.h"
+#include "colour.h"
 #include "pool.h"
 
 #include <stdlib.h>
@@ -53,7 +54,7 @@ static void warn(const gpuimg_plan_t *plan, const char *what, const char *warnin
 static int read_meta(const gpuimg_plan_t *plan, const uint8_t *bytes, size_t size, const char *what,
                      int carry, gpuimg_meta_t *meta)
 {
-  if (gpuimg_meta_read(bytes, size, carry && !plan->strip, what, meta) < 0)
+  if (gpuimg_meta_read(bytes, size, (carry && !plan->strip) || plan->to_srgb, what, meta) < 0)
     return -1;
   return plan->no_autorotate ? 1 : meta->tags.orientation;
 }
@@ -347,6 +348,18 @@ static int shrink_on_load(image_t *im, const uint8_t *bytes, size_t size, int o)
   return r;
 }
 
+/* --to-srgb: the decoded pixels converted from the input's profile to sRGB, which becomes the
+ * profile carried. */
+static int to_srgb(image_t *im)
+{
+  char warning[160] = "";
+  if (!im->flow->plan->to_srgb)
+    return 0;
+  int rc = gpuimg_colour_to_srgb(&im->src, &im->meta.icc, im->job->what, warning, sizeof warning);
+  warn(im->flow->plan, im->job->what, warning);
+  return rc;
+}
+
 /* Reads the input; a JPEG goes to the device when the flow decodes JPEG there, anything
  * else is decoded here. The load interval ends where the steps begin. */
 static int load(image_t *im)
@@ -379,7 +392,8 @@ static int load(image_t *im)
    * auto's host decoder takes. On the device path the device turns what it decoded. */
   int jpeg = im->device_jpeg && gpuimg_codec_is_jpeg(bytes, size);
   int device_takes = jpeg && gpuimg_codec_device_recognises(bytes, size);
-  im->host_jpeg = (o > 1 && !im->device_jpeg) || job->host_decode || (jpeg && !device_takes);
+  im->host_jpeg = (o > 1 && !im->device_jpeg) || job->host_decode || (jpeg && !device_takes) ||
+                  (flow->plan->to_srgb && im->meta.icc.size); /* converted on the host */
   im->on_device = job->input && device_takes && !im->host_jpeg;
   im->orientation = o;
   int was_on_device = im->on_device;
@@ -392,7 +406,7 @@ static int load(image_t *im)
   int rc =
       decode_timed(im->plan, bytes, size, job->what, "", o, im->host_jpeg, r, &im->src, im->run);
   gpuimg_buf_free(&im->file);
-  return rc;
+  return rc < 0 ? -1 : to_srgb(im);
 }
 
 /* The masks, the runner, and the steps on it. */

@@ -1,6 +1,7 @@
 /* plan.c: the settings of a run every client shares (backend, codecs, limits, repetitions),
  * as an option table over gpuimg_plan_t, and the plan's defaults. */
 #include "plan.h"
+#include "colour.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -155,9 +156,16 @@ const gpuimg_option_t gpuimg_plan_options[] = {
      .offset = PLAN(strip),
      .value = 1,
      .help = "write no metadata: without it the input's ICC profile and\n"
-             "EXIF go to JPEG and PNG outputs (EXIF Orientation 1 once\n"
-             "the pixels are turned, pixel dimensions the output's; no\n"
-             "RGB profile on a gray output; XMP is never carried)"},
+             "EXIF go to JPEG, PNG, WebP and TIFF outputs (EXIF\n"
+             "Orientation 1 once the pixels are turned, pixel dimensions\n"
+             "the output's; no RGB profile on a gray output; XMP is never\n"
+             "carried)"},
+    {.long_name = "to-srgb",
+     .kind = GPUIMG_OPTION_FLAG,
+     .offset = PLAN(to_srgb),
+     .value = 1,
+     .help = "convert an input with an ICC profile (Display P3, Adobe RGB)\n"
+             "to sRGB on decode (lcms2), the output then tagged sRGB"},
     {.long_name = "exact-decode",
      .kind = GPUIMG_OPTION_FLAG,
      .offset = PLAN(exact_decode),
@@ -204,6 +212,10 @@ int gpuimg_step_set(gpuimg_step_t *step, const char *name, const char *spelled, 
 
 int gpuimg_plan_check(const gpuimg_plan_t *plan)
 {
+  if (plan->to_srgb && !gpuimg_colour_available()) {
+    gpuimg_error_set(GPUIMG_EXIT_USAGE, "--to-srgb", "gpuimg was built without lcms2");
+    return -1;
+  }
   for (int i = 0; i < plan->nsteps; i++) {
     const gpuimg_step_t *s = &plan->steps[i];
     if (s->op->check && s->op->check(s->params) < 0)
