@@ -33,8 +33,8 @@ typedef struct {
   int measure; /* one-image runs: measure the copy bandwidth and divergence (for a report) */
   int block_w, block_h; /* 0: kernel defaults */
   uint64_t max_pixels;
-  int fsync; /* every output file flushed to disk before its rename, its directory after */
-  int threads; /* CPU backend: threads over row bands; 0: not given (the usable cores) */
+  int fsync;         /* every output file flushed to disk before its rename, its directory after */
+  int threads;       /* CPU backend: threads over row bands; 0: not given (the usable cores) */
   int no_autorotate; /* keep the stored pixels: no EXIF orientation applied (images, masks) */
   int lossless;      /* WebP outputs lossless (--lossless), else lossy at quality */
   int strip;         /* write no metadata: the input's ICC profile and EXIF are not carried */
@@ -108,8 +108,8 @@ typedef struct {
   const char *input_name;
   uint64_t input_bytes;
   int in_w, in_h, in_c; /* as decoded and turned upright */
-  int orientation;       /* the input's EXIF orientation applied, 1..8 (0, 1: none) */
-  int reduction;         /* shrink-on-load: decoded at 1/reduction of its size (0, 1: none) */
+  int orientation;      /* the input's EXIF orientation applied, 1..8 (0, 1: none) */
+  int reduction;        /* shrink-on-load: decoded at 1/reduction of its size (0, 1: none) */
   const char *output_name;
   gpuimg_format_t output_format; /* with output_name */
   uint64_t output_bytes;

@@ -55,11 +55,19 @@ static const checkerboard_params_t checkerboard_defaults = {
     .common = {.variant = GPUIMG_VARIANT_FAST}, .cell = 1, .amount = 64};
 
 static const gpuimg_option_t checkerboard_options[] = {
-    {.long_name = "cell", .kind = GPUIMG_OPTION_INT,
-     .offset = offsetof(checkerboard_params_t, cell), .min = 1, .max = INT32_MAX, .metavar = "K",
+    {.long_name = "cell",
+     .kind = GPUIMG_OPTION_INT,
+     .offset = offsetof(checkerboard_params_t, cell),
+     .min = 1,
+     .max = INT32_MAX,
+     .metavar = "K",
      .help = "cell size in pixels, >= 1 (default 1: per pixel)"},
-    {.long_name = "amount", .kind = GPUIMG_OPTION_INT,
-     .offset = offsetof(checkerboard_params_t, amount), .min = 0, .max = 255, .metavar = "A",
+    {.long_name = "amount",
+     .kind = GPUIMG_OPTION_INT,
+     .offset = offsetof(checkerboard_params_t, amount),
+     .min = 0,
+     .max = 255,
+     .metavar = "A",
      .help = "saturating add/subtract, 0..255 (default 64)"},
     GPUIMG_OPTION_NAIVE("per-pixel CUDA kernel with the divergent branch"),
     {0},
