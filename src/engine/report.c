@@ -1,4 +1,4 @@
-/* report.c: the JSON timing report (schema in man/gpuimg.1, section REPORT). */
+/* report.c: the JSON timing report (schema in man/gpuimg-report.5). */
 #include "report.h"
 
 #include "meta.h"
