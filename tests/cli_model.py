@@ -235,6 +235,6 @@ def refusals():
     expect_error(run("gray", "--explain", "--device", "0"), EXIT_USAGE,
                  "--device: invalid value '0' (expected %s)" % GPUS)
     expect_error(run("gray", "--device", "h100"), EXIT_USAGE,
-                 "--device: needs --explain (it names the GPU --explain predicts for)")
+                 "--device: needs --explain or --explain-image (it names the GPU they predict for)")
     expect_error(run("gray", "--explain", "--device", "h100", "-o", path("out") + "/", "in.png"),
                  EXIT_USAGE, "--explain: not available with -o DIR")

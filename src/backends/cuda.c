@@ -385,7 +385,7 @@ static void predict(gpuimg_cuda_t *ctx, const gpuimg_plan_t *plan, const gpuimg_
       continue;
     st->has_prediction = 1;
     s->op->divergence(s->params, &masks[i], sh->s[i].w, sh->s[i].h, (int)l->block[0],
-                      (int)l->block[1], &st->predicted_warps, &st->predicted_divergent);
+                      (int)l->block[1], &st->predicted_warps, &st->predicted_divergent, NULL);
   }
 }
 
