@@ -337,6 +337,7 @@ int gpuimg_cli_parse(int argc, char **argv, gpuimg_cli_t *cli)
   }
   cli->ninputs = npositional;
   cli->plan.measure = cli->report || cli->explain || cli->explain_image;
+  cli->plan.record_blocks = cli->explain_image != NULL;
   if (cli->help || cli->version || cli->completion)
     return 0;
   if (cli->plan.nsteps == 0)

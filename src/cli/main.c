@@ -121,8 +121,29 @@ static void free_outputs(outputs_t *o)
   o->npics = 0;
 }
 
-/* Each step's picture (--explain-image) of the run whose result is result: the steps' masks
- * loaded again for the divergence of the kernels that branch on them. */
+/* Step i's timeline (--explain-image on a device whose launch recorded its blocks), named
+ * FILE-timeline.png (FILE-K-timeline.png of several steps); nothing when it recorded none. */
+static int write_timeline(const gpuimg_cli_t *cli, const gpuimg_run_t *run, int i)
+{
+  gpuimg_buf_t png = {0};
+  gpuimg_output_t out = {.fd = -1};
+  char *name = NULL;
+  int rc = gpuimg_explain_timeline_png(&cli->plan, run, i, &png);
+  int flags = gpuimg_flow_output_flags(&cli->plan) | GPUIMG_OUTPUT_BINARY;
+  if (rc == 0 &&
+      (!(name = gpuimg_explain_image_name(cli->explain_image, i, cli->plan.nsteps, "timeline")) ||
+       gpuimg_output_open(&out, name, flags) < 0 ||
+       gpuimg_output_commit(&out, png.data, png.size) < 0))
+    rc = -1;
+  gpuimg_output_abort(&out);
+  gpuimg_buf_free(&png);
+  free(name);
+  return rc < 0 ? -1 : 0;
+}
+
+/* Each step's picture (--explain-image) of the run whose result is result, and its timeline
+ * where the device recorded the launch's blocks: the steps' masks loaded again for the
+ * divergence of the kernels that branch on them. */
 static int write_pictures(const gpuimg_cli_t *cli, outputs_t *o, const gpuimg_run_t *run,
                           const gpuimg_image_t *result)
 {
@@ -135,7 +156,8 @@ static int write_pictures(const gpuimg_cli_t *cli, outputs_t *o, const gpuimg_ru
     rc = (takes && gpuimg_flow_load_mask(&cli->plan, path, gpuimg_sample_mask_png,
                                          gpuimg_sample_mask_png_size, &mask, NULL) < 0) ||
                  gpuimg_explain_image_png(&cli->plan, run, i, result, &mask, &png) < 0 ||
-                 gpuimg_output_commit(&o->pics[i], png.data, png.size) < 0
+                 gpuimg_output_commit(&o->pics[i], png.data, png.size) < 0 ||
+                 write_timeline(cli, run, i) < 0
              ? -1
              : 0;
     gpuimg_image_free(&mask);

@@ -1,6 +1,11 @@
 /* canvas.c: drawing on an RGB picture (for --explain-image), with gpuimg's own 5x7 font. */
 #include "canvas.h"
 
+#include <string.h>
+#include <zlib.h>
+
+#include "codec.h"
+
 /* The font: one glyph per character from ' ' to '_' (ASCII 32..95), seven rows of five
  * pixels, bit 4 the leftmost. Lower-case letters are drawn as capitals. */
 static const uint8_t font[64][7] = {
@@ -158,4 +163,85 @@ int gpuimg_canvas_text(gpuimg_image_t *c, int x, int y, const char *text, int n,
   for (int i = 0; i < n && text[i]; i++, x += GPUIMG_FONT_W * scale)
     glyph(c, x, y, (unsigned char)text[i], scale, colour);
   return x;
+}
+
+gpuimg_rgb_t gpuimg_canvas_ramp(double t)
+{
+  static const gpuimg_rgb_t stops[] = {
+      {40, 90, 230}, {0, 190, 200}, {60, 200, 60}, {240, 200, 0}, {230, 50, 40}};
+  const int n = (int)(sizeof stops / sizeof stops[0]) - 1;
+  t = t < 0 ? 0 : t > 1 ? 1 : t;
+  int i = (int)(t * n);
+  if (i >= n)
+    i = n - 1;
+  double k = t * n - i;
+  gpuimg_rgb_t a = stops[i], b = stops[i + 1];
+  return (gpuimg_rgb_t){(uint8_t)(a.r + (b.r - a.r) * k + 0.5),
+                        (uint8_t)(a.g + (b.g - a.g) * k + 0.5),
+                        (uint8_t)(a.b + (b.b - a.b) * k + 0.5)};
+}
+
+int gpuimg_canvas_text_wrapped(gpuimg_image_t *c, int x, int y, int cols, const char *text, int ts,
+                               gpuimg_rgb_t colour)
+{
+  size_t n = strlen(text);
+  while (n > 0) {
+    size_t take = n <= (size_t)cols ? n : (size_t)cols;
+    if (take < n) { /* break at the last space that fits */
+      size_t k = take;
+      while (k > 0 && text[k] != ' ')
+        k--;
+      if (k > 0)
+        take = k;
+    }
+    if (c)
+      gpuimg_canvas_text(c, x, y, text, (int)take, ts, colour);
+    y += GPUIMG_FONT_H * ts;
+    text += take, n -= take;
+    while (n > 0 && *text == ' ')
+      text++, n--;
+  }
+  return y;
+}
+
+/* png's bytes with a tEXt chunk (keyword "Comment": text) after the IHDR chunk. */
+static int add_text_chunk(gpuimg_buf_t *png, const char *text)
+{
+  static const char keyword[] = "Comment";
+  const size_t ihdr_end = 8 + 12 + 13, klen = sizeof keyword; /* with its NUL */
+  size_t tlen = strlen(text), n = 4 + 4 + klen + tlen + 4;
+  if (png->size < ihdr_end || gpuimg_buf_reserve(png, n) < 0)
+    return -1;
+  uint8_t *chunk = png->data + ihdr_end;
+  memmove(chunk + n, chunk, png->size - ihdr_end);
+  size_t len = klen + tlen;
+  uint8_t head[8] = {(uint8_t)(len >> 24),
+                     (uint8_t)(len >> 16),
+                     (uint8_t)(len >> 8),
+                     (uint8_t)len,
+                     't',
+                     'E',
+                     'X',
+                     't'};
+  memcpy(chunk, head, 8);
+  memcpy(chunk + 8, keyword, klen);
+  memcpy(chunk + 8 + klen, text, tlen);
+  uLong crc = crc32(0L, chunk + 4, (uInt)(4 + len));
+  uint8_t tail[4] = {(uint8_t)(crc >> 24), (uint8_t)(crc >> 16), (uint8_t)(crc >> 8), (uint8_t)crc};
+  memcpy(chunk + 8 + len, tail, 4);
+  png->size += n;
+  return 0;
+}
+
+int gpuimg_canvas_png(const gpuimg_image_t *c, const char *comment, gpuimg_buf_t *png)
+{
+  const gpuimg_codec_t *enc = gpuimg_codec_encoder(GPUIMG_CODEC_AUTO, GPUIMG_FORMAT_PNG, 9);
+  gpuimg_encode_opts_t opts = {.png_level = 9};
+  if (enc->encode(c, GPUIMG_FORMAT_PNG, &opts, "--explain-image", png) < 0)
+    return -1;
+  if (add_text_chunk(png, comment) < 0) {
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, "", "out of memory");
+    return -1;
+  }
+  return 0;
 }

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "base.h"
+#include "buf.h"
 
 /* A colour, 8 bits a channel. */
 typedef struct {
@@ -33,5 +34,14 @@ int gpuimg_canvas_on_hatch(int x, int y);
  * x after the last character. */
 int gpuimg_canvas_text(gpuimg_image_t *c, int x, int y, const char *text, int n, int scale,
                        gpuimg_rgb_t colour);
+/* text wrapped at spaces into lines of at most cols characters from row y (c NULL: measures
+ * only); returns the y below it. */
+int gpuimg_canvas_text_wrapped(gpuimg_image_t *c, int x, int y, int cols, const char *text, int ts,
+                               gpuimg_rgb_t colour);
+/* The colour of t in 0..1 on a ramp from blue through green and yellow to red. */
+gpuimg_rgb_t gpuimg_canvas_ramp(double t);
+/* The canvas as PNG bytes appended to png, comment in a tEXt chunk (keyword "Comment") after
+ * the header. 0, or -1 with the error set. */
+int gpuimg_canvas_png(const gpuimg_image_t *c, const char *comment, gpuimg_buf_t *png);
 
 #endif

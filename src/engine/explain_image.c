@@ -3,12 +3,11 @@
 #define _XOPEN_SOURCE 700
 #include "explain_image.h"
 
+#include "block_times.h"
 #include "canvas.h"
-#include "codec.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 static const gpuimg_rgb_t INK = {232, 232, 232}, PAPER = {22, 22, 28}, OUTSIDE = {70, 70, 70},
                           HATCH = {250, 250, 250}, DIVERGENT = {255, 0, 255};
@@ -30,6 +29,10 @@ typedef struct {
   long long resident;
   long long waves;    /* tints: waves in launch order */
   uint8_t *divergent; /* one byte per warp (launch order), NULL: none counted */
+  /* A launch the device recorded: its blocks and their stats (tints by measured start);
+   * NULL: the model's waves. */
+  const gpuimg_block_time_t *times;
+  const gpuimg_block_stats_t *stats;
 } geom_t;
 
 char *gpuimg_explain_image_name(const char *path, int step, int nsteps, const char *kind)
@@ -49,26 +52,19 @@ char *gpuimg_explain_image_name(const char *path, int step, int nsteps, const ch
   return name;
 }
 
-/* The colour of t in 0..1 on a ramp from blue through green and yellow to red. */
-static gpuimg_rgb_t ramp(double t)
-{
-  static const gpuimg_rgb_t stops[] = {
-      {40, 90, 230}, {0, 190, 200}, {60, 200, 60}, {240, 200, 0}, {230, 50, 40}};
-  const int n = (int)(sizeof stops / sizeof stops[0]) - 1;
-  t = t < 0 ? 0 : t > 1 ? 1 : t;
-  int i = (int)(t * n);
-  if (i >= n)
-    i = n - 1;
-  double k = t * n - i;
-  gpuimg_rgb_t a = stops[i], b = stops[i + 1];
-  return (gpuimg_rgb_t){(uint8_t)(a.r + (b.r - a.r) * k + 0.5),
-                        (uint8_t)(a.g + (b.g - a.g) * k + 0.5),
-                        (uint8_t)(a.b + (b.b - a.b) * k + 0.5)};
-}
-
 static gpuimg_rgb_t wave_colour(const geom_t *g, long long wave)
 {
-  return ramp(g->waves > 1 ? (double)wave / (double)(g->waves - 1) : 0.0);
+  return gpuimg_canvas_ramp(g->waves > 1 ? (double)wave / (double)(g->waves - 1) : 0.0);
+}
+
+/* A block's tint: its measured start from the first (blue) to the last (red), or its wave. */
+static gpuimg_rgb_t block_colour(const geom_t *g, long long block)
+{
+  if (!g->times)
+    return wave_colour(g, g->resident > 0 ? block / g->resident : 0);
+  unsigned long long span = g->stats->last_start - g->stats->t0;
+  return gpuimg_canvas_ramp(span ? (double)(g->times[block].start_ns - g->stats->t0) / (double)span
+                                 : 0.0);
 }
 
 /* The step's stage in run; NULL when the run has none (it failed before). */
@@ -81,8 +77,9 @@ static const gpuimg_stage_t *step_stage(const gpuimg_run_t *run, int step)
 }
 
 /* The launch to draw into *st (a copy of the step's stage) and *plan: the model's for the
- * plan's --device, else the launch the device ran, else the model's for
- * GPUIMG_EXPLAIN_IMAGE_GPU (computed here). NULL when the step has no kernel to draw. */
+ * plan's --device, else the launch the device ran (its blocks recorded, or its waves the
+ * model's), else the model's for GPUIMG_EXPLAIN_IMAGE_GPU (computed here). NULL when the step
+ * has no kernel to draw. */
 static const gpuimg_launch_t *launch_of(gpuimg_plan_t *plan, const gpuimg_run_t *run, int step,
                                         const gpuimg_image_t *mask, gpuimg_stage_t *st)
 {
@@ -192,7 +189,7 @@ static void draw_tiled_pixel(gpuimg_image_t *c, const geom_t *g, int px, int py,
 {
   int x = src_of(g, px), y = src_of(g, py);
   long long block = (long long)(y / g->bh) * g->gx + x / g->bw;
-  gpuimg_rgb_t wave = wave_colour(g, g->resident > 0 ? block / g->resident : 0);
+  gpuimg_rgb_t wave = block_colour(g, block);
   long long warp = warp_at(g, x, y);
   int idle = x >= g->w || y >= g->h || (g->idle && warp % g->wpb == g->wpb - 1);
   gpuimg_canvas_blend(c, px, py, wave, TINT_ALPHA);
@@ -237,9 +234,21 @@ static int divergence_map(geom_t *g, const gpuimg_step_t *step, const gpuimg_sta
   return 0;
 }
 
+/* The blocks the device recorded for a drawn launch, when there is one record a block and
+ * they are usable: into g (times, stats); 0, or -1 with the error set. */
+static int measured(geom_t *g, const gpuimg_stage_t *st, gpuimg_block_stats_t *stats)
+{
+  if (!st->blocks || st->nblocks != (uint64_t)g->gx * (uint64_t)g->gy)
+    return 0;
+  int rc = gpuimg_block_stats(st->blocks, st->nblocks, g->l->active_blocks_per_sm, stats);
+  if (rc == 0)
+    g->times = st->blocks, g->stats = stats;
+  return rc < 0 ? -1 : 0;
+}
+
 /* The legend's words: a title, the step's --explain line, the scale. */
 typedef struct {
-  char title[512];
+  char title[1024];
   char *line; /* malloc'd */
   char scale[160];
 } legend_t;
@@ -266,6 +275,21 @@ static char *explain_line(const gpuimg_plan_t *plan, const gpuimg_run_t *run,
   return text;
 }
 
+/* The title of a launch the device recorded: its blocks per SM and measured waves. */
+static void measured_title(legend_t *lg, const gpuimg_run_t *run, const geom_t *g, const char *head)
+{
+  const gpuimg_block_stats_t *s = g->stats;
+  char blocks[32];
+  snprintf(
+      lg->title, sizeof lg->title,
+      "%s: measured on %s: blocks tinted by their start (blue the first, red the last); %s "
+      "blocks on %d SMs, %u to %u a SM, in %u measured waves; %.1f us from the first start "
+      "to the last end",
+      head, run->device,
+      gpuimg_grouped((unsigned long long)g->gx * (unsigned long long)g->gy, blocks, sizeof blocks),
+      s->sms, s->per_sm_min, s->per_sm_max, s->waves, (double)(s->t1 - s->t0) / 1000.0);
+}
+
 /* The title: the step, where its launch comes from and what the tints mean. */
 static void title(legend_t *lg, const gpuimg_plan_t *plan, const gpuimg_run_t *run,
                   const gpuimg_stage_t *st, const geom_t *g)
@@ -282,6 +306,8 @@ static void title(legend_t *lg, const gpuimg_plan_t *plan, const gpuimg_run_t *r
              "%s: %s's blocks are not tiles of the image (a 1-D, grid-stride or strip launch): "
              "not drawn",
              head, g->l->kernel);
+  else if (g->times)
+    measured_title(lg, run, g, head);
   else
     snprintf(lg->title, sizeof lg->title,
              "%s: waves predicted for %s (%s): blocks in launch order, %s resident a wave", head,
@@ -300,30 +326,6 @@ static void title(legend_t *lg, const gpuimg_plan_t *plan, const gpuimg_run_t *r
              g->u);
   else
     snprintf(lg->scale, sizeof lg->scale, "drawn 1:1");
-}
-
-/* Draws text wrapped at spaces into lines of at most cols characters from row y (c NULL:
- * measures only); returns the y below it. */
-static int text_block(gpuimg_image_t *c, int x, int y, int cols, const char *text, int ts)
-{
-  size_t n = strlen(text);
-  while (n > 0) {
-    size_t take = n <= (size_t)cols ? n : (size_t)cols;
-    if (take < n) { /* break at the last space that fits */
-      size_t k = take;
-      while (k > 0 && text[k] != ' ')
-        k--;
-      if (k > 0)
-        take = k;
-    }
-    if (c)
-      gpuimg_canvas_text(c, x, y, text, (int)take, ts, INK);
-    y += GPUIMG_FONT_H * ts;
-    text += take, n -= take;
-    while (n > 0 && *text == ' ')
-      text++, n--;
-  }
-  return y;
 }
 
 /* One key item at *x, *y (the next row when it does not fit width): a swatch and its label. */
@@ -348,7 +350,11 @@ static int key(gpuimg_image_t *c, const geom_t *g, int y, int width, int ts)
 {
   int x = 4 * ts;
   char label[48];
-  for (long long w = 0; w < g->waves; w++) {
+  if (g->times) {
+    key_item(c, &x, &y, width, ts, "first start ..", gpuimg_canvas_ramp(0), 0);
+    key_item(c, &x, &y, width, ts, "last start", gpuimg_canvas_ramp(1), 0);
+  }
+  for (long long w = 0; !g->times && w < g->waves; w++) {
     if (g->waves > 4 && w != 0 && w != g->waves / 2 && w != g->waves - 1)
       continue;
     snprintf(label, sizeof label, "wave %lld%s", w + 1,
@@ -369,60 +375,26 @@ static int legend(gpuimg_image_t *c, const geom_t *g, const legend_t *lg, int y,
   int cols = (width - 2 * m) / (GPUIMG_FONT_W * ts);
   if (c)
     gpuimg_canvas_fill(c, 0, y, c->width, c->height - y, PAPER);
-  y = text_block(c, m, y + m, cols, lg->title, ts);
-  y = text_block(c, m, y + 2 * ts, cols, lg->line, ts);
+  y = gpuimg_canvas_text_wrapped(c, m, y + m, cols, lg->title, ts, INK);
+  y = gpuimg_canvas_text_wrapped(c, m, y + 2 * ts, cols, lg->line, ts, INK);
   if (g->tiled)
     y = key(c, g, y + 2 * ts, width, ts);
-  y = text_block(c, m, y + 2 * ts, cols, lg->scale, ts);
+  y = gpuimg_canvas_text_wrapped(c, m, y + 2 * ts, cols, lg->scale, ts, INK);
   return y + m;
 }
 
-/* png's bytes with a tEXt chunk (keyword "Comment": text) after the IHDR chunk. */
-static int add_text_chunk(gpuimg_buf_t *png, const char *text)
-{
-  static const char keyword[] = "Comment";
-  const size_t ihdr_end = 8 + 12 + 13, klen = sizeof keyword; /* with its NUL */
-  size_t tlen = strlen(text), n = 4 + 4 + klen + tlen + 4;
-  if (png->size < ihdr_end || gpuimg_buf_reserve(png, n) < 0)
-    return -1;
-  uint8_t *chunk = png->data + ihdr_end;
-  memmove(chunk + n, chunk, png->size - ihdr_end);
-  size_t len = klen + tlen;
-  uint8_t head[8] = {(uint8_t)(len >> 24),
-                     (uint8_t)(len >> 16),
-                     (uint8_t)(len >> 8),
-                     (uint8_t)len,
-                     't',
-                     'E',
-                     'X',
-                     't'};
-  memcpy(chunk, head, 8);
-  memcpy(chunk + 8, keyword, klen);
-  memcpy(chunk + 8 + klen, text, tlen);
-  uLong crc = crc32(0L, chunk + 4, (uInt)(4 + len));
-  uint8_t tail[4] = {(uint8_t)(crc >> 24), (uint8_t)(crc >> 16), (uint8_t)(crc >> 8), (uint8_t)crc};
-  memcpy(chunk + 8 + len, tail, 4);
-  png->size += n;
-  return 0;
-}
-
-/* The picture, encoded as PNG into png, its legend's words in a tEXt chunk. */
+/* The picture as PNG into png, the legend's words in its comment. */
 static int encode(const gpuimg_image_t *pic, const legend_t *lg, gpuimg_buf_t *png)
 {
-  const gpuimg_codec_t *enc = gpuimg_codec_encoder(GPUIMG_CODEC_AUTO, GPUIMG_FORMAT_PNG, 9);
-  gpuimg_encode_opts_t opts = {.png_level = 9};
-  if (enc->encode(pic, GPUIMG_FORMAT_PNG, &opts, "--explain-image", png) < 0)
-    return -1;
   size_t n = strlen(lg->title) + strlen(lg->line) + strlen(lg->scale) + 3;
   char *text = malloc(n);
-  int rc = text ? 0 : -1;
-  if (text) {
-    snprintf(text, n, "%s\n%s\n%s", lg->title, lg->line, lg->scale);
-    rc = add_text_chunk(png, text);
-  }
-  free(text);
-  if (rc < 0)
+  if (!text) {
     gpuimg_error_set(GPUIMG_EXIT_FAILURE, "", "out of memory");
+    return -1;
+  }
+  snprintf(text, n, "%s\n%s\n%s", lg->title, lg->line, lg->scale);
+  int rc = gpuimg_canvas_png(pic, text, png);
+  free(text);
   return rc;
 }
 
@@ -438,10 +410,13 @@ int gpuimg_explain_image_png(const gpuimg_plan_t *plan, const gpuimg_run_t *run,
   gpuimg_plan_t pl = *plan;
   gpuimg_stage_t st = *found;
   geom_t g;
+  gpuimg_block_stats_t stats = {0};
   legend_t lg = {.line = NULL};
   gpuimg_image_t pic = {0};
   int rc = -1;
   geometry(&g, launch_of(&pl, run, step, mask, &st), st.out_w, st.out_h);
+  if (g.tiled && !pl.model_gpu && measured(&g, &st, &stats) < 0)
+    goto done;
   if ((g.tiled && st.in_w == g.w && st.in_h == g.h &&
        divergence_map(&g, &pl.steps[step], &st, mask) < 0) ||
       !(lg.line = explain_line(&pl, run, &st)))
@@ -456,6 +431,7 @@ int gpuimg_explain_image_png(const gpuimg_plan_t *plan, const gpuimg_run_t *run,
   rc = encode(&pic, &lg, png);
 done:
   gpuimg_image_free(&pic);
+  gpuimg_block_stats_free(&stats);
   free(g.divergent);
   free(lg.line);
   return rc;

@@ -26,4 +26,12 @@ int gpuimg_explain_image_png(const gpuimg_plan_t *plan, const gpuimg_run_t *run,
                              const gpuimg_image_t *result, const gpuimg_image_t *mask,
                              gpuimg_buf_t *png);
 
+/* The timeline of step's launch where the device recorded its blocks (a run of a plan with
+ * record_blocks): one row per SM, one bar per block from its start to its end, coloured by
+ * its measured wave, and a legend with the blocks per SM and the measured waves, as PNG bytes
+ * appended to png. 0; 1 when the step's launch recorded no (usable) blocks, nothing written;
+ * -1 with the error set. */
+int gpuimg_explain_timeline_png(const gpuimg_plan_t *plan, const gpuimg_run_t *run, int step,
+                                gpuimg_buf_t *png);
+
 #endif
