@@ -664,21 +664,21 @@ static void test_divergence_predictions(void)
     uint64_t div;
   } cb[] = {{1, 24576}, {2, 24576}, {8, 24576}, {16, 24576}, {32, 0}, {64, 0}};
   for (size_t i = 0; i < sizeof cb / sizeof cb[0]; i++) {
-    gpuimg_divergence_checkerboard(1024, 768, cb[i].cell, 32, 8, &warps, &div);
+    gpuimg_divergence_checkerboard(1024, 768, cb[i].cell, 32, 8, &warps, &div, NULL);
     if (warps != 24576 || div != cb[i].div)
       fail("checkerboard cell %d: predicted %llu of %llu warps, want %llu of 24576", cb[i].cell,
            (unsigned long long)div, (unsigned long long)warps, (unsigned long long)cb[i].div);
   }
   /* 16x16 blocks: a warp is two half rows of 16 pixels; cell 16 gives two rows of one cell
    * each, both of the same parity only when they lie in the same cell row: always, so 0. */
-  gpuimg_divergence_checkerboard(1024, 768, 16, 16, 16, &warps, &div);
+  gpuimg_divergence_checkerboard(1024, 768, 16, 16, 16, &warps, &div, NULL);
   if (warps != 24576 || div != 0)
     fail("checkerboard cell 16 in 16x16 blocks: %llu of %llu", (unsigned long long)div,
          (unsigned long long)warps);
   /* Partial warps and blocks: a 33x17 image in 24x5 blocks (120 threads: 4 warps, the last
    * with 24 lanes); blocks past the edge hold fewer in-image lanes, and a warp with a
    * single in-image lane cannot diverge. Counted here lane by lane. */
-  gpuimg_divergence_checkerboard(33, 17, 1, 24, 5, &warps, &div);
+  gpuimg_divergence_checkerboard(33, 17, 1, 24, 5, &warps, &div, NULL);
   {
     uint64_t want_warps = 0, want_div = 0;
     for (int by = 0; by < 4; by++)
@@ -708,12 +708,12 @@ static void test_divergence_predictions(void)
   for (int y = 0; y < 768; y++)
     for (int x = 0; x < 1024; x++)
       mask.data[(size_t)y * 1024 + x] = x < 100 ? 255 : 0;
-  gpuimg_divergence_mask(&mask, 32, 8, &warps, &div);
+  gpuimg_divergence_mask(&mask, 32, 8, &warps, &div, NULL);
   if (warps != 24576 || div != 768)
     fail("mask edge: predicted %llu of %llu, want 768 of 24576", (unsigned long long)div,
          (unsigned long long)warps);
   memset(mask.data, 0, (size_t)1024 * 768);
-  gpuimg_divergence_mask(&mask, 32, 8, &warps, &div);
+  gpuimg_divergence_mask(&mask, 32, 8, &warps, &div, NULL);
   if (div != 0)
     fail("empty mask: %llu divergent warps", (unsigned long long)div);
   gpuimg_image_free(&mask);

@@ -30,8 +30,10 @@ gpuimg_stage_t *gpuimg_run_stage(gpuimg_run_t *run, const char *name, int step, 
 
 void gpuimg_run_free(gpuimg_run_t *run)
 {
-  for (int i = 0; i < run->nstages; i++)
+  for (int i = 0; i < run->nstages; i++) {
     free(run->stages[i].ms);
+    free(run->stages[i].blocks);
+  }
   run->nstages = 0;
 }
 

@@ -39,6 +39,9 @@ typedef struct {
   int lossless;      /* WebP outputs lossless (--lossless), else lossy at quality */
   int strip;         /* write no metadata: the input's ICC profile and EXIF are not carried */
   int exact_decode;  /* no shrink-on-load: every input decoded at its full size */
+  /* --explain-image on a device: the teaching kernels' blocks record their SM and times in
+   * the last timed run (the stages' blocks); never otherwise. */
+  int record_blocks;
   /* --device: the GPU whose launches the run's stages predict (the model's table; NULL: on a
    * device, with measure, the device itself, else none). */
   const gpuimg_gpu_t *model_gpu;
@@ -91,6 +94,10 @@ typedef struct {
    * value) for the plan's model_gpu, or on a device for the device itself. */
   int has_model, model_rc;
   gpuimg_launch_t model;
+  /* A step's stage of a recording run (plan's record_blocks): its launch's blocks in launch
+   * order as the device ran them (malloc'd, freed by gpuimg_run_free()); NULL, 0: none. */
+  gpuimg_block_time_t *blocks;
+  uint64_t nblocks;
 } gpuimg_stage_t;
 
 typedef struct {

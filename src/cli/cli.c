@@ -101,6 +101,14 @@ const gpuimg_option_t gpuimg_cli_options[] = {
      .help = "one line per kernel on stderr: blocks, idle lanes, occupancy,\n"
              "waves and the last wave, bandwidth, sectors per request, bank\n"
              "conflicts, divergence (CUDA backend, or --device's model)"},
+    {.long_name = "explain-image",
+     .kind = GPUIMG_OPTION_STRING,
+     .offset = CLI(explain_image),
+     .metavar = "FILE",
+     .help = "draw each step's launch on the output into FILE (PNG; FILE-K.png\n"
+             "for step K of several): blocks tinted by wave, divergent warps\n"
+             "outlined, idle lanes hatched, the --explain line as legend",
+     .empty_what = "file name"},
     {.long_name = "device",
      .kind = GPUIMG_OPTION_CHOICE,
      .offset = CLI(device),
@@ -269,8 +277,9 @@ static int check_batch(const gpuimg_cli_t *cli)
 {
   if (cli->ninputs == 0 && !cli->from)
     return usage_error(cli->outdir, "%sno input files (give INPUT... or --from LIST)", "");
-  if (cli->explain)
-    return usage_error("--explain", "%snot available with -o DIR", "");
+  if (cli->explain || cli->explain_image)
+    return usage_error(cli->explain ? "--explain" : "--explain-image",
+                       "%snot available with -o DIR", "");
   return 0;
 }
 
@@ -379,14 +388,18 @@ int gpuimg_cli_parse(int argc, char **argv, gpuimg_cli_t *cli)
     positional[npositional++] = a;
   }
   cli->ninputs = npositional;
-  cli->plan.measure = cli->report || cli->explain;
+  cli->plan.measure = cli->report || cli->explain || cli->explain_image;
+  cli->plan.record_blocks = cli->explain_image != NULL;
   if (cli->help || cli->version || cli->completion)
     return 0;
   if (cli->plan.nsteps == 0)
     return usage_error("", "%sno operation given", "");
-  if (cli->plan.model_gpu && !cli->explain)
-    return usage_error("--device", "%sneeds --explain (it names the GPU --explain predicts for)",
-                       "");
+  if (cli->plan.model_gpu && !cli->explain && !cli->explain_image)
+    return usage_error(
+        "--device", "%sneeds --explain or --explain-image (it names the GPU they predict for)", "");
+  if (cli->explain_image && (strcmp(cli->explain_image, "-") == 0 ||
+                             gpuimg_format_from_name(cli->explain_image) != GPUIMG_FORMAT_PNG))
+    return usage_error("--explain-image", "%sneeds a file name ending in .png", "");
   if (cli->plan.model_gpu && cli->plan.backend == GPUIMG_BACKEND_AUTO)
     cli->plan.backend = GPUIMG_BACKEND_CPU; /* the lines are the model's: no device needed */
   if (want_op)

@@ -136,9 +136,11 @@ struct gpuimg_op {
   int (*launch)(const void *params, int w, int h, int c, const gpuimg_launch_env_t *env,
                 gpuimg_launch_t *l);
   /* Host prediction of the warps its kernel diverges in for a bw x bh block, when the
-   * launch counted divergence (NULL: none). mask as for run_cpu. */
+   * launch counted divergence (NULL: none). mask as for run_cpu. map: NULL, or one byte per
+   * warp of the grid in launch order (blocks row by row, a block's warps in order), set to 1
+   * for a divergent warp (--explain-image's outlines). */
   void (*divergence)(const void *params, const gpuimg_image_t *mask, int width, int height, int bw,
-                     int bh, uint64_t *warps, uint64_t *divergent);
+                     int bh, uint64_t *warps, uint64_t *divergent, uint8_t *map);
 };
 
 /* NULL-terminated table of every operation, in help order (registry.c, generated from
@@ -197,11 +199,11 @@ void gpuimg_ops_report_mask(const void *params, const gpuimg_report_sink_t *sink
 
 /* Host predictions of the warps the teaching kernels diverge in, for a bw x bh block grid
  * over a w x h image: warps with a lane in the image, and those whose lanes take both sides
- * of the branch side(arg, x, y). */
+ * of the branch side(arg, x, y); map as for gpuimg_op_t's divergence (NULL: counts only). */
 void gpuimg_divergence_predict(int w, int h, int bw, int bh, int (*side)(const void *, int, int),
-                               const void *arg, uint64_t *warps, uint64_t *divergent);
+                               const void *arg, uint64_t *warps, uint64_t *divergent, uint8_t *map);
 /* ... with the branch "mask >= 128". */
 void gpuimg_divergence_mask(const gpuimg_image_t *mask, int bw, int bh, uint64_t *warps,
-                            uint64_t *divergent);
+                            uint64_t *divergent, uint8_t *map);
 
 #endif
