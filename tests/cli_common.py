@@ -6,6 +6,8 @@ load_report, stage). Standard library only.
 
 import itertools
 import json
+import os
+import re
 import struct
 
 from gpuimg_testlib import (
@@ -187,9 +189,17 @@ def is_cuda_build():
 # ---------------------------------------------------------------------------------------------
 # Shared by several groups: messages, a JPEG to decode, the report
 
-# The registry's operations in its order, as messages list them.
-OPERATIONS = ("gray", "blur", "checkerboard", "portrait", "resize", "rotate", "flip", "flop",
-              "transpose", "transverse")
+def registry_operations():
+    """The registry's operations in its order (src/ops/meson.build's gpuimg_op_names, from which
+    the build generates it), as messages list them."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "..", "src", "ops", "meson.build"), encoding="utf-8") as f:
+        text = f.read()
+    names = re.search(r"gpuimg_op_names = \[([^\]]*)\]", text)
+    return tuple(re.findall(r"'([a-z]+)'", names.group(1)))
+
+
+OPERATIONS = registry_operations()
 
 
 def unknown_operation_msg(name):

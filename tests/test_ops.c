@@ -601,7 +601,8 @@ static void test_pipeline(void)
 static void test_ops_table(void)
 {
   static const char *const names[] = {"gray",   "blur", "checkerboard", "portrait",  "resize",
-                                      "rotate", "flip", "flop",         "transpose", "transverse"};
+                                      "rotate", "flip", "flop",         "transpose", "transverse",
+                                      "stats"};
   const int n = (int)(sizeof names / sizeof names[0]);
   for (int i = 0; i < n; i++) {
     if (!gpuimg_ops[i] || strcmp(gpuimg_ops[i]->name, names[i]) != 0)
@@ -614,11 +615,12 @@ static void test_ops_table(void)
     fail("the operation table has extra entries or matches loosely");
   char list[256];
   gpuimg_ops_names(list, sizeof list);
-  if (strcmp(list, "gray, blur, checkerboard, portrait, resize, rotate, flip, flop, transpose or "
-                   "transverse") != 0)
+  if (strcmp(list, "gray, blur, checkerboard, portrait, resize, rotate, flip, flop, transpose, "
+                   "transverse or stats") != 0)
     fail("gpuimg_ops_names() gives \"%s\"", list);
   /* Each declaration is complete: parameters that fit a step, help for every option, a
-   * mask only where the mask option is, a CPU reference, a launch for the CUDA model. */
+   * mask only where the mask option is, a CPU reference, a launch for the CUDA model, an
+   * analysis's measure and JSON. */
   for (int i = 0; gpuimg_ops[i]; i++) {
     const gpuimg_op_t *op = gpuimg_ops[i];
     if (op->params_size > GPUIMG_PARAMS_SIZE || !op->defaults || !op->options ||
@@ -629,6 +631,8 @@ static void test_ops_table(void)
         fail("%s --%s: no help, or a field outside its parameters", op->name, o->long_name);
     if (op->needs_mask != (gpuimg_options_find(op->options, "mask", 4, 0) != NULL))
       fail("%s: needs_mask and the --mask option disagree", op->name);
+    if (!op->result_size != !op->measure_cpu || !op->result_size != !op->result_json)
+      fail("%s: an analysis without its CPU measure or its JSON, or one of them alone", op->name);
   }
   /* Options set parameters as the command line does, with its messages. */
   unsigned char params[GPUIMG_PARAMS_SIZE];

@@ -91,6 +91,9 @@ typedef struct {
    * value) for the plan's model_gpu, or on a device for the device itself. */
   int has_model, model_rc;
   gpuimg_launch_t model;
+  /* An analysis step's stage: what it measured (its operation's result_size bytes, malloc'd,
+   * freed by gpuimg_run_free()); NULL otherwise. */
+  void *result;
 } gpuimg_stage_t;
 
 typedef struct {

@@ -1,0 +1,147 @@
+# cli_stats.py: test_cli.py's group stats: the stats operation's figures against a brute-force
+# count written here on its own (odd sizes, 1-4 channels), the image passing through, where the
+# figures go (stdout, the report, not with OUTPUT -), and its usage errors.
+
+import json
+import math
+
+from gpuimg_testlib import (
+    EXIT_INPUT, check, cpu, expect_error, expect_ok, png_decode, png_encode_8bit, random_png, read,
+    test, write)
+from cli_common import load_report, same_image, stage, usage_error
+
+
+def brute_force(img):
+    """Per channel: count, sum, sum of squares, min, max, histogram, mean and std as the man page
+    defines them (std: sqrt((n * sumsq - sum^2) / n^2), one rounding to double each step)."""
+    w, h, c, px = img
+    out = []
+    for k in range(c):
+        values = px[k::c]
+        hist = [0] * 256
+        for v in values:
+            hist[v] += 1
+        n, s, sq = len(values), sum(values), sum(v * v for v in values)
+        out.append({"count": n, "sum": s, "sum_squares": sq, "min": min(values),
+                    "max": max(values), "mean": s / n,
+                    "std": math.sqrt(float(n * sq - s * s) / (float(n) * float(n))),
+                    "histogram": hist})
+    return out
+
+
+def figures(res):
+    """The one JSON line a one-image stats run prints."""
+    lines = res.out.decode().splitlines()
+    check(len(lines) == 1, "expected one line of figures", res)
+    return json.loads(lines[0])
+
+
+@test("stats")
+def against_brute_force():
+    for w, h in ((1, 1), (1, 7), (7, 1), (33, 17), (2, 5)):
+        for c in (1, 2, 3, 4):
+            write("in.png", random_png(w, h, c, 1000 * w + 10 * h + c))
+            rec = figures(expect_ok(cpu("stats", "in.png")))
+            want = brute_force(png_decode(read("in.png")))
+            check(rec["result"]["channels"] == want,
+                  "stats of %dx%dx%d: %r, expected %r" % (w, h, c, rec["result"], want))
+            check((rec["input"], rec["width"], rec["height"], rec["step"], rec["operation"]) ==
+                  ("in.png", w, h, 0, "stats"), "record head %r" % rec)
+
+
+@test("stats")
+def flat_and_extreme_images():
+    # One value everywhere (std exactly 0), and only 0 and 255 (the largest squares).
+    for name, pixels in (("flat", bytes([77]) * 35), ("ends", bytes([0, 255] * 17 + [255]))):
+        write("in.png", png_encode_8bit(7, 5, 1, pixels))
+        ch = figures(expect_ok(cpu("stats", "in.png")))["result"]["channels"][0]
+        check(ch == brute_force((7, 5, 1, pixels))[0], "%s: %r" % (name, ch))
+    check(ch["std"] > 0 and ch["min"] == 0 and ch["max"] == 255, "ends: %r" % ch)
+
+
+@test("stats")
+def image_passes_through():
+    write("in.png", random_png(13, 9, 4, 7))
+    img = png_decode(read("in.png"))
+    res = expect_ok(cpu("stats", "in.png", "out.png"))
+    same_image(png_decode(read("out.png")), img, "stats's output")
+    check(figures(res)["result"]["channels"] == brute_force(img), "figures with OUTPUT", res)
+    # In a chain: the figures of the step's input; the next step sees the image unchanged.
+    res = expect_ok(cpu("gray", "then", "stats", "then", "flop", "in.png", "out.png"))
+    gray = png_decode(read("out.png"))
+    expect_ok(cpu("gray", "then", "flop", "in.png", "want.png"), stdout_expected=False)
+    same_image(gray, png_decode(read("want.png")), "gray then stats then flop")
+    expect_ok(cpu("gray", "in.png", "g.png"), stdout_expected=False)
+    rec = figures(res)
+    check(rec["step"] == 1 and rec["result"]["channels"] == brute_force(png_decode(read("g.png"))),
+          "the figures of gray's result", res)
+    # Two analyses: a line each, in step order.
+    res = expect_ok(cpu("stats", "then", "gray", "then", "stats", "in.png"))
+    lines = [json.loads(s) for s in res.out.decode().splitlines()]
+    check([r["step"] for r in lines] == [0, 2] and len(lines[1]["result"]["channels"]) == 2,
+          "two stats steps", res)
+
+
+@test("stats")
+def where_the_figures_go():
+    write("in.png", random_png(11, 3, 3, 9))
+    want = brute_force(png_decode(read("in.png")))
+    # OUTPUT -: stdout carries the image, the figures are not printed.
+    res = expect_ok(cpu("stats", "in.png", "-"))
+    check(res.out[:8] == b"\x89PNG\r\n\x1a\n", "OUTPUT - writes the PNG alone", res)
+    # --report FILE: in the stage's result, and still on stdout; --report -: the report alone.
+    res = expect_ok(cpu("stats", "in.png", "--report", "rep.json"))
+    check(figures(res)["result"]["channels"] == want, "stdout with --report FILE", res)
+    st = stage(load_report(read("rep.json")), "stats")
+    check(st["result"]["channels"] == want and st["variant"] == "shuffle" and
+          st["options"] == {"histogram": "shared"}, "the report's stats stage: %r" % st)
+    res = expect_ok(cpu("stats", "in.png", "--report", "-"))
+    rep = load_report(res.out)
+    check(stage(rep, "stats")["result"]["channels"] == want, "--report -", res)
+    # The variants name CUDA kernels; on the CPU backend the figures are the same.
+    res = expect_ok(cpu("stats", "--variant", "2", "--histogram", "global", "in.png",
+                        "--report", "rep.json"))
+    st = stage(load_report(read("rep.json")), "stats")
+    check(figures(res)["result"]["channels"] == want and st["variant"] == "2" and
+          st["options"] == {"histogram": "global"}, "stats --variant 2: %r" % st)
+
+
+@test("stats")
+def errors():
+    write("in.png", random_png(5, 4, 3, 2))
+    usage_error(["stats", "--variant", "8", "in.png"],
+                "--variant: invalid value '8' (expected 1, 2, 3, 4, 5, 6, 7, shuffle or cub)")
+    usage_error(["stats", "--variant", "0", "in.png"],
+                "--variant: invalid value '0' (expected 1, 2, 3, 4, 5, 6, 7, shuffle or cub)")
+    usage_error(["stats", "--histogram", "local", "in.png"],
+                "--histogram: invalid value 'local' (expected shared, global or cub)")
+    usage_error(["stats", "--variant", "in.png"],
+                "--variant: invalid value 'in.png' (expected 1, 2, 3, 4, 5, 6, 7, shuffle or cub)")
+    usage_error(["gray", "--variant", "3", "in.png"], "gray: unknown option '--variant'")
+    write("bad.png", b"\x89PNG\r\n\x1a\nnot really")
+    res = cpu("stats", "bad.png")
+    check(res.rc == EXIT_INPUT and res.out == b"", "a bad input: exit 3, no figures", res)
+    expect_error(cpu("stats", "missing.png"), EXIT_INPUT,
+                 "missing.png: No such file or directory")
+
+
+@test("stats")
+def explain_without_a_gpu():
+    # The reduction kernels' model: the sample (1024x768 RGB), 256-thread blocks.
+    def line(*args):
+        res = cpu("stats", *args, "--explain", "--device", "a100")
+        check(res.rc == 0, "stats --explain", res)
+        return res.err.decode().splitlines()[1]
+    two, three = line("--variant", "2"), line("--variant", "3")
+    check("reduce_strided_kernel, 256x1 blocks, 15.0 KB shared each" in two and
+          "3,072 blocks in 3.6 waves (864 resident)" in two and
+          "shared loads 4 B/lane 8 B apart: 2-way bank conflict" in two, two)
+    check("reduce_sequential_kernel" in three and
+          "shared loads 4 B/lane 4 B apart: 1-way bank conflict" in three, three)
+    four = line("--variant", "4")
+    check("reduce_first_add_kernel" in four and "1,536 blocks" in four, four)
+    shuffle = line()
+    check("stats shuffle: predicted for a100: reduce_shuffle_kernel" in shuffle and
+          "864 blocks in 1.0 waves (864 resident)" in shuffle, shuffle)
+    cub = line("--variant", "cub")
+    check("not predicted: no launch of its own kernels to model" in cub, cub)
