@@ -7,7 +7,7 @@ import math
 
 from gpuimg_testlib import (
     EXIT_INPUT, check, cpu, expect_error, expect_ok, png_decode, png_encode_8bit, random_png, read,
-    test, write)
+    run, test, write)
 from cli_common import load_report, same_image, stage, usage_error
 
 
@@ -27,6 +27,10 @@ def brute_force(img):
                     "std": math.sqrt(float(n * sq - s * s) / (float(n) * float(n))),
                     "histogram": hist})
     return out
+
+
+def run_summary(*args):
+    return run("summary", *args)
 
 
 def figures(res):
@@ -145,3 +149,67 @@ def explain_without_a_gpu():
           "864 blocks in 1.0 waves (864 resident)" in shuffle, shuffle)
     cub = line("--variant", "cub")
     check("not predicted: no launch of its own kernels to model" in cub, cub)
+
+
+def dataset_total(images):
+    """The figures over every value of every image: channel k over the images that have it."""
+    total = []
+    for k in range(max(img[2] for img in images)):
+        values = bytearray()
+        for w, h, c, px in images:
+            if k < c:
+                values += px[k::c]
+        total.append(brute_force((len(values), 1, 1, bytes(values)))[0])
+    return total
+
+
+@test("stats")
+def batch_and_shards():
+    shapes = ((33, 17, 3), (1, 7, 1), (9, 4, 4), (5, 5, 2), (12, 3, 3))
+    names = []
+    for i, (w, h, c) in enumerate(shapes):
+        names.append("b%d.png" % i)
+        write(names[-1], random_png(w, h, c, 77 + i))
+    images = [png_decode(read(n)) for n in names]
+    res = cpu("stats", "-o", "out", "--jobs", "3", "--report", "rep.jsonl", *names)
+    check(res.rc == 0, "stats -o out", res)
+    lines = [json.loads(s) for s in res.out.decode().splitlines()]
+    check([r.get("input") for r in lines[:-1]] == names, "a line per image in input order", res)
+    for r, img in zip(lines, images):
+        check(r["result"]["channels"] == brute_force(img), "%s's figures" % r["input"])
+    want = dataset_total(images)
+    last = lines[-1]
+    check(last["total"] is True and last["images"] == 5 and last["step"] == 0 and
+          last["result"]["channels"] == want, "the dataset's total: %r" % last)
+    for n, img in zip(names, images):
+        same_image(png_decode(read("out/" + n)), img, "out/" + n)
+    summary = json.loads(read("rep.jsonl").decode().splitlines()[-1])
+    check(summary["results"] == [{"images": 5, "step": 0, "operation": "stats",
+                                  "result": {"channels": want}}],
+          "the summary line's results: %r" % summary.get("results"))
+    # Shards: their totals add up to the whole's, exactly, in `gpuimg summary`.
+    for k in (1, 2, 3):
+        res = cpu("stats", "-o", "sh", "--shard", "%d/3" % k, "--report", "s%d.jsonl" % k, *names)
+        check(res.rc == 0, "shard %d/3" % k, res)
+    res = expect_ok(run_summary("--format", "json", "s1.jsonl", "s2.jsonl", "s3.jsonl"))
+    merged = json.loads(res.out)["results"]
+    check(merged == [{"images": 5, "step": 0, "operation": "stats",
+                      "result": {"channels": want}}], "summary of the shards: %r" % merged)
+    text = expect_ok(run_summary("s1.jsonl", "s2.jsonl", "s3.jsonl")).out.decode()
+    mean0 = want[0]["sum"] / want[0]["count"]
+    check("stats        step 0, 5 images\n" in text and
+          "step 0, channel 0: %d values, mean %.6f" % (want[0]["count"], mean0) in text, text)
+    # --report -: standard output is the report's, the figures in its lines (an image's line is
+    # the report's JSON read and written again: its mean and std to 15 significant digits).
+    res = cpu("stats", "-o", "out4", "--report", "-", *names)
+    rep = [json.loads(s) for s in res.out.decode().splitlines()]
+    check(res.rc == 0 and rep[-1]["results"][0]["result"]["channels"] == want,
+          "batch --report -", res)
+    for r, img in zip(rep[:-1], images):
+        for got, exp in zip(stage(r, "stats")["result"]["channels"], brute_force(img)):
+            for key in exp:
+                inexact = key in ("mean", "std")
+                check(abs(got[key] - exp[key]) <= 1e-14 * exp[key] if inexact else
+                      got[key] == exp[key],
+                      "%s in %s's report line: %r, expected %r" % (key, r["input"]["name"],
+                                                                   got[key], exp[key]))

@@ -631,8 +631,10 @@ static void test_ops_table(void)
         fail("%s --%s: no help, or a field outside its parameters", op->name, o->long_name);
     if (op->needs_mask != (gpuimg_options_find(op->options, "mask", 4, 0) != NULL))
       fail("%s: needs_mask and the --mask option disagree", op->name);
-    if (!op->result_size != !op->measure_cpu || !op->result_size != !op->result_json)
-      fail("%s: an analysis without its CPU measure or its JSON, or one of them alone", op->name);
+    if (!op->result_size != !op->measure_cpu || !op->result_size != !op->result_json ||
+        !op->result_size != !op->result_add || !op->result_size != !op->result_parse ||
+        !op->result_size != !op->result_print)
+      fail("%s: an analysis without one of its functions, or one of them alone", op->name);
   }
   /* Options set parameters as the command line does, with its messages. */
   unsigned char params[GPUIMG_PARAMS_SIZE];

@@ -6,12 +6,18 @@
 #include <cJSON.h>
 
 #include "compare.h"
+#include "run.h"
 
 /* The totals over the reports; shards: N of the sharded reports (0: none, -1: several N). */
 typedef struct {
   int reports, unsharded, shards;
   double inputs, images, converted, failed, skipped, existing, wall_ms, wall_ms_max;
   int exit_status;
+  /* The analysis steps' totals (stats: a dataset's figures), added over the reports' "results":
+   * step i's operation, its total (malloc'd, result_size bytes) and the images in it. */
+  const gpuimg_op_t *result_ops[GPUIMG_MAX_STEPS];
+  void *results[GPUIMG_MAX_STEPS];
+  double result_images[GPUIMG_MAX_STEPS];
   unsigned char *seen; /* seen[k - 1]: a report of shard k/shards was given (malloc'd) */
   /* Kept for the page only (NULL otherwise), freed with cJSON_Delete: */
   cJSON *runs;     /* per report: {"report": name, "summary": its summary line} */

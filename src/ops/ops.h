@@ -126,6 +126,13 @@ struct gpuimg_op {
   int (*measure_gpu)(gpuimg_cuda_t *ctx, const void *params, const uint8_t *d_src, int width,
                      int height, int channels, void *result, gpuimg_launch_t *info);
   char *(*result_json)(const void *result);
+  /* A total over images (a batch's, shards' in `gpuimg summary`): one image's result added to
+   * total (a zeroed one is empty), and a result read back from its result_json text (0, or -1
+   * when the text is not one: malformed, or figures past what it can hold exactly). */
+  void (*result_add)(void *total, const void *result);
+  int (*result_parse)(const char *json, void *result);
+  /* A result in a few plain lines on f, each starting with prefix (`gpuimg summary`'s text). */
+  void (*result_print)(const void *result, FILE *f, const char *prefix);
   /* Name of the variant for the report and --explain ("" when the op has none); NULL: the
    * common part's (fast, naive, tiled). */
   const char *(*variant_name)(const void *params);

@@ -4,6 +4,7 @@
 #include "stats_cpu.h"
 #include "ops.h"
 
+#include <cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,6 +144,41 @@ char *gpuimg_stats_json(const gpuimg_stats_t *s)
   return buf;
 }
 
+/* The histogram of channel object ch into c; 0, or -1 when it has none of 256 integer counts
+ * in 0 .. 2^53. */
+static int parse_histogram(const cJSON *ch, gpuimg_channel_stats_t *c)
+{
+  const cJSON *h = cJSON_GetObjectItemCaseSensitive(ch, "histogram"), *v;
+  int n = 0;
+  if (!cJSON_IsArray(h) || cJSON_GetArraySize(h) != GPUIMG_STATS_BINS)
+    return -1;
+  cJSON_ArrayForEach(v, h)
+  {
+    double d = cJSON_IsNumber(v) ? v->valuedouble : -1;
+    if (!(d >= 0 && d <= 9007199254740992.0 && d == floor(d)))
+      return -1;
+    c->histogram[n++] = (uint64_t)d;
+  }
+  gpuimg_stats_from_histogram(c);
+  return 0;
+}
+
+int gpuimg_stats_parse(const char *json, gpuimg_stats_t *s)
+{
+  cJSON *o = cJSON_Parse(json), *ch;
+  const cJSON *chs = cJSON_GetObjectItemCaseSensitive(o, "channels");
+  int rc =
+      cJSON_IsArray(chs) && cJSON_GetArraySize(chs) >= 1 && cJSON_GetArraySize(chs) <= 4 ? 0 : -1;
+  memset(s, 0, sizeof *s);
+  cJSON_ArrayForEach(ch, chs)
+  {
+    if (rc == 0 && s->channels < 4)
+      rc = parse_histogram(ch, &s->ch[s->channels++]);
+  }
+  cJSON_Delete(o);
+  return rc;
+}
+
 /* stats's parameters: the reduction's and the histogram's kernels on CUDA. */
 typedef struct {
   gpuimg_params_common_t common;
@@ -216,6 +252,25 @@ static char *stats_result_json(const void *result)
   return gpuimg_stats_json(result);
 }
 
+static void stats_result_add(void *total, const void *result)
+{
+  gpuimg_stats_add(total, result);
+}
+
+static int stats_result_parse(const char *json, void *result)
+{
+  return gpuimg_stats_parse(json, result);
+}
+
+static void stats_result_print(const void *result, FILE *f, const char *prefix)
+{
+  const gpuimg_stats_t *s = result;
+  for (int k = 0; k < s->channels; k++)
+    fprintf(f, "%schannel %d: %llu values, mean %.6f, std %.6f, min %u, max %u\n", prefix, k,
+            (unsigned long long)s->ch[k].count, gpuimg_stats_mean(&s->ch[k]),
+            gpuimg_stats_std(&s->ch[k]), s->ch[k].min, s->ch[k].max);
+}
+
 static const char *stats_variant_name(const void *params)
 {
   return gpuimg_reduce_names[((const stats_params_t *)params)->reduce];
@@ -245,6 +300,9 @@ const gpuimg_op_t gpuimg_op_stats = {
     .measure_cpu = stats_measure_cpu,
     GPUIMG_MEASURE_GPU(stats_measure_gpu),
     .result_json = stats_result_json,
+    .result_add = stats_result_add,
+    .result_parse = stats_result_parse,
+    .result_print = stats_result_print,
     .variant_name = stats_variant_name,
     .report = stats_report,
     .launch = stats_launch,

@@ -30,4 +30,9 @@ void gpuimg_stats_add(gpuimg_stats_t *total, const gpuimg_stats_t *one);
  * digits that give the same double back. malloc'd text; NULL when out of memory. */
 char *gpuimg_stats_json(const gpuimg_stats_t *s);
 
+/* The figures back from gpuimg_stats_json()'s text: each channel's histogram (integers up to
+ * 2^53, which a JSON reader holds exactly), the rest computed from it again. 0, or -1 when the
+ * text is not such an object. */
+int gpuimg_stats_parse(const char *json, gpuimg_stats_t *s);
+
 #endif
