@@ -1,6 +1,8 @@
 # cli_stats.py: test_cli.py's group stats: the stats operation's figures against a brute-force
 # count written here on its own (odd sizes, 1-4 channels), the image passing through, where the
-# figures go (stdout, the report, not with OUTPUT -), and its usage errors.
+# figures go (stdout, the report, not with OUTPUT -), batches, shards and `gpuimg summary`, its
+# usage errors; and equalize and normalize, the histogram's two-phase operations, against their
+# definitions written here.
 
 import json
 import math
@@ -213,3 +215,108 @@ def batch_and_shards():
                       got[key] == exp[key],
                       "%s in %s's report line: %r, expected %r" % (key, r["input"]["name"],
                                                                    got[key], exp[key]))
+
+
+# ---------------------------------------------------------------------------------------------
+# equalize and normalize: the histogram's two-phase operations, against their definitions
+
+def colours(c):
+    """The channels equalize and normalize change: all but alpha (the last of 2 and 4)."""
+    return c - 1 if c in (2, 4) else c
+
+
+def mapped(img, table_of):
+    """img with each colour channel's values v replaced by table_of(values)[v]."""
+    w, h, c, px = img
+    out = bytearray(px)
+    for k in range(colours(c)):
+        table = table_of(px[k::c])
+        out[k::c] = bytes(table[v] for v in px[k::c])
+    return w, h, c, bytes(out)
+
+
+def equalized(values):
+    """round(255 * (cdf(v) - cdf_min) / (n - cdf_min)), halves up; one value: kept."""
+    n = len(values)
+    cdf_min = values.count(min(values))
+    if n == cdf_min:
+        return list(range(256))
+    table = []
+    for v in range(256):
+        cdf = sum(1 for x in values if x <= v)
+        table.append(0 if cdf < cdf_min else (2 * 255 * (cdf - cdf_min) + (n - cdf_min)) //
+                     (2 * (n - cdf_min)))
+    return table
+
+
+def normalized(clip):
+    def table_of(values):
+        n, c = len(values), len(values) * clip // 100
+        s = sorted(values)
+        lo, hi = s[c], s[n - 1 - c]  # more than c values at or below lo, at or above hi
+        if hi <= lo:
+            return list(range(256))
+        return [0 if v <= lo else 255 if v >= hi else
+                (2 * 255 * (v - lo) + (hi - lo)) // (2 * (hi - lo)) for v in range(256)]
+    return table_of
+
+
+def low_contrast(w, h, c, seed):
+    """Values crowded into 90..130, alpha anywhere: what the two operations spread."""
+    img = png_decode(random_png(w, h, c, seed))
+    px = bytearray(img[3])
+    for i in range(len(px)):
+        if i % c < colours(c):
+            px[i] = 90 + px[i] * 41 // 256
+    return png_encode_8bit(w, h, c, bytes(px))
+
+
+@test("stats")
+def equalize_and_normalize_definitions():
+    for w, h in ((1, 1), (1, 7), (7, 1), (33, 17), (2, 5)):
+        for c in (1, 2, 3, 4):
+            for make in (random_png, low_contrast):
+                write("in.png", make(w, h, c, 31 * w + h + c))
+                img = png_decode(read("in.png"))
+                what = "%dx%dx%d %s" % (w, h, c, make.__name__)
+                expect_ok(cpu("equalize", "in.png", "out.png"), stdout_expected=False)
+                same_image(png_decode(read("out.png")), mapped(img, equalized), "equalize " + what)
+                for clip in (0, 1, 5, 49):
+                    expect_ok(cpu("normalize", "--clip", str(clip), "in.png", "out.png"),
+                              stdout_expected=False)
+                    same_image(png_decode(read("out.png")), mapped(img, normalized(clip)),
+                               "normalize --clip %d %s" % (clip, what))
+
+
+@test("stats")
+def equalize_and_normalize_cases():
+    # One value: kept by both; a stretched image spans 0..255 and normalizing it changes nothing.
+    write("flat.png", png_encode_8bit(9, 4, 3, bytes([40, 90, 200]) * 36))
+    for op in ("equalize", "normalize"):
+        expect_ok(cpu(op, "flat.png", "out.png"), stdout_expected=False)
+        same_image(png_decode(read("out.png")), png_decode(read("flat.png")), op + " of one value")
+    write("in.png", low_contrast(40, 30, 3, 4))
+    expect_ok(cpu("normalize", "in.png", "n.png"), stdout_expected=False)
+    ch = figures(expect_ok(cpu("stats", "n.png")))["result"]["channels"]
+    check([(x["min"], x["max"]) for x in ch] == [(0, 255)] * 3, "normalized range: %r" % ch)
+    expect_ok(cpu("normalize", "n.png", "n2.png"), stdout_expected=False)
+    same_image(png_decode(read("n2.png")), png_decode(read("n.png")), "normalize twice")
+    # The report names the histogram kernel as the variant, and normalize's clip.
+    expect_ok(cpu("normalize", "--clip", "3", "--histogram", "global", "in.png", "o.png",
+                  "--report", "rep.json"))
+    st = stage(load_report(read("rep.json")), "normalize")
+    check(st["variant"] == "global" and st["options"] == {"clip": 3}, "normalize's stage %r" % st)
+    usage_error(["normalize", "--clip", "50", "in.png"],
+                "--clip: invalid value '50' (expected an integer from 0 to 49)")
+    usage_error(["equalize", "--clip", "2", "in.png"], "equalize: unknown option '--clip'")
+    usage_error(["equalize", "--histogram", "tree", "in.png"],
+                "--histogram: invalid value 'tree' (expected shared, global or cub)")
+
+
+@test("stats")
+def equalize_explain_without_a_gpu():
+    res = cpu("equalize", "--explain", "--device", "h100")
+    line = res.err.decode().splitlines()[1]
+    check(res.rc == 0 and line.startswith("equalize shared: predicted for h100: lut_map_kernel,") and
+          "1,056 blocks in 1.0 waves (1,056 resident)" in line and
+          "loads 1 B/lane 1 B apart: 1 sector/request (100% used)" in line, line)

@@ -600,9 +600,9 @@ static void test_pipeline(void)
 
 static void test_ops_table(void)
 {
-  static const char *const names[] = {"gray",   "blur", "checkerboard", "portrait",  "resize",
-                                      "rotate", "flip", "flop",         "transpose", "transverse",
-                                      "stats"};
+  static const char *const names[] = {
+      "gray", "blur",      "checkerboard", "portrait", "resize",   "rotate",   "flip",
+      "flop", "transpose", "transverse",   "stats",    "equalize", "normalize"};
   const int n = (int)(sizeof names / sizeof names[0]);
   for (int i = 0; i < n; i++) {
     if (!gpuimg_ops[i] || strcmp(gpuimg_ops[i]->name, names[i]) != 0)
@@ -616,7 +616,7 @@ static void test_ops_table(void)
   char list[256];
   gpuimg_ops_names(list, sizeof list);
   if (strcmp(list, "gray, blur, checkerboard, portrait, resize, rotate, flip, flop, transpose, "
-                   "transverse or stats") != 0)
+                   "transverse, stats, equalize or normalize") != 0)
     fail("gpuimg_ops_names() gives \"%s\"", list);
   /* Each declaration is complete: parameters that fit a step, help for every option, a
    * mask only where the mask option is, a CPU reference, a launch for the CUDA model, an

@@ -88,7 +88,7 @@ static void fill_random(uint8_t *p, size_t n)
 
 /* The option values of a test case; compare() gives an operation those it has. */
 typedef struct {
-  int radius, cell, amount;
+  int radius, cell, amount, clip;
   gpuimg_variant_t variant;
   gpuimg_tile_t tile;
   const char *const *sizing; /* resize: option name, value, ... NULL */
@@ -97,13 +97,15 @@ typedef struct {
 /* op's parameters from v, set through its options as the command line sets them. */
 static int make_params(const gpuimg_op_t *op, const values_t *v, void *params)
 {
-  char num[3][16];
+  char num[4][16];
   snprintf(num[0], sizeof num[0], "%d", v->radius);
   snprintf(num[1], sizeof num[1], "%d", v->cell);
   snprintf(num[2], sizeof num[2], "%d", v->amount);
+  snprintf(num[3], sizeof num[3], "%d", v->clip);
   const char *set[][2] = {{"radius", num[0]},
                           {"cell", num[1]},
                           {"amount", num[2]},
+                          {"clip", num[3]},
                           {"tile", gpuimg_tile_names[v->tile]},
                           {gpuimg_variant_name(v->variant), NULL}};
   gpuimg_ops_init(op, params);
@@ -398,6 +400,14 @@ static int run_size(gpuimg_cuda_t *ctx, int w, int h, int level)
     p.variant = GPUIMG_VARIANT_GRID_STRIDE;
     if (compare(ctx, "gray", &p, &src, NULL, "grid-stride") < 0)
       return -1;
+    static const int clips[] = {1, 5, 49};
+    for (int k = 0; k < 3; k++) {
+      p.clip = clips[k];
+      snprintf(label, sizeof label, "--clip %d", p.clip);
+      if (compare(ctx, "normalize", &p, &src, NULL, label) < 0)
+        return -1;
+    }
+    p.clip = 0;
     static const int cells[] = {1, 8, 3, 1000};
     for (int k = 0; k < 4; k++)
       for (int v = 0; v < 2; v++) {
