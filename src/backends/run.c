@@ -33,6 +33,7 @@ void gpuimg_run_free(gpuimg_run_t *run)
   for (int i = 0; i < run->nstages; i++) {
     free(run->stages[i].ms);
     free(run->stages[i].result);
+    free(run->stages[i].blocks);
   }
   run->nstages = 0;
 }

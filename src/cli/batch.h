@@ -35,12 +35,12 @@ typedef struct {
   int selected; /* in this shard */
   int bad_name; /* no file name to derive an output name from ("dir/", ".", "..") */
   item_status_t status;
-  int code;    /* exit code of a failure */
-  char *error; /* its message, "<file>: <reason>" (malloc'd) */
-  int worker;  /* -1: never reached a worker */
-  int done;    /* finished (under report_mu) */
-  int on_cuda; /* its worker ran it on CUDA */
-  char *json;  /* its report line, until written (malloc'd) */
+  int code;      /* exit code of a failure */
+  char *error;   /* its message, "<file>: <reason>" (malloc'd) */
+  int worker;    /* -1: never reached a worker */
+  int done;      /* finished (under report_mu) */
+  int on_cuda;   /* its worker ran it on CUDA */
+  char *json;    /* its report line, until written (malloc'd) */
   char *results; /* its analysis steps' figures, until printed (malloc'd lines) */
   double iv[IV_COUNT][2];
 } item_t;

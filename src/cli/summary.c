@@ -155,6 +155,42 @@ static int add_failure(totals_t *t, const cJSON *o, const char *what)
   return 0;
 }
 
+/* The interval name of o's timeline_ms into iv ([0] -1 when it has none). */
+static void interval(const cJSON *timeline, const char *name, float iv[2])
+{
+  const cJSON *pair = cJSON_GetObjectItemCaseSensitive(timeline, name);
+  const cJSON *a = cJSON_GetArrayItem(pair, 0), *b = cJSON_GetArrayItem(pair, 1);
+  iv[0] = iv[1] = -1;
+  if (cJSON_GetArraySize(pair) == 2 && cJSON_IsNumber(a) && cJSON_IsNumber(b) &&
+      a->valuedouble >= 0 && b->valuedouble >= a->valuedouble)
+    iv[0] = (float)a->valuedouble, iv[1] = (float)b->valuedouble;
+}
+
+/* For the page: notes an image's line o (its worker and host intervals) in images; 0, or -1
+ * (out of memory). A line without timeline_ms is not an image's, or has no times. */
+static int add_image(summary_images_t *images, const cJSON *o)
+{
+  static const char *const names[3] = {"load", "steps", "store"};
+  const cJSON *timeline = cJSON_GetObjectItemCaseSensitive(o, "timeline_ms");
+  const cJSON *worker = cJSON_GetObjectItemCaseSensitive(o, "worker");
+  const cJSON *status = cJSON_GetObjectItemCaseSensitive(o, "status");
+  if (!cJSON_IsObject(timeline))
+    return 0;
+  if (images->n == images->cap) {
+    size_t cap = images->cap ? 2 * images->cap : 64;
+    summary_image_t *v = realloc(images->v, cap * sizeof *v);
+    if (!v)
+      return -1;
+    images->v = v, images->cap = cap;
+  }
+  summary_image_t *im = &images->v[images->n++];
+  im->worker = cJSON_IsNumber(worker) && worker->valuedouble >= 0 ? (int)worker->valuedouble : -1;
+  im->converted = cJSON_IsString(status) && strcmp(status->valuestring, "ok") == 0;
+  for (int k = 0; k < 3; k++)
+    interval(timeline, names[k], im->iv[k]);
+  return 0;
+}
+
 /* For the page: forgets n failures from index from on (those of runs that do not count). */
 static void drop_failures(totals_t *t, int from, int n)
 {
@@ -162,16 +198,25 @@ static void drop_failures(totals_t *t, int from, int n)
     cJSON_DeleteItemFromArray(t->failures, from);
 }
 
-/* For the page: keeps the report's summary line sum (taking it over); 0, or -1. */
-static int add_run(totals_t *t, cJSON *sum, const char *what)
+/* For the page: keeps the report's summary line sum and its run's images (taking both over);
+ * 0, or -1. */
+static int add_run(totals_t *t, cJSON *sum, summary_images_t *images, const char *what)
 {
-  cJSON *run = cJSON_CreateObject();
+  int n = cJSON_GetArraySize(t->runs);
+  summary_images_t *all = realloc(t->image_times, (size_t)(n + 1) * sizeof *all);
+  cJSON *run = all ? cJSON_CreateObject() : NULL;
+  if (all) {
+    t->image_times = all;
+    memset(&all[n], 0, sizeof all[n]);
+  }
   if (!run || !cJSON_AddItemToArray(t->runs, run) ||
       !cJSON_AddStringToObject(run, "report", what)) {
     cJSON_Delete(sum);
     return -1;
   }
   cJSON_AddItemToObject(run, "summary", sum);
+  all[n] = *images;
+  memset(images, 0, sizeof *images);
   return 0;
 }
 
@@ -187,6 +232,8 @@ static int add_report(totals_t *t, const char *path)
   int rc = -1, lineno = 0;
   /* The failures of this file from first on; those of the run under way from run on. */
   int first = cJSON_GetArraySize(t->failures), run = first;
+  /* The images of the run under way, and of the last run with a summary. */
+  summary_images_t going = {0}, counted = {0};
   if (!f) {
     gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "%s", strerror(errno));
     return -1;
@@ -203,9 +250,12 @@ static int add_report(totals_t *t, const char *path)
       last = o;
       drop_failures(t, first, run - first); /* only the last summary's run counts */
       run = cJSON_GetArraySize(t->failures);
+      free(counted.v);
+      counted = going;
+      memset(&going, 0, sizeof going);
       continue;
     }
-    int oom = add_failure(t, o, what) < 0;
+    int oom = add_failure(t, o, what) < 0 || (t->runs && add_image(&going, o) < 0);
     cJSON_Delete(o);
     if (oom) {
       gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "out of memory");
@@ -219,13 +269,15 @@ static int add_report(totals_t *t, const char *path)
     gpuimg_error_set(GPUIMG_EXIT_INPUT, what,
                      "no summary line (not a finished gpuimg batch report)");
   else if ((rc = add_summary(t, last, what)) == 0 && t->runs) {
-    rc = add_run(t, last, what);
+    rc = add_run(t, last, &counted, what);
     last = NULL;
     if (rc < 0)
       gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "out of memory");
   }
 done:
   cJSON_Delete(last);
+  free(going.v);
+  free(counted.v);
   free(line);
   if (f != stdin)
     fclose(f);
@@ -439,6 +491,9 @@ int gpuimg_summary_main(int argc, char **argv)
   free(t.seen);
   for (int i = 0; i < GPUIMG_MAX_STEPS; i++)
     free(t.results[i]);
+  for (int i = 0; t.image_times && i < cJSON_GetArraySize(t.runs); i++)
+    free(t.image_times[i].v);
+  free(t.image_times);
   cJSON_Delete(t.runs);
   cJSON_Delete(t.failures);
   return status;

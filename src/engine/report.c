@@ -1,5 +1,7 @@
-/* report.c: the JSON timing report (schema in man/gpuimg.1, section REPORT). */
+/* report.c: the JSON timing report (schema in man/gpuimg-report.5). */
 #include "report.h"
+
+#include "block_times.h"
 
 #include "meta.h"
 
@@ -199,6 +201,31 @@ static int add_result(cJSON *o, const gpuimg_step_t *st, const void *result)
   return item ? 0 : -1;
 }
 
+/* A recorded launch's blocks (--explain-image on a device): how many each SM ran, the measured
+ * waves and the span; nothing when the records are not usable. */
+static int add_blocks_measured(cJSON *o, const gpuimg_stage_t *s)
+{
+  gpuimg_block_stats_t st;
+  int rc = gpuimg_block_stats(s->blocks, s->nblocks, s->launch.active_blocks_per_sm, &st);
+  if (rc != 0)
+    return rc < 0 ? -1 : 0;
+  cJSON *m = cJSON_AddObjectToObject(o, "blocks_measured");
+  int *per_sm = malloc((size_t)st.sms * sizeof *per_sm);
+  if (m && per_sm) {
+    for (int i = 0; i < st.sms; i++)
+      per_sm[i] = (int)st.per_sm[i];
+    add_number(m, "blocks", (double)s->nblocks);
+    add_number(m, "sms", st.sms);
+    cJSON_AddItemToObject(m, "blocks_per_sm", cJSON_CreateIntArray(per_sm, st.sms));
+    add_number(m, "waves", st.waves);
+    add_number(m, "span_us", rnd((double)(st.t1 - st.t0) / 1000.0, 3));
+    add_number(m, "last_start_us", rnd((double)(st.last_start - st.t0) / 1000.0, 3));
+  }
+  free(per_sm);
+  gpuimg_block_stats_free(&st);
+  return m && per_sm ? 0 : -1;
+}
+
 static int add_stage(cJSON *stages, const gpuimg_plan_t *plan, const gpuimg_run_t *run,
                      const gpuimg_stage_t *s)
 {
@@ -248,7 +275,7 @@ static int add_stage(cJSON *stages, const gpuimg_plan_t *plan, const gpuimg_run_
     return -1;
   if (s->has_launch) {
     const gpuimg_launch_t *l = &s->launch;
-    if (add_launch(o, "launch", l) < 0)
+    if (add_launch(o, "launch", l) < 0 || (s->blocks && add_blocks_measured(o, s) < 0))
       return -1;
     if (run->copy_gbps > 0 && median > 0 && s->bytes)
       add_number(o, "copy_bw_pct",

@@ -21,29 +21,37 @@ typedef struct {
 } gpuimg_params_common_t;
 
 /* Each operation states that its struct Type starts with the common part and fits a step. */
-#define GPUIMG_PARAMS_CHECK(Type)                                                                 \
-  _Static_assert(sizeof(Type) <= GPUIMG_PARAMS_SIZE && _Alignof(Type) <= 16 &&                    \
-                     offsetof(Type, common) == 0,                                                 \
+#define GPUIMG_PARAMS_CHECK(Type)                                                                  \
+  _Static_assert(sizeof(Type) <= GPUIMG_PARAMS_SIZE && _Alignof(Type) <= 16 &&                     \
+                     offsetof(Type, common) == 0,                                                  \
                  #Type " must start with gpuimg_params_common_t and fit GPUIMG_PARAMS_SIZE")
 
 /* The options several operations share, as entries of their tables (the common part is at
  * offset 0 of every parameter struct). */
-#define GPUIMG_OPTION_NAIVE(text)                                                                 \
-  {.long_name = "naive", .kind = GPUIMG_OPTION_FLAG,                                              \
-   .offset = offsetof(gpuimg_params_common_t, variant), .value = GPUIMG_VARIANT_NAIVE,            \
-   .help = (text)}
-#define GPUIMG_OPTION_TILED(text)                                                                 \
-  {.long_name = "tiled", .kind = GPUIMG_OPTION_FLAG,                                              \
-   .offset = offsetof(gpuimg_params_common_t, variant), .value = GPUIMG_VARIANT_TILED,            \
-   .help = (text)}
-#define GPUIMG_OPTION_TILE(text)                                                                  \
-  {.long_name = "tile", .kind = GPUIMG_OPTION_CHOICE,                                             \
-   .offset = offsetof(gpuimg_params_common_t, tile), .choices = gpuimg_tile_names,                \
-   .metavar = "u8|float", .help = (text)}
-#define GPUIMG_OPTION_MASK(text)                                                                  \
-  {.long_name = "mask", .kind = GPUIMG_OPTION_STRING,                                             \
-   .offset = offsetof(gpuimg_params_common_t, mask_path), .metavar = "FILE", .help = (text),      \
-   .empty_what = "file name"}
+#define GPUIMG_OPTION_NAIVE(text)                                                                  \
+  {                                                                                                \
+    .long_name = "naive", .kind = GPUIMG_OPTION_FLAG,                                              \
+    .offset = offsetof(gpuimg_params_common_t, variant), .value = GPUIMG_VARIANT_NAIVE,            \
+    .help = (text)                                                                                 \
+  }
+#define GPUIMG_OPTION_TILED(text)                                                                  \
+  {                                                                                                \
+    .long_name = "tiled", .kind = GPUIMG_OPTION_FLAG,                                              \
+    .offset = offsetof(gpuimg_params_common_t, variant), .value = GPUIMG_VARIANT_TILED,            \
+    .help = (text)                                                                                 \
+  }
+#define GPUIMG_OPTION_TILE(text)                                                                   \
+  {                                                                                                \
+    .long_name = "tile", .kind = GPUIMG_OPTION_CHOICE,                                             \
+    .offset = offsetof(gpuimg_params_common_t, tile), .choices = gpuimg_tile_names,                \
+    .metavar = "u8|float", .help = (text)                                                          \
+  }
+#define GPUIMG_OPTION_MASK(text)                                                                   \
+  {                                                                                                \
+    .long_name = "mask", .kind = GPUIMG_OPTION_STRING,                                             \
+    .offset = offsetof(gpuimg_params_common_t, mask_path), .metavar = "FILE", .help = (text),      \
+    .empty_what = "file name"                                                                      \
+  }
 /* The mask option as spelled on the command line, for messages about it. */
 #define GPUIMG_MASK_OPTION "--mask"
 
@@ -106,9 +114,10 @@ struct gpuimg_op {
    * on every row (gpuimg_op_run_cpu()). */
   int (*run_cpu)(const void *params, const gpuimg_image_t *src, const gpuimg_image_t *mask,
                  gpuimg_image_t *dst);
-  /* The same on a band: writes rows y0 .. y1-1 of dst (0 <= y0 < y1 <= dst height) only (reading any rows of src and
-   * mask), the bytes the whole run writes there, so that bands can run on several threads at
-   * once (the CPU backend's --threads). NULL: the operation runs whole on one thread. */
+  /* The same on a band: writes rows y0 .. y1-1 of dst (0 <= y0 < y1 <= dst height) only (reading
+   * any rows of src and mask), the bytes the whole run writes there, so that bands can run on
+   * several threads at once (the CPU backend's --threads). NULL: the operation runs whole on one
+   * thread. */
   int (*run_cpu_rows)(const void *params, const gpuimg_image_t *src, const gpuimg_image_t *mask,
                       gpuimg_image_t *dst, int y0, int y1);
   /* CUDA backend, NULL when built without CUDA: width x height x channels is its input; d_dst
@@ -146,9 +155,11 @@ struct gpuimg_op {
   int (*launch)(const void *params, int w, int h, int c, const gpuimg_launch_env_t *env,
                 gpuimg_launch_t *l);
   /* Host prediction of the warps its kernel diverges in for a bw x bh block, when the
-   * launch counted divergence (NULL: none). mask as for run_cpu. */
-  void (*divergence)(const void *params, const gpuimg_image_t *mask, int width, int height,
-                     int bw, int bh, uint64_t *warps, uint64_t *divergent);
+   * launch counted divergence (NULL: none). mask as for run_cpu. map: NULL, or one byte per
+   * warp of the grid in launch order (blocks row by row, a block's warps in order), set to 1
+   * for a divergent warp (--explain-image's outlines). */
+  void (*divergence)(const void *params, const gpuimg_image_t *mask, int width, int height, int bw,
+                     int bh, uint64_t *warps, uint64_t *divergent, uint8_t *map);
 };
 
 /* NULL-terminated table of every operation, in help order (registry.c, generated from
@@ -207,11 +218,11 @@ void gpuimg_ops_report_mask(const void *params, const gpuimg_report_sink_t *sink
 
 /* Host predictions of the warps the teaching kernels diverge in, for a bw x bh block grid
  * over a w x h image: warps with a lane in the image, and those whose lanes take both sides
- * of the branch side(arg, x, y). */
+ * of the branch side(arg, x, y); map as for gpuimg_op_t's divergence (NULL: counts only). */
 void gpuimg_divergence_predict(int w, int h, int bw, int bh, int (*side)(const void *, int, int),
-                               const void *arg, uint64_t *warps, uint64_t *divergent);
+                               const void *arg, uint64_t *warps, uint64_t *divergent, uint8_t *map);
 /* ... with the branch "mask >= 128". */
 void gpuimg_divergence_mask(const gpuimg_image_t *mask, int bw, int bh, uint64_t *warps,
-                            uint64_t *divergent);
+                            uint64_t *divergent, uint8_t *map);
 
 #endif

@@ -641,12 +641,12 @@ static int run_divergence(gpuimg_cuda_t *ctx)
                                     &info) < 0)
           return -1;
         gpuimg_divergence_checkerboard(w, h, cells[k], (int)info.block[0], (int)info.block[1],
-                                       &warps, &div);
+                                       &warps, &div, NULL);
       } else {
         if (gpuimg_portrait_gpu(ctx, d_src, d_mask, d_dst, w, h, 3, 2, GPUIMG_VARIANT_TILED,
                                 GPUIMG_TILE_U8, &info) < 0)
           return -1;
-        gpuimg_divergence_mask(&mask, (int)info.block[0], (int)info.block[1], &warps, &div);
+        gpuimg_divergence_mask(&mask, (int)info.block[0], (int)info.block[1], &warps, &div, NULL);
       }
       checks++;
       printf("divergence %s block %ux%u: device %llu of %llu warps, host %llu of %llu\n",
