@@ -18,6 +18,7 @@ typedef enum {
   GPUIMG_VARIANT_NAIVE,       /* the teaching kernel: one thread per pixel, global memory */
   GPUIMG_VARIANT_TILED,       /* blur: tile plus apron staged in shared memory */
   GPUIMG_VARIANT_GRID_STRIDE, /* gray: as many blocks as the GPU holds, each thread looping */
+  GPUIMG_VARIANT_CHOSEN,      /* an operation's own kernel option given (stats --variant) */
 } gpuimg_variant_t;
 
 /* Opaque CUDA context: device, one non-blocking stream, timing events. */

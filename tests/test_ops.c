@@ -625,7 +625,8 @@ static void test_ops_table(const char *const *names, int n)
   if (strcmp(list, want) != 0)
     fail("gpuimg_ops_names() gives \"%s\", not \"%s\"", list, want);
   /* Each declaration is complete: parameters that fit a step, help for every option, a
-   * mask only where the mask option is, a CPU reference, a launch for the CUDA model. */
+   * mask only where the mask option is, a CPU reference, a launch for the CUDA model, an
+   * analysis's measure and JSON. */
   for (int i = 0; gpuimg_ops[i]; i++) {
     const gpuimg_op_t *op = gpuimg_ops[i];
     if (op->params_size > GPUIMG_PARAMS_SIZE || !op->defaults || !op->options ||
@@ -636,6 +637,10 @@ static void test_ops_table(const char *const *names, int n)
         fail("%s --%s: no help, or a field outside its parameters", op->name, o->long_name);
     if (op->needs_mask != (gpuimg_options_find(op->options, "mask", 4, 0) != NULL))
       fail("%s: needs_mask and the --mask option disagree", op->name);
+    if (!op->result_size != !op->measure_cpu || !op->result_size != !op->result_json ||
+        !op->result_size != !op->result_add || !op->result_size != !op->result_parse ||
+        !op->result_size != !op->result_print)
+      fail("%s: an analysis without one of its functions, or one of them alone", op->name);
   }
   /* Options set parameters as the command line does, with its messages. */
   unsigned char params[GPUIMG_PARAMS_SIZE];

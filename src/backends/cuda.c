@@ -365,14 +365,20 @@ static int run_once(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_plan_t *
   for (int i = 0; i < plan->nsteps; i++) {
     const gpuimg_step_t *s = &plan->steps[i];
     const gpuimg_shape_t *si = &sh->s[i];
-    if (s->op->run_gpu(ctx, s->params, in, b->d_mask[i], b->d_buf[o], si->w, si->h, si->c,
-                       &sh->stage[i]->launch) < 0)
-      return -1;
+    gpuimg_stage_t *st = sh->stage[i];
+    if (s->op->measure_gpu) { /* an analysis: the next step reads the same buffer */
+      if (s->op->measure_gpu(ctx, s->params, in, si->w, si->h, si->c, st->result, &st->launch) < 0)
+        return -1;
+    } else {
+      if (s->op->run_gpu(ctx, s->params, in, b->d_mask[i], b->d_buf[o], si->w, si->h, si->c,
+                         &st->launch) < 0)
+        return -1;
+      in = b->d_buf[o];
+      o = !o;
+    }
     if (r >= 0)
-      sh->stage[i]->ms[r] = sh->stage[i]->launch.ms;
-    take_blocks(ctx, sh->stage[i], r == plan->repeat - 1);
-    in = b->d_buf[o];
-    o = !o;
+      st->ms[r] = st->launch.ms;
+    take_blocks(ctx, st, r == plan->repeat - 1);
   }
   sh->d_last = in;
   if (sh->down) {

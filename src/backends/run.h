@@ -94,6 +94,9 @@ typedef struct {
    * value) for the plan's model_gpu, or on a device for the device itself. */
   int has_model, model_rc;
   gpuimg_launch_t model;
+  /* An analysis step's stage: what it measured (its operation's result_size bytes, malloc'd,
+   * freed by gpuimg_run_free()); NULL otherwise. */
+  void *result;
   /* A step's stage of a recording run (plan's record_blocks): its launch's blocks in launch
    * order as the device ran them (malloc'd, freed by gpuimg_run_free()); NULL, 0: none. */
   gpuimg_block_time_t *blocks;

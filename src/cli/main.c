@@ -179,6 +179,32 @@ static int write_report(const gpuimg_cli_t *cli, gpuimg_run_t *run, outputs_t *o
   return rc;
 }
 
+/* Whether the plan has an analysis step (stats): its figures are the run's result. */
+static int analyses(const gpuimg_plan_t *plan)
+{
+  for (int i = 0; i < plan->nsteps; i++)
+    if (plan->steps[i].op->result_size)
+      return 1;
+  return 0;
+}
+
+/* The analysis steps' figures on stdout, unless stdout carries the image or the report (the
+ * report holds them too). */
+static int print_results(const gpuimg_cli_t *cli, const gpuimg_run_t *run)
+{
+  if (!analyses(&cli->plan) || (cli->output && strcmp(cli->output, "-") == 0) ||
+      (cli->report && strcmp(cli->report, "-") == 0))
+    return 0;
+  char *text = gpuimg_report_results(run, &cli->plan);
+  if (!text)
+    return -1;
+  int rc = fputs(text, stdout) < 0 || fflush(stdout) != 0 ? -1 : 0;
+  free(text);
+  if (rc < 0)
+    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, "<stdout>", "cannot write the figures");
+  return rc;
+}
+
 /* One image (or the built-in sample) through the flow, then --explain and the report. */
 static int run_one(const gpuimg_cli_t *cli, outputs_t *o, gpuimg_run_t *run, double t_start)
 {
@@ -201,6 +227,8 @@ static int run_one(const gpuimg_cli_t *cli, outputs_t *o, gpuimg_run_t *run, dou
   gpuimg_image_t result = {0};
   job.result = o->npics ? &result : NULL;
   int rc = gpuimg_flow_run(&flow, &job, run);
+  if (rc == 0)
+    rc = print_results(cli, run);
   if (rc == 0 && cli->explain)
     gpuimg_explain(stderr, &cli->plan, run);
   if (rc == 0 && o->npics)
@@ -211,12 +239,13 @@ static int run_one(const gpuimg_cli_t *cli, outputs_t *o, gpuimg_run_t *run, dou
   return o->have_rep ? write_report(cli, run, o, t_start) : 0;
 }
 
-/* Without OUTPUT the result is not written: say so, unless quiet or a timing run (a report,
- * --explain, --repeat or --warmup shows why there is no image). */
+/* Without OUTPUT the result is not written: say so, unless quiet, a timing run (a report,
+ * --explain, --repeat or --warmup shows why there is no image) or an analysis (its figures are
+ * the result). */
 static void say_not_written(const gpuimg_cli_t *cli)
 {
   if (!cli->output && !cli->plan.quiet && !cli->report && !cli->explain && !cli->explain_image &&
-      cli->plan.repeat == 1 && cli->plan.warmup == 0)
+      cli->plan.repeat == 1 && cli->plan.warmup == 0 && !analyses(&cli->plan))
     fprintf(stderr, "gpuimg: no OUTPUT given: the result was not written (name an OUTPUT file "
                     "to save it)\n");
 }

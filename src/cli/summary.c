@@ -65,6 +65,42 @@ static int add_shard(totals_t *t, const cJSON *sum)
   return 0;
 }
 
+/* Adds one entry of a summary's "results" (an analysis step's total) to t's; 0, or -1 with the
+ * error set. */
+static int add_result(totals_t *t, const cJSON *r, const char *what)
+{
+  const cJSON *op_name = cJSON_GetObjectItemCaseSensitive(r, "operation");
+  double step = number(r, "step", -1);
+  const gpuimg_op_t *op = cJSON_IsString(op_name) ? gpuimg_ops_find(op_name->valuestring) : NULL;
+  if (!op || !op->result_parse || !(step >= 0 && step < GPUIMG_MAX_STEPS) ||
+      (t->result_ops[(int)step] && t->result_ops[(int)step] != op)) {
+    gpuimg_error_set(GPUIMG_EXIT_INPUT, what,
+                     "the summary line's results are not those of the other reports' steps");
+    return -1;
+  }
+  int i = (int)step;
+  char *json = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(r, "result"));
+  void *one = calloc(1, op->result_size);
+  if (!t->results[i])
+    t->results[i] = calloc(1, op->result_size);
+  int rc = json && one && t->results[i] ? 0 : -2;
+  if (rc == 0 && op->result_parse(json, one) < 0)
+    rc = -1;
+  if (rc == 0) {
+    op->result_add(t->results[i], one);
+    t->result_ops[i] = op;
+    t->result_images[i] += number(r, "images", 0);
+  }
+  free(one);
+  cJSON_free(json);
+  if (rc == -1)
+    gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "the summary line's %s result is malformed",
+                     op->name);
+  else if (rc == -2)
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "out of memory");
+  return rc < 0 ? -1 : 0;
+}
+
 /* Adds one summary object; 0, or -1 with the error set. */
 static int add_summary(totals_t *t, const cJSON *sum, const char *what)
 {
@@ -90,6 +126,12 @@ static int add_summary(totals_t *t, const cJSON *sum, const char *what)
   if (add_shard(t, sum) < 0) {
     gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "out of memory");
     return -1;
+  }
+  const cJSON *r;
+  cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(sum, "results"))
+  {
+    if (add_result(t, r, what) < 0)
+      return -1;
   }
   return 0;
 }
@@ -257,6 +299,19 @@ void summary_missing_shards(const totals_t *t, char *buf, size_t size, int *coun
     }
 }
 
+/* Each analysis step's total as its operation prints it (the whole figures: --format json). */
+static void print_results_text(const totals_t *t)
+{
+  for (int i = 0; i < GPUIMG_MAX_STEPS; i++) {
+    char prefix[64];
+    if (!t->results[i])
+      continue;
+    snprintf(prefix, sizeof prefix, "%-13sstep %d, ", t->result_ops[i]->name, i);
+    printf("%s%.0f images\n", prefix, t->result_images[i]);
+    t->result_ops[i]->result_print(t->results[i], stdout, prefix);
+  }
+}
+
 static void print_text(const totals_t *t)
 {
   char missing[256];
@@ -277,6 +332,30 @@ static void print_text(const totals_t *t)
   printf("wall:        %.2f s (longest report), %.2f s added up\n", t->wall_ms_max / 1000.0,
          t->wall_ms / 1000.0);
   printf("exit status: %d (the largest)\n", t->exit_status);
+  print_results_text(t);
+}
+
+/* The analysis steps' totals as o's "results", as the batch's summary line has them; 0, or -1
+ * (out of memory). */
+static int add_results_json(const totals_t *t, cJSON *o)
+{
+  cJSON *a = NULL;
+  for (int i = 0; i < GPUIMG_MAX_STEPS; i++) {
+    if (!t->results[i])
+      continue;
+    cJSON *r = NULL;
+    char *json = t->result_ops[i]->result_json(t->results[i]);
+    int ok = json && (a || (a = cJSON_AddArrayToObject(o, "results"))) &&
+             (r = cJSON_CreateObject()) && cJSON_AddItemToArray(a, r);
+    ok = ok && cJSON_AddNumberToObject(r, "images", t->result_images[i]) &&
+         cJSON_AddNumberToObject(r, "step", i) &&
+         cJSON_AddStringToObject(r, "operation", t->result_ops[i]->name) &&
+         cJSON_AddRawToObject(r, "result", json);
+    free(json);
+    if (!ok)
+      return -1;
+  }
+  return 0;
 }
 
 /* The totals as one JSON object on stdout; 0, or -1 (out of memory). */
@@ -302,6 +381,10 @@ static int print_json(const totals_t *t)
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
     cJSON_AddNumberToObject(o, keys[i], vals[i]);
   cJSON_AddNumberToObject(o, "exit_status", t->exit_status);
+  if (add_results_json(t, o) < 0) {
+    cJSON_Delete(o);
+    return -1;
+  }
   text = cJSON_PrintUnformatted(o);
   cJSON_Delete(o);
   if (!text)
@@ -406,6 +489,8 @@ int gpuimg_summary_main(int argc, char **argv)
       status = GPUIMG_EXIT_OUTPUT;
   }
   free(t.seen);
+  for (int i = 0; i < GPUIMG_MAX_STEPS; i++)
+    free(t.results[i]);
   for (int i = 0; t.image_times && i < cJSON_GetArraySize(t.runs); i++)
     free(t.image_times[i].v);
   free(t.image_times);

@@ -6,6 +6,7 @@
 #include <cJSON.h>
 
 #include "compare.h"
+#include "run.h"
 
 /* One image of a report's counted run, for the page's charts: its worker (-1: the record
  * names none), whether it was converted, and its host intervals (load, steps, store) in ms since
@@ -26,6 +27,11 @@ typedef struct {
   int reports, unsharded, shards;
   double inputs, images, converted, failed, skipped, existing, wall_ms, wall_ms_max;
   int exit_status;
+  /* The analysis steps' totals (stats: a dataset's figures), added over the reports' "results":
+   * step i's operation, its total (malloc'd, result_size bytes) and the images in it. */
+  const gpuimg_op_t *result_ops[GPUIMG_MAX_STEPS];
+  void *results[GPUIMG_MAX_STEPS];
+  double result_images[GPUIMG_MAX_STEPS];
   unsigned char *seen; /* seen[k - 1]: a report of shard k/shards was given (malloc'd) */
   /* Kept for the page only (NULL otherwise), freed with cJSON_Delete: */
   cJSON *runs;                   /* per report: {"report": name, "summary": its summary line} */

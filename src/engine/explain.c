@@ -109,7 +109,8 @@ static void print_model(FILE *f, const gpuimg_plan_t *plan, const gpuimg_stage_t
     fprintf(f, "a device-to-device copy, no kernel\n");
     return;
   case GPUIMG_LAUNCH_UNMODELLED:
-    fprintf(f, "not predicted: the operation declares no launch function\n");
+    fprintf(f, "not predicted: no launch of its own kernels to model (none declared, or a "
+               "library's, as CUB's)\n");
     return;
   case GPUIMG_LAUNCH_NO_L2:
     fprintf(f, "not predicted: the launch depends on the GPU's L2 cache size, which the "

@@ -192,6 +192,15 @@ static int add_model(cJSON *o, const gpuimg_plan_t *plan, const gpuimg_run_t *ru
   return 0;
 }
 
+/* An analysis step's result (stats: its figures) as its operation writes it. */
+static int add_result(cJSON *o, const gpuimg_step_t *st, const void *result)
+{
+  char *json = st->op->result_json(result);
+  cJSON *item = json ? cJSON_AddRawToObject(o, "result", json) : NULL;
+  free(json);
+  return item ? 0 : -1;
+}
+
 /* A recorded launch's blocks (--explain-image on a device): how many each SM ran, the measured
  * waves and the span; nothing when the records are not usable. */
 static int add_blocks_measured(cJSON *o, const gpuimg_stage_t *s)
@@ -260,6 +269,8 @@ static int add_stage(cJSON *stages, const gpuimg_plan_t *plan, const gpuimg_run_
     add_number(o, "output_width", s->out_w);
     add_number(o, "output_height", s->out_h);
   }
+  if (s->result && add_result(o, &plan->steps[s->step], s->result) < 0)
+    return -1;
   if (s->has_model && add_model(o, plan, run, s) < 0)
     return -1;
   if (s->has_launch) {
@@ -390,4 +401,36 @@ fail:
   if (!text)
     gpuimg_error_set(GPUIMG_EXIT_FAILURE, "report", "out of memory");
   return text;
+}
+
+char *gpuimg_report_results(const gpuimg_run_t *run, const gpuimg_plan_t *plan)
+{
+  gpuimg_buf_t out = {0};
+  int i;
+  for (i = 0; i < run->nstages; i++) {
+    const gpuimg_stage_t *s = &run->stages[i];
+    if (!s->result)
+      continue;
+    cJSON *o = cJSON_CreateObject();
+    char *line = NULL;
+    if (o && add_string(o, "input", run->input_name ? run->input_name : "") == 0) {
+      add_number(o, "width", s->in_w);
+      add_number(o, "height", s->in_h);
+      add_number(o, "step", s->step);
+      add_string(o, "operation", s->name);
+      if (add_result(o, &plan->steps[s->step], s->result) == 0)
+        line = cJSON_PrintUnformatted(o);
+    }
+    cJSON_Delete(o);
+    int rc = line ? gpuimg_buf_append(&out, line, strlen(line)) : -1;
+    free(line);
+    if (rc < 0 || gpuimg_buf_append(&out, "\n", 1) < 0)
+      break;
+  }
+  if (i < run->nstages || gpuimg_buf_append(&out, "", 1) < 0) { /* out of memory */
+    gpuimg_buf_free(&out);
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, "", "out of memory");
+    return NULL;
+  }
+  return (char *)out.data;
 }

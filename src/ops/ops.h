@@ -58,12 +58,14 @@ typedef struct {
 /* An operation's parameter struct and its defaults (a const Type) in its declaration. */
 #define GPUIMG_PARAMS(Type, defaults_) .params_size = sizeof(Type), .defaults = &(defaults_)
 
-/* An operation's CUDA launcher in its declaration: NULL in a build without CUDA (the
- * function itself is then not compiled either). */
+/* An operation's CUDA launcher (or an analysis's) in its declaration: NULL in a build without
+ * CUDA (the function itself is then not compiled either). */
 #ifdef GPUIMG_HAVE_CUDA
 #define GPUIMG_RUN_GPU(fn) .run_gpu = (fn)
+#define GPUIMG_MEASURE_GPU(fn) .measure_gpu = (fn)
 #else
 #define GPUIMG_RUN_GPU(fn) .run_gpu = NULL
+#define GPUIMG_MEASURE_GPU(fn) .measure_gpu = NULL
 #endif
 
 /* "u8", "float": gpuimg_tile_t's names, NULL-terminated. */
@@ -123,6 +125,23 @@ struct gpuimg_op {
   int (*run_gpu)(gpuimg_cuda_t *ctx, const void *params, const uint8_t *d_src,
                  const uint8_t *d_mask, uint8_t *d_dst, int width, int height, int channels,
                  gpuimg_launch_t *info);
+  /* An analysis (stats): the operation measures its input into a result of result_size bytes
+   * (the step's stage holds it: gpuimg_stage_t's result) and its output is its input, unchanged
+   * (run_cpu copies it; on CUDA the next step reads the same buffer). measure_cpu is the CPU
+   * reference, measure_gpu the CUDA launcher (its main kernel into info); result_json the result
+   * as a JSON object (malloc'd text, NULL when out of memory). 0 / NULL: not an analysis. */
+  size_t result_size;
+  int (*measure_cpu)(const void *params, const gpuimg_image_t *src, void *result);
+  int (*measure_gpu)(gpuimg_cuda_t *ctx, const void *params, const uint8_t *d_src, int width,
+                     int height, int channels, void *result, gpuimg_launch_t *info);
+  char *(*result_json)(const void *result);
+  /* A total over images (a batch's, shards' in `gpuimg summary`): one image's result added to
+   * total (a zeroed one is empty), and a result read back from its result_json text (0, or -1
+   * when the text is not one: malformed, or figures past what it can hold exactly). */
+  void (*result_add)(void *total, const void *result);
+  int (*result_parse)(const char *json, void *result);
+  /* A result in a few plain lines on f, each starting with prefix (`gpuimg summary`'s text). */
+  void (*result_print)(const void *result, FILE *f, const char *prefix);
   /* Name of the variant for the report and --explain ("" when the op has none); NULL: the
    * common part's (fast, naive, tiled). */
   const char *(*variant_name)(const void *params);
