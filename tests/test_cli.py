@@ -5,8 +5,8 @@
 Usage: test_cli.py GROUP...   (groups: usage, input, decode, output, clobber, formats,
                                pixels, pipeline, report, codec, jpeg, nolibjpeg, completion,
                                threads, orient, meta, resize, rotate, permissions, model,
-                               webp, nowebp, convert, tiff, notiff, heif,
-                               noheif, colour, nocolour;
+                               stats, webp, nowebp, picture, convert, tiff, notiff,
+                               heif, noheif, colour, nocolour;
                                'all' runs every group; a group whose every test is skipped
                                exits 77)
 
@@ -20,7 +20,9 @@ The tests live in the modules this script imports, by group:
                                            cli_resize.py      resize
                                            cli_rotate.py      rotate
                                            cli_model.py       model
+                                           cli_stats.py       stats
                                            cli_webp.py        webp, nowebp
+                                           cli_picture.py     picture
                                            cli_convert.py     convert
                                            cli_tiff.py        tiff, notiff
                                            cli_heif.py        heif, noheif
@@ -65,7 +67,9 @@ import cli_meta  # noqa: E402,F401
 import cli_resize  # noqa: E402,F401
 import cli_rotate  # noqa: E402,F401
 import cli_model  # noqa: E402,F401
+import cli_stats  # noqa: E402,F401
 import cli_webp  # noqa: E402,F401
+import cli_picture  # noqa: E402,F401
 import cli_convert  # noqa: E402,F401
 import cli_tiff  # noqa: E402,F401
 import cli_heif  # noqa: E402,F401
