@@ -108,7 +108,7 @@ static int convert(batch_t *b, gpuimg_worker_t *wk, item_t *it, gpuimg_run_t *ru
                       .format = it->format,
                       .no_replace = !b->cli.force,
                       .regular = 1,
-                      .host_decode = gpuimg_sched_host_decode(&b->sched, it->name)};
+                      .path = gpuimg_sched_path(&b->sched, it->name)};
   rc = gpuimg_flow_run(&flow, &job, run);
   memcpy(it->iv, job.intervals, sizeof it->iv);
   struct stat st;
@@ -287,11 +287,11 @@ static int split(batch_t *b)
   const item_t *f = &b->items[0];
   if (!(gpuimg_sched_split(&b->sched, f->input, f->format, b->nitems) > 0))
     return 0;
-  if (!(b->to_device = batch_calloc((size_t)b->ntodo, 1)))
+  if (!(b->paths = batch_calloc((size_t)b->ntodo, 1)))
     return -1;
   for (int k = 0; k < b->ntodo; k++)
-    b->to_device[k] = (unsigned char)gpuimg_sched_to_device(&b->sched, b->items[b->todo[k]].name);
-  b->sched.to_device = b->to_device;
+    b->paths[k] = (unsigned char)gpuimg_sched_path(&b->sched, b->items[b->todo[k]].name);
+  b->sched.paths = b->paths;
   return 0;
 }
 
@@ -387,7 +387,7 @@ static void batch_free(batch_t *b)
   free(b->todo);
   free(b->ids);
   free(b->totals);
-  free(b->to_device);
+  free(b->paths);
   if (b->locks) {
     pthread_mutex_destroy(&b->err_mu);
     pthread_mutex_destroy(&b->ids_mu);

@@ -443,8 +443,8 @@ static char *summary_json(const batch_t *b, const batch_counts_t *n, double wall
   cJSON_AddNumberToObject(root, "device_hidden_pct", rnd4(busy > 0 ? 100.0 * hidden / busy : 0));
   /* --codec nvjpeg: calls to the shared hardware JPEG decoder and the images they took */
   /* A split batch: the share of the inputs sent down the device's JPEG path, its workers */
-  cJSON_AddNumberToObject(root, "device_share", rnd4(b->to_device ? b->sched.device_share : 0));
-  cJSON_AddNumberToObject(root, "device_workers", b->to_device ? b->sched.device_workers : 0);
+  cJSON_AddNumberToObject(root, "device_share", rnd4(b->paths ? b->sched.device_share : 0));
+  cJSON_AddNumberToObject(root, "device_workers", b->paths ? b->sched.device_workers : 0);
   cJSON_AddNumberToObject(root, "host_decode_share",
                           rnd4(b->sched.device_jpeg ? b->sched.host_share : 0));
   cJSON_AddNumberToObject(root, "jpeg_batches", (double)b->sched.jpeg_batches);

@@ -2,7 +2,6 @@
  * their start handshake, the hybrid start of a device, and the devices' nvJPEG threads. */
 #define _XOPEN_SOURCE 700
 #include "scheduler.h"
-#include "cost.h"
 #include "files.h"
 #include "options.h"
 #include "pool.h"
@@ -134,11 +133,8 @@ int gpuimg_sched_open(gpuimg_sched_t *s, const gpuimg_plan_t *plan, const char *
   /* auto on the default device with host codecs and the default block: hybrid, the device
    * found (or not) by the starter thread (GPUIMG_HYBRID=0: wait for it, as before). */
   s->hybrid = have_cuda && plan->backend == GPUIMG_BACKEND_AUTO && !spec &&
-              !gpuimg_codec_choice_device(plan->codec) && !plan->block_w && !plan->block_h &&
+              !gpuimg_codec_choice_device(plan->codec) && gpuimg_route_fast(plan) &&
               !env_is("GPUIMG_HYBRID", "0");
-  /* --naive and --tiled choose CUDA kernels: such a batch is about them, all on CUDA. */
-  for (int i = 0; i < plan->nsteps; i++)
-    s->hybrid &= gpuimg_ops_common(plan->steps[i].params)->variant == GPUIMG_VARIANT_FAST;
   s->dev_ready_ms = -1;
   if (s->hybrid)
     count = 1; /* device 0, if the starter finds it usable */
@@ -193,7 +189,7 @@ int gpuimg_sched_threads(int threads, int nworkers)
 static int work_left(void *arg)
 {
   gpuimg_sched_t *s = arg;
-  if (s->to_device)
+  if (s->paths)
     return atomic_load(&s->qnext[0]) < s->nqueue[0] || s->nqueue[1] > 0;
   return atomic_load(&s->next) < s->ntodo;
 }
@@ -266,61 +262,12 @@ void gpuimg_sched_stop_starter(gpuimg_sched_t *s)
  * (19, the lowest priority, did no worse than 5 on that machine). */
 #define HOST_WORKER_NICE 19
 
-/* Whether every step runs its fast kernel and no --block is given (no teaching run). */
-static int fast_kernels(const gpuimg_plan_t *plan)
-{
-  int fast = !plan->block_w && !plan->block_h;
-  for (int i = 0; i < plan->nsteps; i++)
-    fast &= gpuimg_ops_common(plan->steps[i].params)->variant == GPUIMG_VARIANT_FAST;
-  return fast;
-}
-
-/* The plan the host workers run on a JPEG like buf (in: its size), as the flow makes it:
- * *r the shrink-on-load reduction when --codec auto's decoder for it decodes reduced (the
- * EXIF orientation aside), and then *host plan with its first step fixed for it; else *r 1
- * and plan itself. */
-static const gpuimg_plan_t *host_plan(const gpuimg_plan_t *plan, const gpuimg_buf_t *buf,
-                                      const gpuimg_cost_input_t *in, gpuimg_plan_t *host, int *r)
-{
-  _Alignas(16) unsigned char fixed[GPUIMG_PARAMS_SIZE];
-  const gpuimg_codec_t *decoder = gpuimg_codec_decoder(GPUIMG_CODEC_AUTO, buf->data, buf->size);
-  if ((*r = gpuimg_plan_load_reduction(plan, decoder, in->width, in->height, fixed)) <= 1)
-    return plan;
-  *host = *plan;
-  memcpy(host->steps[0].params, fixed, sizeof fixed);
-  return host;
-}
-
-/* The cost model's share for n inputs like the file first (0 when it is no JPEG). */
-static double model_share(const gpuimg_sched_t *s, const char *first, gpuimg_format_t out, long n)
-{
-  gpuimg_plan_t host;
-  int r;
-  gpuimg_buf_t buf = {0};
-  gpuimg_cost_input_t in = {.in_format = GPUIMG_FORMAT_JPEG, .out_format = out};
-  double share = 0;
-  if (gpuimg_file_read(first, &buf) == 0 && gpuimg_codec_is_jpeg(buf.data, buf.size) &&
-      gpuimg_codec_info(buf.data, buf.size, &in.width, &in.height, &in.channels) == 0) {
-    in.file_bytes = buf.size;
-    const gpuimg_plan_t *hp = host_plan(s->plan, &buf, &in, &host, &r);
-    share = gpuimg_cost_device_share(s->plan, &in, gpuimg_codec_device_encodes(out), hp, r,
-                                     gpuimg_cpu_cores(), n);
-  }
-  gpuimg_error_clear(); /* the run itself reports a bad first input */
-  gpuimg_buf_free(&buf);
-  return share;
-}
-
 double gpuimg_sched_split(gpuimg_sched_t *s, const char *first, gpuimg_format_t out, long n)
 {
-  /* unset, auto or anything but a number: the model's share (-1 here) */
-  double forced = gpuimg_env_fraction("GPUIMG_JPEG_SPLIT", -1);
+  int model;
+  double share =
+      gpuimg_route_device_share(s->plan, s->use_cuda, s->device_jpeg, first, out, n, &model);
   s->device_share = 0;
-  if (!s->use_cuda || s->device_jpeg || s->plan->codec != GPUIMG_CODEC_AUTO || !first || n <= 0 ||
-      !gpuimg_pipeline_has_device_jpeg() || !fast_kernels(s->plan) || forced == 0)
-    return 0;
-  int model = forced < 0;
-  double share = model ? model_share(s, first, out, n) : forced;
   if (!(share > 0))
     return 0;
   for (int d = 0; d < s->ndevices; d++)
@@ -329,7 +276,7 @@ double gpuimg_sched_split(gpuimg_sched_t *s, const char *first, gpuimg_format_t 
       stop_device_jpeg(s);
       return 0;
     }
-  s->device_share = share < 1 ? share : 1;
+  s->device_share = share;
   s->split_model = model;
   int workers =
       gpuimg_codec_device_encodes(out) ? DEVICE_PATH_WORKERS : DEVICE_PATH_WORKERS_HOST_ENCODE;
@@ -338,28 +285,14 @@ double gpuimg_sched_split(gpuimg_sched_t *s, const char *first, gpuimg_format_t 
   return s->device_share;
 }
 
-/* Whether a hash of name falls under share (0..1): the same answer in every run, shard and -j. */
-static int name_under(const char *name, double share)
+gpuimg_path_t gpuimg_sched_path(const gpuimg_sched_t *s, const char *name)
 {
-  uint64_t h = 14695981039346656037ULL; /* FNV-1a */
-  for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-    h = (h ^ *p) * 1099511628211ULL;
-  return (double)(h % 1000000) < share * 1e6;
-}
-
-int gpuimg_sched_to_device(const gpuimg_sched_t *s, const char *name)
-{
-  return name_under(name, s->device_share);
-}
-
-int gpuimg_sched_host_decode(const gpuimg_sched_t *s, const char *name)
-{
-  return s->device_jpeg && name_under(name, s->host_share);
+  return gpuimg_route_path(name, s->device_share, s->device_jpeg ? s->host_share : 0);
 }
 
 int gpuimg_sched_total_workers(const gpuimg_sched_t *s, int nworkers)
 {
-  return nworkers + (s->to_device ? s->device_workers : 0);
+  return nworkers + (s->paths ? s->device_workers : 0);
 }
 
 /* Waits until every device worker has looked whether the device path is on (or the batch
@@ -395,7 +328,7 @@ static int device_path_check(gpuimg_sched_t *s, gpuimg_jpeg_batch_t *jpeg)
  * split batch; the host's workers go on to the device's queue when the device path is off. */
 static int take(gpuimg_sched_t *s, gpuimg_worker_t *wk)
 {
-  if (!s->to_device) {
+  if (!s->paths) {
     int k = atomic_fetch_add(&s->next, 1);
     return k < s->ntodo ? k : -1;
   }
@@ -420,7 +353,7 @@ static int make_queues(gpuimg_sched_t *s)
     }
   }
   for (int k = 0; k < s->ntodo; k++) {
-    int q = s->to_device[k] != 0;
+    int q = s->paths[k] == GPUIMG_PATH_DEVICE;
     s->queue[q][s->nqueue[q]++] = k;
   }
   return 0;
@@ -498,7 +431,7 @@ static void *worker_main(void *arg)
     pthread_cond_wait(&s->cv, &s->mu);
   int go = s->go && !s->stop;
   pthread_mutex_unlock(&s->mu);
-  if (go && s->to_device && !wk->device_path &&
+  if (go && s->paths && !wk->device_path &&
       nice(gpuimg_env_int("GPUIMG_SPLIT_NICE", HOST_WORKER_NICE, 0, 19)) == -1)
     errno = 0; /* a priority it cannot change is no failure */
   /* A device worker makes its runner while the JPEG threads set up, then looks whether the
@@ -510,7 +443,7 @@ static void *worker_main(void *arg)
   }
 
   for (int k; go && (k = take(s, wk)) >= 0;) {
-    if (s->hybrid && !wk->hybrid_done && !wk->device_path && (!s->to_device || s->host_cuda) &&
+    if (s->hybrid && !wk->hybrid_done && !wk->device_path && (!s->paths || s->host_cuda) &&
         atomic_load(&s->dev_state) == 1)
       move_to_device(s, wk);
     if (s->calls.process(s->calls.ctx, wk, k) == 0 && wk->device >= 0)
@@ -543,7 +476,7 @@ static void start_workers(gpuimg_sched_t *s)
     gpuimg_worker_t *wk = &s->workers[w];
     wk->s = s;
     wk->index = w;
-    wk->device_path = w >= s->nworkers - (s->to_device ? s->device_workers : 0);
+    wk->device_path = w >= s->nworkers - (s->paths ? s->device_workers : 0);
     int d = w % s->ndevices;
     wk->device = s->use_cuda && (!s->hybrid || wk->device_path) ? s->devices[d] : -1;
     wk->jpeg = s->use_cuda && (s->device_jpeg || wk->device_path) ? s->jpeg[d] : NULL;
@@ -609,11 +542,11 @@ int gpuimg_sched_run(gpuimg_sched_t *s, int nworkers, int ntodo, const gpuimg_sc
   s->calls = *calls;
   s->ntodo = ntodo;
   if (!s->device_share)
-    s->to_device = NULL;
-  if (s->to_device && make_queues(s) < 0)
+    s->paths = NULL;
+  if (s->paths && make_queues(s) < 0)
     return -1;
   nworkers = gpuimg_sched_total_workers(s, nworkers);
-  s->device_running = s->to_device ? s->device_workers : 0;
+  s->device_running = s->paths ? s->device_workers : 0;
   if (nworkers > 0 && !(s->workers = calloc((size_t)nworkers, sizeof *s->workers))) {
     gpuimg_error_set(GPUIMG_EXIT_FAILURE, "", "out of memory");
     return -1;

@@ -6,7 +6,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "pipeline.h"
+#include "route.h"
 
 #define GPUIMG_SCHED_MAX_DEVICES 64
 
@@ -51,7 +51,7 @@ struct gpuimg_sched {
   int device_jpeg;
   gpuimg_jpeg_batch_t *jpeg[GPUIMG_SCHED_MAX_DEVICES];
   /* Of such a batch's JPEG inputs, the share decoded by the host's decoder (libjpeg) instead,
-   * so that the host's cores decode beside the hardware decoder (gpuimg_sched_host_decode());
+   * so that the host's cores decode beside the hardware decoder (gpuimg_sched_path());
    * the results still go through the device and its encoder. */
   double host_share;
   long jpeg_batches, jpeg_batch_images;
@@ -77,7 +77,7 @@ struct gpuimg_sched {
   double dev_ready_ms; /* when the device was up, from t_start; -1: never */
   atomic_int cuda_ok;  /* an item succeeded on CUDA */
   char reason[256];    /* why no CUDA device is used (use_cuda 0) */
-  /* A split batch (gpuimg_sched_split): the items the client marks in to_device go down the
+  /* A split batch (gpuimg_sched_split): the items the client marks GPUIMG_PATH_DEVICE go down the
    * device's JPEG path (the hardware decoder, the steps and nvJPEG's encoder there) on
    * device_workers workers of their own, asleep while the device works, and the others to the
    * host codecs on the client's workers; the last device worker stops the JPEG threads while
@@ -88,7 +88,7 @@ struct gpuimg_sched {
    * too (device_path_check); device_checked counts the device workers that have looked. */
   int split_model, device_checked;
   atomic_int device_off;
-  const unsigned char *to_device; /* the client's, one flag per work item; NULL: no split */
+  const unsigned char *paths; /* the client's, a gpuimg_path_t per work item; NULL: no split */
   int device_workers, device_running;
   int host_cuda; /* the host's workers move to CUDA for the steps (GPUIMG_SPLIT_HOST_CUDA) */
   int *queue[2], nqueue[2];
@@ -128,24 +128,17 @@ int gpuimg_sched_workers(const gpuimg_sched_t *s, int jobs, int ntodo);
 int gpuimg_sched_threads(int threads, int nworkers);
 
 /* Decides whether the batch of n work items splits between the host codecs and the device's
- * JPEG path, and starts the devices' JPEG threads when it does: under --codec auto on CUDA
- * with nvJPEG built in and the fast kernels, by the cost model (gpuimg_cost_device_share) for
- * inputs like the file first written as out, on the cores this process may use
- * (gpuimg_cpu_cores(), not --jobs, so that the same files come out at every -j);
- * GPUIMG_JPEG_SPLIT=0 turns it off, unset or =auto asks for the model's share, =<0..1> sets the
- * share (measurements). Returns the share (0: no split). */
+ * JPEG path (gpuimg_route_device_share(): for inputs like the file first written as out), and
+ * starts the devices' JPEG threads when it does. Returns the share (0: no split). */
 double gpuimg_sched_split(gpuimg_sched_t *s, const char *first, gpuimg_format_t out, long n);
 
-/* Whether a split batch sends the item named name down the device's path: a hash of the name
- * under the share, so that an image goes the same way in every run, shard and -j. */
-int gpuimg_sched_to_device(const gpuimg_sched_t *s, const char *name);
-
-/* Whether, in a batch that decodes JPEG on the device (device_jpeg), the item named name is
- * decoded by the host instead: a hash of the name under host_share, as gpuimg_sched_to_device(). */
-int gpuimg_sched_host_decode(const gpuimg_sched_t *s, const char *name);
+/* The path of the item named name (gpuimg_route_path()): down a split batch's device path,
+ * decoded by the host in a batch that decodes JPEG on the device (device_jpeg, under
+ * host_share), or its worker's way. */
+gpuimg_path_t gpuimg_sched_path(const gpuimg_sched_t *s, const char *name);
 
 /* How many workers gpuimg_sched_run() starts for nworkers host workers: with a split
- * (to_device set), the device path's too. */
+ * (paths set), the device path's too. */
 int gpuimg_sched_total_workers(const gpuimg_sched_t *s, int nworkers);
 
 /* Runs ntodo work items on nworkers workers, and returns when they are done: 0; -1 with the
