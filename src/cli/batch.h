@@ -65,7 +65,7 @@ typedef struct {
   atomic_int ndone; /* selected items finished (progress) */
   int nselected;
   /* The backend, devices and workers; the workers' stage totals by worker. */
-  gpuimg_sched_t sched;
+  gpuimg_sched_t *sched;
   int nworkers, nall;         /* --jobs' workers; with a split's device-path workers */
   unsigned char *paths;       /* a split batch's: each work item's gpuimg_path_t */
   double (*totals)[MAX_KEYS]; /* by worker, nall of them */
