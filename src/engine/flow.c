@@ -174,8 +174,8 @@ typedef struct {
   const gpuimg_plan_t *plan;              /* flow->plan, or own_plan */
   gpuimg_plan_t own_plan;                 /* flow->plan as the route changes it (route()) */
   gpuimg_route_t route;                   /* where it is decoded, its steps run and it is encoded */
-  int orientation;             /* its EXIF orientation as the plan applies it (1: none), 1..8 */
-  gpuimg_prestart_t *prestart; /* CUDA starting while it is decoded (GPUIMG_STEPS_CUDA) */
+  int orientation;              /* its EXIF orientation as the plan applies it (1: none), 1..8 */
+  gpuimg_device_start_t *start; /* CUDA starting while it is decoded (GPUIMG_STEPS_CUDA) */
 } image_t;
 
 static void mark(image_t *im, int interval, int end)
@@ -203,7 +203,7 @@ static void route(image_t *im, const uint8_t *bytes, size_t size)
                             .choose = flow->choose && !flow->runner};
   gpuimg_route_image(&ask, &im->route, im->run);
   if (im->route.steps == GPUIMG_STEPS_CUDA)
-    im->prestart = gpuimg_pipeline_prestart(flow->plan);
+    im->start = gpuimg_device_start_plan(flow->plan);
   if (im->route.reduction > 1 || im->route.codec != flow->plan->codec) {
     im->own_plan = *flow->plan;
     im->own_plan.codec = im->route.codec; /* the masks' decoder too */
@@ -271,11 +271,11 @@ static int steps(image_t *im)
     return -1;
   gpuimg_pipeline_t *runner = flow->runner;
   if (!runner) {
-    gpuimg_prestart_t *ps = im->prestart;
-    im->prestart = NULL;
+    gpuimg_device_start_t *start = im->start;
+    im->start = NULL;
     runner = im->own = im->route.steps == GPUIMG_STEPS_CPU
                            ? gpuimg_pipeline_create(flow->plan, GPUIMG_DEVICE_CPU)
-                           : gpuimg_pipeline_open_started(flow->plan, ps, run);
+                           : gpuimg_pipeline_open_started(flow->plan, start, run);
     if (!runner)
       return -1;
   }
@@ -415,6 +415,6 @@ int gpuimg_flow_run(const gpuimg_flow_t *flow, gpuimg_job_t *job, gpuimg_run_t *
   for (int i = 0; i < GPUIMG_MAX_STEPS; i++)
     gpuimg_image_free(&im.masks[i]);
   gpuimg_pipeline_destroy(im.own);
-  gpuimg_pipeline_prestart_free(im.prestart); /* a start no runner was opened after */
+  gpuimg_device_start_end(im.start, NULL, NULL, 0); /* a start no runner was opened after */
   return rc;
 }

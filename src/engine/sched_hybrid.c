@@ -1,13 +1,13 @@
-/* sched_hybrid.c: the hybrid start of a batch: its workers begin on the CPU while a thread
- * brings the device up, and move to it image by image once it is. */
+/* sched_hybrid.c: the hybrid start of a batch: its workers begin on the CPU while a device
+ * start brings the device up, and move to it image by image once it is. */
 #include "sched_state.h"
 
 #include <stdio.h>
 #include <time.h>
 
-/* The hybrid start's thread: brings device devices[0] up while the workers convert on the
- * CPU, then lets them move to it (or says, unless -q, that the batch stays on the CPU). The
- * context (the second half of the start-up) is not made once every image is taken. */
+/* The hybrid start brings device devices[0] up (a device start) while the workers convert on
+ * the CPU, then lets them move to it. The context (the second half of the start-up) is not
+ * made once every image is taken. */
 static int work_left(void *arg)
 {
   gpuimg_sched_t *s = arg;
@@ -16,20 +16,20 @@ static int work_left(void *arg)
   return atomic_load(&s->next) < s->ntodo;
 }
 
-static void *device_starter(void *arg)
+/* The device start's answer (on its thread): the workers may move to the device, or it says,
+ * unless -q, that the batch stays on the CPU. */
+static void device_started(void *arg, const gpuimg_device_start_t *start)
 {
   gpuimg_sched_t *s = arg;
-  gpuimg_thread_name("gpuimg-start");
-  int ok = gpuimg_pipeline_device_start(s->devices[0], !sched_env_is("GPUIMG_CUDA_SYNC", "spin"),
-                                        work_left, s, s->dev_reason, sizeof s->dev_reason);
-  s->dev_ready_ms = ok > 0 ? gpuimg_now_ms() - s->t_start : -1;
-  atomic_store(&s->dev_state, ok > 0 ? 1 : -1);
-  if (ok == 0 && !s->plan->quiet) {
+  int state = gpuimg_device_start_state(start);
+  s->dev_ready_ms = state > 0 ? gpuimg_now_ms() - s->t_start : -1;
+  atomic_store(&s->dev_state, state > 0 ? 1 : -1);
+  if (state == -1 && !s->plan->quiet) {
     char msg[512];
-    snprintf(msg, sizeof msg, "no usable CUDA device (%s); using the CPU backend", s->dev_reason);
+    snprintf(msg, sizeof msg, "no usable CUDA device (%s); using the CPU backend",
+             gpuimg_device_start_reason(start));
     s->calls.say(s->calls.ctx, msg);
   }
-  return NULL;
 }
 
 /* A hybrid worker's move to CUDA, once the device is up: a CUDA runner instead of its CPU
@@ -69,10 +69,13 @@ void sched_hybrid_move(gpuimg_sched_t *s, gpuimg_worker_t *wk)
  * hybrid is 0 then). */
 void sched_hybrid_begin(gpuimg_sched_t *s)
 {
-  if (gpuimg_thread_start(&s->starter, device_starter, s) == 0)
-    s->starter_started = 1;
-  else
-    device_starter(s); /* no thread: bring the device up before the workers, as before */
+  gpuimg_device_start_ask_t ask = {.device = s->devices[0],
+                                   .blocking = !sched_env_is("GPUIMG_CUDA_SYNC", "spin"),
+                                   .wanted = work_left,
+                                   .done = device_started,
+                                   .arg = s};
+  if (!(s->start = gpuimg_device_start_begin(&ask)))
+    atomic_store(&s->dev_state, -1); /* out of memory: the batch stays on the CPU */
 }
 
 int sched_hybrid_wait(gpuimg_sched_t *s)
@@ -86,9 +89,8 @@ int sched_hybrid_wait(gpuimg_sched_t *s)
 
 void gpuimg_sched_stop_starter(gpuimg_sched_t *s)
 {
-  if (s->starter_started)
-    pthread_join(s->starter, NULL);
-  s->starter_started = 0;
+  gpuimg_device_start_end(s->start, NULL, NULL, 0);
+  s->start = NULL;
   if (!s->hybrid)
     return;
   s->use_cuda = atomic_load(&s->cuda_ok);

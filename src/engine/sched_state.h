@@ -45,18 +45,16 @@ struct gpuimg_sched {
   double go_ms;                     /* when the workers were told to go, from t_start */
   /* --backend auto on one device with host codecs: the device is brought up by the starter
    * thread while the workers begin on the CPU, each moving to CUDA at its next image once
-   * the device is up (dev_state 1), or staying on the CPU if it is not (-1, dev_reason).
+   * the device is up (dev_state 1), or staying on the CPU if it is not (-1).
    * The outputs are the same bytes either way; the CPU works through CUDA's start-up (about
    * 0.25 s on an H200) instead of waiting for it. */
   int hybrid;
-  pthread_t starter;
-  int starter_started;
+  gpuimg_device_start_t *start;
   atomic_int dev_state;
   atomic_int move_failed; /* a worker could not move (said once) */
-  char dev_reason[256];
-  double dev_ready_ms; /* when the device was up, from t_start; -1: never */
-  atomic_int cuda_ok;  /* an item succeeded on CUDA */
-  char reason[256];    /* why no CUDA device is used (use_cuda 0) */
+  double dev_ready_ms;    /* when the device was up, from t_start; -1: never */
+  atomic_int cuda_ok;     /* an item succeeded on CUDA */
+  char reason[256];       /* why no CUDA device is used (use_cuda 0) */
   /* A split batch (gpuimg_sched_split): the items the client marks GPUIMG_PATH_DEVICE go down
    * the device's JPEG path (the hardware decoder, the steps and nvJPEG's encoder there) on
    * device_workers workers of their own, asleep while the device works, and the others to the
@@ -98,8 +96,7 @@ static inline int sched_env_is(const char *name, const char *value)
 /* sched_devices.c: stops the devices' JPEG threads, adding up their figures (safe twice). */
 void sched_stop_jpeg(gpuimg_sched_t *s);
 
-/* sched_hybrid.c: starts the hybrid start's thread (or, without a thread, brings the device
- * up before the workers). */
+/* sched_hybrid.c: begins the hybrid start's device start. */
 void sched_hybrid_begin(gpuimg_sched_t *s);
 /* A hybrid worker's move to CUDA at its next item, once the device is up (at most once). */
 void sched_hybrid_move(gpuimg_sched_t *s, gpuimg_worker_t *wk);

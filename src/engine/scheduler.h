@@ -93,13 +93,13 @@ int gpuimg_sched_total_workers(const gpuimg_sched_t *s, int nworkers);
 
 /* Runs ntodo work items on nworkers workers, and returns when they are done: 0; -1 with the
  * error set when nothing could start (nothing ran); -2 when a worker could not start (nothing
- * ran: the first failure in gpuimg_sched_failure()). The hybrid start's thread and the
+ * ran: the first failure in gpuimg_sched_failure()). The hybrid start's device start and the
  * nvJPEG threads are stopped on return, except after -1 (gpuimg_sched_stop_starter() and
- * gpuimg_sched_close() stop them). */
+ * gpuimg_sched_free() stop them). */
 int gpuimg_sched_run(gpuimg_sched_t *s, int nworkers, int ntodo, const gpuimg_sched_calls_t *calls);
 
-/* Waits for the hybrid start's thread (safe to call twice); the batch then counts as a CUDA
- * one (use_cuda) when an item succeeded there. */
+/* Waits for the hybrid start's device start to end (safe to call twice); the batch then
+ * counts as a CUDA one (use_cuda) when an item succeeded there. */
 void gpuimg_sched_stop_starter(gpuimg_sched_t *s);
 
 /* After gpuimg_sched_run() returned -2: the first worker's failure, its exit code in *code. */
