@@ -157,8 +157,9 @@ GPUIMG_API int gpuimg_context_stage_count(const gpuimg_context_t *ctx);
 GPUIMG_API int gpuimg_context_stage(const gpuimg_context_t *ctx, int i, gpuimg_stage_time_t *out);
 /* "cpu" or "cuda": where the last run's steps ran ("" without one); NULL for ctx NULL. */
 GPUIMG_API const char *gpuimg_context_backend(const gpuimg_context_t *ctx);
-/* The last run as the JSON report of `gpuimg --report` (malloc'd; free() it). Without a last
- * run: NULL, GPUIMG_EXIT_USAGE ("gpuimg_context_report: no run to report (...)"). */
+/* The last run as the JSON report of `gpuimg --report` (malloc'd; free() it); an analysis
+ * step's figures (stats) are its stage's "result". Without a last run: NULL, GPUIMG_EXIT_USAGE
+ * ("gpuimg_context_report: no run to report (...)"). */
 GPUIMG_API char *gpuimg_context_report(const gpuimg_context_t *ctx);
 
 /* The library's version, "0.1.0". */

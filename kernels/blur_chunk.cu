@@ -12,8 +12,8 @@ namespace
 
 constexpr int kChunkPx = GPUIMG_BLUR_CHUNK_PX;           // pixels a thread owns
 constexpr int kChunkThreads = GPUIMG_BLUR_CHUNK_THREADS; // threads a block
-constexpr int kChunkSpan = kChunkPx * kChunkThreads; // pixels of a block's row span
-constexpr uint32_t kLanes = 0x00ff00ffu;             // bytes 0 and 2 of a word
+constexpr int kChunkSpan = kChunkPx * kChunkThreads;     // pixels of a block's row span
+constexpr uint32_t kLanes = 0x00ff00ffu;                 // bytes 0 and 2 of a word
 
 // Shared-memory index of P's pixel i in a channel's row: one padding word after every 8, so
 // that threads reading or writing pixel i + 8 * thread hit 32 different banks (stride 9).

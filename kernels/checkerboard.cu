@@ -11,14 +11,17 @@ namespace
 // (divergence); with a cell of 32 or more, whole warps agree. Colour channels are
 // saturating add or subtract of amount; alpha (C = 2 or 4) is copied. Reads and writes
 // are coalesced byte accesses along a row. With COUNT, each warp votes (__ballot_sync)
-// on the branch and the block tallies warps whose lanes went both ways.
+// on the branch and the block tallies warps whose lanes went both ways; and where d_times
+// is set (--explain-image), thread 0 records the block's SM, start and end.
 template <int C, bool COUNT>
 __global__ void checkerboard_kernel(const uint8_t *__restrict__ src, uint8_t *__restrict__ dst,
                                     int w, int h, int cell, int amount,
-                                    unsigned long long *d_counts)
+                                    unsigned long long *d_counts, gpuimg_block_time_t *d_times)
 {
   constexpr int colour = (C == 2 || C == 4) ? C - 1 : C;
   __shared__ unsigned s_warps, s_div;
+  if (COUNT && d_times)
+    gpuimg_block_clock(d_times, false);
   int x = blockIdx.x * blockDim.x + threadIdx.x;
   int y = blockIdx.y * blockDim.y + threadIdx.y;
   bool inside = x < w && y < h;
@@ -47,6 +50,8 @@ __global__ void checkerboard_kernel(const uint8_t *__restrict__ src, uint8_t *__
     __syncthreads();
     if (threadIdx.x == 0 && threadIdx.y == 0)
       gpuimg_div_flush(d_counts, s_warps, s_div);
+    if (d_times)
+      gpuimg_block_clock(d_times, true);
   }
 }
 
@@ -142,20 +147,23 @@ int launch(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, int w, int 
     gpuimg_launch_measure(ctx, info, checkerboard_fast_kernel<C>);
     return gpuimg_cuda_timer_stop(ctx, &info->ms);
   }
-  bool count = ctx->count_divergence;
+  // Blocks are recorded by the counting instance (a recording run is a measured one).
+  bool count = ctx->count_divergence || ctx->record_blocks;
+  unsigned long long blocks = (unsigned long long)grid.x * grid.y;
+  gpuimg_block_time_t *d_times;
   if (gpuimg_cuda_check_grid(ctx, grid, info->kernel) < 0 || (count && gpuimg_div_begin(ctx) < 0) ||
-      gpuimg_cuda_timer_start(ctx) < 0)
+      gpuimg_block_times_begin(ctx, blocks, &d_times) < 0 || gpuimg_cuda_timer_start(ctx) < 0)
     return -1;
   if (count)
     checkerboard_kernel<C, true>
-        <<<grid, block, 0, ctx->stream>>>(d_src, d_dst, w, h, cell, amount, ctx->d_counts);
+        <<<grid, block, 0, ctx->stream>>>(d_src, d_dst, w, h, cell, amount, ctx->d_counts, d_times);
   else
     checkerboard_kernel<C, false>
-        <<<grid, block, 0, ctx->stream>>>(d_src, d_dst, w, h, cell, amount, NULL);
+        <<<grid, block, 0, ctx->stream>>>(d_src, d_dst, w, h, cell, amount, NULL, NULL);
   GPUIMG_CUDA_CHECK_LAUNCH("checkerboard_kernel");
   // The model's kernel: the one without the counting (the counts only tell what it does).
   gpuimg_launch_measure(ctx, info, checkerboard_kernel<C, false>);
-  if (gpuimg_cuda_timer_stop(ctx, &info->ms) < 0)
+  if (gpuimg_cuda_timer_stop(ctx, &info->ms) < 0 || gpuimg_block_times_end(ctx, blocks) < 0)
     return -1;
   return count ? gpuimg_div_end(ctx, info) : 0;
 }

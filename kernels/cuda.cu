@@ -85,6 +85,9 @@ extern "C" void gpuimg_cuda_destroy(gpuimg_cuda_t *ctx)
     (void)cudaFree(ctx->d_scratch);
   if (ctx->d_counts)
     (void)cudaFree(ctx->d_counts);
+  if (ctx->d_block_times)
+    (void)cudaFree(ctx->d_block_times);
+  free(ctx->h_block_times);
   if (ctx->start)
     (void)cudaEventDestroy(ctx->start);
   if (ctx->stop)
@@ -240,6 +243,59 @@ extern "C" int gpuimg_cuda_download(gpuimg_cuda_t *ctx, void *h_dst, const void 
 extern "C" void gpuimg_cuda_set_count_divergence(gpuimg_cuda_t *ctx, int on)
 {
   ctx->count_divergence = on;
+}
+
+extern "C" void gpuimg_cuda_set_record_blocks(gpuimg_cuda_t *ctx, int on)
+{
+  ctx->record_blocks = on;
+}
+
+int gpuimg_block_times_begin(gpuimg_cuda_t *ctx, unsigned long long blocks,
+                             gpuimg_block_time_t **d_times)
+{
+  *d_times = nullptr;
+  if (!ctx->record_blocks)
+    return 0;
+  if (blocks > ctx->block_times_cap) {
+    if (ctx->d_block_times)
+      GPUIMG_CUDA_CHECK(cudaFree(ctx->d_block_times));
+    ctx->d_block_times = nullptr;
+    ctx->block_times_cap = 0;
+    GPUIMG_CUDA_CHECK(cudaMalloc(&ctx->d_block_times, blocks * sizeof(gpuimg_block_time_t)));
+    ctx->block_times_cap = blocks;
+  }
+  GPUIMG_CUDA_CHECK(
+      cudaMemsetAsync(ctx->d_block_times, 0, blocks * sizeof(gpuimg_block_time_t), ctx->stream));
+  *d_times = ctx->d_block_times;
+  return 0;
+}
+
+int gpuimg_block_times_end(gpuimg_cuda_t *ctx, unsigned long long blocks)
+{
+  if (!ctx->record_blocks)
+    return 0;
+  free(ctx->h_block_times);
+  ctx->n_block_times = 0;
+  ctx->h_block_times = (gpuimg_block_time_t *)malloc(blocks * sizeof(gpuimg_block_time_t));
+  if (!ctx->h_block_times) {
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, "", "out of memory");
+    return -1;
+  }
+  GPUIMG_CUDA_CHECK(cudaMemcpyAsync(ctx->h_block_times, ctx->d_block_times,
+                                    blocks * sizeof(gpuimg_block_time_t), cudaMemcpyDeviceToHost,
+                                    ctx->stream));
+  GPUIMG_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
+  ctx->n_block_times = blocks;
+  return 0;
+}
+
+extern "C" void gpuimg_cuda_take_block_times(gpuimg_cuda_t *ctx, gpuimg_block_time_t **blocks,
+                                             unsigned long long *n)
+{
+  *blocks = ctx->h_block_times;
+  *n = ctx->n_block_times;
+  ctx->h_block_times = nullptr;
+  ctx->n_block_times = 0;
 }
 
 int gpuimg_div_begin(gpuimg_cuda_t *ctx)

@@ -18,6 +18,7 @@ typedef enum {
   GPUIMG_VARIANT_NAIVE,       /* the teaching kernel: one thread per pixel, global memory */
   GPUIMG_VARIANT_TILED,       /* blur: tile plus apron staged in shared memory */
   GPUIMG_VARIANT_GRID_STRIDE, /* gray: as many blocks as the GPU holds, each thread looping */
+  GPUIMG_VARIANT_CHOSEN,      /* an operation's own kernel option given (stats --variant) */
 } gpuimg_variant_t;
 
 /* Opaque CUDA context: device, one non-blocking stream, timing events. */
@@ -168,6 +169,24 @@ int gpuimg_cuda_copy_bandwidth(gpuimg_cuda_t *ctx, size_t bytes, double *gbps);
 
 /* Count divergent warps in the teaching kernels (costs a few atomics per block). */
 void gpuimg_cuda_set_count_divergence(gpuimg_cuda_t *ctx, int on);
+
+/* One block of a recorded launch: the SM it ran on and the GPU's global timer (ns) when its
+ * thread 0 began and when it finished. */
+typedef struct {
+  unsigned sm, reserved;
+  unsigned long long start_ns, end_ns;
+} gpuimg_block_time_t;
+
+/* Record the blocks of the teaching kernels (gray --naive, checkerboard --naive and portrait's
+ * composite) from now on (on = 1; --explain-image): each block's thread 0 writes its SM and
+ * times into a device buffer, read back after the launch. Off (0) by default: the kernels that
+ * record are their own instances, never launched otherwise. */
+void gpuimg_cuda_set_record_blocks(gpuimg_cuda_t *ctx, int on);
+/* The blocks the last recording launch wrote, in launch order (blockIdx.x + blockIdx.y *
+ * gridDim.x), handed over: *blocks malloc'd (the caller frees it) and *n of them; NULL and 0
+ * when the steps since the last call recorded none. */
+void gpuimg_cuda_take_block_times(gpuimg_cuda_t *ctx, gpuimg_block_time_t **blocks,
+                                  unsigned long long *n);
 
 /* Block shape used by 2-D kernels; 0x0 = each kernel's default. 0 or -1. */
 int gpuimg_cuda_set_block(gpuimg_cuda_t *ctx, int bw, int bh);

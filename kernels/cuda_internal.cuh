@@ -17,8 +17,13 @@ struct gpuimg_cuda {
   int block_w, block_h; // 0: kernel defaults
   void *d_scratch;      // intermediate buffer reused across steps (fast blur)
   size_t scratch_bytes;
-  int count_divergence;         // teaching kernels count divergent warps
-  unsigned long long *d_counts; // kDivSlots (warps, divergent) pairs
+  int count_divergence;               // teaching kernels count divergent warps
+  unsigned long long *d_counts;       // kDivSlots (warps, divergent) pairs
+  int record_blocks;                  // teaching kernels record their blocks (--explain-image)
+  gpuimg_block_time_t *d_block_times; // room for block_times_cap blocks
+  unsigned long long block_times_cap;
+  gpuimg_block_time_t *h_block_times; // the last recording launch's, malloc'd
+  unsigned long long n_block_times;
 };
 
 // Divergence counters: blocks add into one of kDivSlots pairs (spread to avoid every
@@ -53,6 +58,43 @@ __device__ __forceinline__ void gpuimg_div_flush(unsigned long long *d_counts, u
   unsigned slot = (blockIdx.x + blockIdx.y * 7u) % kDivSlots;
   atomicAdd(&d_counts[2 * slot], (unsigned long long)s_warps);
   atomicAdd(&d_counts[2 * slot + 1], (unsigned long long)s_div);
+}
+
+// Block records (--explain-image): before a launch of blocks blocks, *d_times is the zeroed
+// device buffer they write (nullptr when the context does not record); after it, the records
+// are copied back to the host (waiting for the stream). Each: 0, or -1 with the error set.
+int gpuimg_block_times_begin(gpuimg_cuda_t *ctx, unsigned long long blocks,
+                             gpuimg_block_time_t **d_times);
+int gpuimg_block_times_end(gpuimg_cuda_t *ctx, unsigned long long blocks);
+
+// The SM this thread runs on and the GPU's global nanosecond timer (PTX special registers).
+__device__ __forceinline__ unsigned gpuimg_smid()
+{
+  unsigned sm;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+  return sm;
+}
+
+__device__ __forceinline__ unsigned long long gpuimg_globaltimer()
+{
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// In a recording kernel, thread 0 of each block at its start (end = false) and at its end:
+// the block's SM and start, then its end, at its launch-order index.
+__device__ __forceinline__ void gpuimg_block_clock(gpuimg_block_time_t *d_times, bool end)
+{
+  if (threadIdx.x != 0 || threadIdx.y != 0 || threadIdx.z != 0)
+    return;
+  gpuimg_block_time_t *b = d_times + blockIdx.x + (size_t)blockIdx.y * gridDim.x;
+  if (end) {
+    b->end_ns = gpuimg_globaltimer();
+  } else {
+    b->sm = gpuimg_smid();
+    b->start_ns = gpuimg_globaltimer();
+  }
 }
 
 // A failed CUDA call becomes a gpuimg error naming the call, file and line; the

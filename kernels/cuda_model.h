@@ -117,7 +117,7 @@ int gpuimg_model_access(const gpuimg_access_t *a, int threads, double *used_pct)
  * against the build's objects by tests/check_kernel_resources.py). */
 typedef struct {
   int arch;
-  const char *kernel; /* "gray_naive_kernel<3>" */
+  const char *kernel; /* "gray_naive_kernel<3, false>" */
   int registers;
   int static_shared;
 } gpuimg_kernel_resources_t;

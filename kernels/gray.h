@@ -23,7 +23,7 @@ static inline int gpuimg_gray_launch(gpuimg_variant_t variant, int width, int he
 {
   int oc = channels == 4 ? 2 : 1;
   long long pixels = (long long)width * height;
-  char args[4] = {(char)('0' + channels), '\0'};
+  char args[12] = {(char)('0' + channels), '\0'};
   if (channels < 3)
     return 1;
   if (variant == GPUIMG_VARIANT_NAIVE) {
@@ -32,6 +32,7 @@ static inline int gpuimg_gray_launch(gpuimg_variant_t variant, int width, int he
      * wraps to the next image row) and writes their gray bytes. */
     unsigned bw = env->block_w ? (unsigned)env->block_w : 16;
     unsigned bh = env->block_w ? (unsigned)env->block_h : 16;
+    snprintf(args, sizeof args, "%d, false", channels); /* the instance that does not record */
     gpuimg_launch_set(l, "gray_naive_kernel", args, gpuimg_launch_blocks(width, (int)bw),
                       gpuimg_launch_blocks(height, (int)bh), bw, bh, 0);
     gpuimg_launch_access(l, GPUIMG_ACCESS_LOAD, 1, channels, (int)bw, (long long)width * channels);

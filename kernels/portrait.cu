@@ -9,13 +9,17 @@ namespace
 // per pixel copies the source pixel back where the mask marks the subject (and the alpha
 // everywhere). Only warps that straddle the subject's outline diverge; warps wholly
 // inside or outside take one path. With COUNT, warps vote on the branch and the block
-// tallies the divergent ones. (The fast variant folds this test into the blur instead.)
+// tallies the divergent ones; where d_times is set (--explain-image), thread 0 records the
+// block's SM, start and end. (The fast variant folds this test into the blur instead.)
 template <int C, bool COUNT>
 __global__ void
 portrait_composite_kernel(const uint8_t *__restrict__ src, const uint8_t *__restrict__ mask,
-                          uint8_t *__restrict__ dst, int w, int h, unsigned long long *d_counts)
+                          uint8_t *__restrict__ dst, int w, int h, unsigned long long *d_counts,
+                          gpuimg_block_time_t *d_times)
 {
   __shared__ unsigned s_warps, s_div;
+  if (COUNT && d_times)
+    gpuimg_block_clock(d_times, false);
   int x = blockIdx.x * blockDim.x + threadIdx.x;
   int y = blockIdx.y * blockDim.y + threadIdx.y;
   bool inside = x < w && y < h;
@@ -38,6 +42,8 @@ portrait_composite_kernel(const uint8_t *__restrict__ src, const uint8_t *__rest
     __syncthreads();
     if (threadIdx.x == 0 && threadIdx.y == 0)
       gpuimg_div_flush(d_counts, s_warps, s_div);
+    if (d_times)
+      gpuimg_block_clock(d_times, true);
   }
 }
 
@@ -51,17 +57,20 @@ int composite(gpuimg_cuda_t *ctx, const uint8_t *d_src, const uint8_t *d_mask, u
   gpuimg_portrait_composite_launch(w, h, C, &env, info);
   info->launches += blur_launches;
   dim3 grid = gpuimg_launch_grid(info), block = gpuimg_launch_block(info);
-  if (gpuimg_cuda_check_grid(ctx, grid, "portrait_composite_kernel") < 0)
+  unsigned long long blocks = (unsigned long long)grid.x * grid.y;
+  gpuimg_block_time_t *d_times;
+  if (gpuimg_cuda_check_grid(ctx, grid, "portrait_composite_kernel") < 0 ||
+      gpuimg_block_times_begin(ctx, blocks, &d_times) < 0)
     return -1;
-  if (ctx->count_divergence)
+  if (ctx->count_divergence || ctx->record_blocks) // the counting instance records blocks
     portrait_composite_kernel<C, true>
-        <<<grid, block, 0, ctx->stream>>>(d_src, d_mask, d_dst, w, h, ctx->d_counts);
+        <<<grid, block, 0, ctx->stream>>>(d_src, d_mask, d_dst, w, h, ctx->d_counts, d_times);
   else
     portrait_composite_kernel<C, false>
-        <<<grid, block, 0, ctx->stream>>>(d_src, d_mask, d_dst, w, h, NULL);
+        <<<grid, block, 0, ctx->stream>>>(d_src, d_mask, d_dst, w, h, NULL, NULL);
   GPUIMG_CUDA_CHECK_LAUNCH("portrait_composite_kernel");
   gpuimg_launch_measure(ctx, info, portrait_composite_kernel<C, false>);
-  return 0;
+  return gpuimg_block_times_end(ctx, blocks);
 }
 } // namespace
 
@@ -77,7 +86,7 @@ extern "C" int gpuimg_portrait_gpu(gpuimg_cuda_t *ctx, const uint8_t *d_src, con
                             d_mask, info) < 0)
       return -1;
   } else {
-    if ((ctx->count_divergence && gpuimg_div_begin(ctx) < 0) ||
+    if (((ctx->count_divergence || ctx->record_blocks) && gpuimg_div_begin(ctx) < 0) ||
         gpuimg_blur_enqueue(ctx, d_src, d_dst, width, height, channels, radius, variant, tile, NULL,
                             info) < 0)
       return -1;
@@ -90,5 +99,7 @@ extern "C" int gpuimg_portrait_gpu(gpuimg_cuda_t *ctx, const uint8_t *d_src, con
   }
   if (gpuimg_cuda_timer_stop(ctx, &info->ms) < 0)
     return -1;
-  return variant != GPUIMG_VARIANT_FAST && ctx->count_divergence ? gpuimg_div_end(ctx, info) : 0;
+  return variant != GPUIMG_VARIANT_FAST && (ctx->count_divergence || ctx->record_blocks)
+             ? gpuimg_div_end(ctx, info)
+             : 0;
 }

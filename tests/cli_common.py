@@ -6,6 +6,7 @@ load_report, stage). Standard library only.
 
 import itertools
 import json
+import os
 import struct
 
 from gpuimg_testlib import (
@@ -187,9 +188,13 @@ def is_cuda_build():
 # ---------------------------------------------------------------------------------------------
 # Shared by several groups: messages, a JPEG to decode, the report
 
-# The registry's operations in its order, as messages list them.
-OPERATIONS = ("gray", "blur", "checkerboard", "portrait", "resize", "rotate", "flip", "flop",
-              "transpose", "transverse")
+# The registry's operations in its order, as messages and --help list them: the list the
+# registry is generated from (src/ops/meson.build's gpuimg_op_names), which tests/meson.build
+# passes in GPUIMG_OPERATIONS. A new operation changes no test here.
+OPERATIONS = tuple(os.environ.get("GPUIMG_OPERATIONS", "").split())
+if not OPERATIONS:
+    raise SystemExit("cli_common.py: GPUIMG_OPERATIONS is unset (meson test sets it to the "
+                     "registry's operations)")
 
 
 def unknown_operation_msg(name):

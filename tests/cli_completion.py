@@ -16,7 +16,7 @@ from cli_common import OPERATIONS, usage_error
 def help_names():
     """The operations and the options (long and short) that --help lists."""
     out = expect_ok(run("--help")).out.decode()
-    ops = re.findall(r"^([a-z]+): ", out.split("\nGlobal options:")[0], re.M)
+    ops = re.findall(r"^([a-z][a-z0-9_]*): ", out.split("\nGlobal options:")[0], re.M)
     opts = set()
     for line in out.splitlines():
         m = re.match(r"  (-[A-Za-z])?(?:, )?(--[a-z][a-z-]*)", line)
@@ -60,9 +60,10 @@ def completion_in_bash():
           "checkerboard after then: no --cell")
     check(complete(["gpuimg", "blur", "--tile", ""]) == {"u8", "float"}, "--tile's values")
     check(complete(["gpuimg", "gray", "--backend", "c"]) == {"cpu", "cuda"}, "--backend's values")
-    check(complete(["gpuimg", "gray", "then", "bl"]) == {"blur"}, "operation after then")
+    for op in ops:  # each operation after then, by its first two letters
+        want = {o for o in ops if o.startswith(op[:2])}
+        check(complete(["gpuimg", "gray", "then", op[:2]]) == want,
+              "operations after then starting %s" % op[:2])
     check(complete(["gpuimg", "rotate", "--angle", ""]) == {"90", "180", "270"}, "--angle's values")
     check("--angle" in complete(["gpuimg", "rotate", "--"]), "rotate: no --angle")
     check("--angle" not in complete(["gpuimg", "flip", "--"]), "flip offers rotate's --angle")
-    check(complete(["gpuimg", "gray", "then", "tr"]) == {"transpose", "transverse"},
-          "transpose and transverse after then")

@@ -214,10 +214,10 @@ def report():
     r = load_report(res.out)
     step = [s for s in r["stages"] if s["name"] == "gray"][0]
     m = step["model"]
-    want = {"gpu": "a100", "kernel": "gray_naive_kernel", "instance": "gray_naive_kernel<3>",
-            "grid": [256, 256, 1], "block": [16, 16, 1], "active_blocks_per_sm": 8,
-            "resident_blocks": 864, "blocks": 65536, "waves": 75.85, "last_wave_blocks": 736,
-            "last_wave_pct": 85.2, "idle_lanes": 0, "limited_by": "threads"}
+    want = {"gpu": "a100", "kernel": "gray_naive_kernel",
+            "instance": "gray_naive_kernel<3, false>", "grid": [256, 256, 1], "block": [16, 16, 1],
+            "active_blocks_per_sm": 8, "resident_blocks": 864, "blocks": 65536, "waves": 75.85,
+            "last_wave_blocks": 736, "last_wave_pct": 85.2, "idle_lanes": 0, "limited_by": "threads"}
     for k, v in want.items():
         check(m.get(k) == v, "model %s: %r, want %r" % (k, m.get(k), v), res)
     check(m["accesses"][0] == {"kind": "loads", "bytes": 1, "stride": 3,
@@ -235,6 +235,6 @@ def refusals():
     expect_error(run("gray", "--explain", "--device", "0"), EXIT_USAGE,
                  "--device: invalid value '0' (expected %s)" % GPUS)
     expect_error(run("gray", "--device", "h100"), EXIT_USAGE,
-                 "--device: needs --explain (it names the GPU --explain predicts for)")
+                 "--device: needs --explain or --explain-image (it names the GPU they predict for)")
     expect_error(run("gray", "--explain", "--device", "h100", "-o", path("out") + "/", "in.png"),
                  EXIT_USAGE, "--explain: not available with -o DIR")

@@ -11,8 +11,8 @@ from gpuimg_testlib import (
     leftovers, make_pixels,
     path, png_encode_8bit, png_header_only, read, run, test, write)
 from cli_common import (
-    CORPUS, range_msg, check_no_leftovers, expected, is_cuda_build, load_report, read_png,
-    ref_blur, ref_checkerboard, ref_gray, same_image, stage, unknown_operation_msg, usage_error)
+    CORPUS, OPERATIONS, range_msg, check_no_leftovers, expected, is_cuda_build, load_report,
+    read_png, ref_blur, ref_checkerboard, ref_gray, same_image, stage, unknown_operation_msg, usage_error)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -25,11 +25,11 @@ def help_goes_to_stdout():
         out = res.out.decode()
         check(out.startswith("Usage: gpuimg OP [OPTIONS] [then OP [OPTIONS]]... [INPUT [OUTPUT]]\n"),
               "help does not start with the usage line", res)
-        for section in ("\ngray: ", "\nblur: ", "\ncheckerboard: ", "\nportrait: ",
-                        "\nGlobal options:\n",
-                        "\nExit status: 0 ok, 1 processing failure, 2 usage error, "
-                        "3 bad input or mask,\n4 output or report not written, "
-                        "5 CUDA unavailable or failed.\n"):
+        for section in ["\n%s: " % op for op in OPERATIONS] + [
+                "\nGlobal options:\n",
+                "\nExit status: 0 ok, 1 processing failure, 2 usage error, "
+                "3 bad input or mask,\n4 output or report not written, "
+                "5 CUDA unavailable or failed.\n"]:
             check(section in out, "help lacks %r" % section, res)
         for opt in ("--radius N", "--naive", "--tiled", "--cell K", "--amount A", "--mask FILE",
                     "--backend B", "--block WxH", "--report FILE", "--repeat N", "--quality Q",

@@ -5,7 +5,7 @@
 Usage: test_cli.py GROUP...   (groups: usage, input, decode, output, clobber, formats,
                                pixels, pipeline, report, codec, jpeg, nolibjpeg, completion,
                                threads, orient, meta, resize, rotate, permissions, model,
-                               webp, nowebp;
+                               stats, webp, nowebp, picture;
                                'all' runs every group; a group whose every test is skipped
                                exits 77)
 
@@ -19,7 +19,9 @@ The tests live in the modules this script imports, by group:
                                            cli_resize.py      resize
                                            cli_rotate.py      rotate
                                            cli_model.py       model
+                                           cli_stats.py       stats
                                            cli_webp.py        webp, nowebp
+                                           cli_picture.py     picture
                                            cli_common.py      what they share (not tests)
 
 Environment:
@@ -60,7 +62,9 @@ import cli_meta  # noqa: E402,F401
 import cli_resize  # noqa: E402,F401
 import cli_rotate  # noqa: E402,F401
 import cli_model  # noqa: E402,F401
+import cli_stats  # noqa: E402,F401
 import cli_webp  # noqa: E402,F401
+import cli_picture  # noqa: E402,F401
 
 if __name__ == "__main__":
     sys.exit(testlib.main(sys.argv, "cli-", populate=lambda: mi.write_corpus(path())))

@@ -202,7 +202,7 @@ static void predicted_launch(void)
   gpuimg_launch_t l;
   if (gpuimg_op_predict(op, params, 4096, 4096, 3, &env, NULL, &l) != 0 || !l.has_occupancy)
     fail("gray --naive: no prediction");
-  if (strcmp(l.instance, "gray_naive_kernel<3>") || l.grid[0] != 256 || l.grid[1] != 256 ||
+  if (strcmp(l.instance, "gray_naive_kernel<3, false>") || l.grid[0] != 256 || l.grid[1] != 256 ||
       l.block[0] != 16 || l.active_blocks_per_sm != 8 || l.resident_blocks != 864 ||
       fabs(l.waves - 75.85) > 0.005 || strcmp(l.limited_by, "threads"))
     fail("gray --naive on an A100: %s %ux%u blocks, %d/SM, %lld resident, %.2f waves", l.instance,

@@ -598,27 +598,35 @@ static void test_pipeline(void)
   printf("pipeline: gray then blur equals the two applied in turn (repeat 1 and 3)\n");
 }
 
-static void test_ops_table(void)
+/* The registry against the list it is generated from (names[0..n), src/ops/meson.build's
+ * gpuimg_op_names, which meson passes as the arguments): the same operations in the same
+ * order, found by name, listed by gpuimg_ops_names(). */
+static void test_ops_table(const char *const *names, int n)
 {
-  static const char *const names[] = {"gray",   "blur", "checkerboard", "portrait",  "resize",
-                                      "rotate", "flip", "flop",         "transpose", "transverse"};
-  const int n = (int)(sizeof names / sizeof names[0]);
+  char want[1024] = "", list[1024];
+  if (n < 2)
+    fail("give the registry's operations as arguments (meson test does)");
   for (int i = 0; i < n; i++) {
     if (!gpuimg_ops[i] || strcmp(gpuimg_ops[i]->name, names[i]) != 0)
       fail("operation %d is not %s", i, names[i]);
     if (gpuimg_ops_find(names[i]) != gpuimg_ops[i])
       fail("gpuimg_ops_find(\"%s\") is not the table's entry", names[i]);
+    size_t used = strlen(want);
+    snprintf(want + used, sizeof want - used, "%s%s",
+             i == 0       ? ""
+             : i + 1 == n ? " or "
+                          : ", ",
+             names[i]);
   }
   if (gpuimg_ops[n] != NULL || gpuimg_ops_find("then") || gpuimg_ops_find("") ||
       gpuimg_ops_find("Gray"))
     fail("the operation table has extra entries or matches loosely");
-  char list[256];
   gpuimg_ops_names(list, sizeof list);
-  if (strcmp(list, "gray, blur, checkerboard, portrait, resize, rotate, flip, flop, transpose or "
-                   "transverse") != 0)
-    fail("gpuimg_ops_names() gives \"%s\"", list);
+  if (strcmp(list, want) != 0)
+    fail("gpuimg_ops_names() gives \"%s\", not \"%s\"", list, want);
   /* Each declaration is complete: parameters that fit a step, help for every option, a
-   * mask only where the mask option is, a CPU reference, a launch for the CUDA model. */
+   * mask only where the mask option is, a CPU reference, a launch for the CUDA model, an
+   * analysis's measure and JSON. */
   for (int i = 0; gpuimg_ops[i]; i++) {
     const gpuimg_op_t *op = gpuimg_ops[i];
     if (op->params_size > GPUIMG_PARAMS_SIZE || !op->defaults || !op->options ||
@@ -629,6 +637,10 @@ static void test_ops_table(void)
         fail("%s --%s: no help, or a field outside its parameters", op->name, o->long_name);
     if (op->needs_mask != (gpuimg_options_find(op->options, "mask", 4, 0) != NULL))
       fail("%s: needs_mask and the --mask option disagree", op->name);
+    if (!op->result_size != !op->measure_cpu || !op->result_size != !op->result_json ||
+        !op->result_size != !op->result_add || !op->result_size != !op->result_parse ||
+        !op->result_size != !op->result_print)
+      fail("%s: an analysis without one of its functions, or one of them alone", op->name);
   }
   /* Options set parameters as the command line does, with its messages. */
   unsigned char params[GPUIMG_PARAMS_SIZE];
@@ -657,21 +669,21 @@ static void test_divergence_predictions(void)
     uint64_t div;
   } cb[] = {{1, 24576}, {2, 24576}, {8, 24576}, {16, 24576}, {32, 0}, {64, 0}};
   for (size_t i = 0; i < sizeof cb / sizeof cb[0]; i++) {
-    gpuimg_divergence_checkerboard(1024, 768, cb[i].cell, 32, 8, &warps, &div);
+    gpuimg_divergence_checkerboard(1024, 768, cb[i].cell, 32, 8, &warps, &div, NULL);
     if (warps != 24576 || div != cb[i].div)
       fail("checkerboard cell %d: predicted %llu of %llu warps, want %llu of 24576", cb[i].cell,
            (unsigned long long)div, (unsigned long long)warps, (unsigned long long)cb[i].div);
   }
   /* 16x16 blocks: a warp is two half rows of 16 pixels; cell 16 gives two rows of one cell
    * each, both of the same parity only when they lie in the same cell row: always, so 0. */
-  gpuimg_divergence_checkerboard(1024, 768, 16, 16, 16, &warps, &div);
+  gpuimg_divergence_checkerboard(1024, 768, 16, 16, 16, &warps, &div, NULL);
   if (warps != 24576 || div != 0)
     fail("checkerboard cell 16 in 16x16 blocks: %llu of %llu", (unsigned long long)div,
          (unsigned long long)warps);
   /* Partial warps and blocks: a 33x17 image in 24x5 blocks (120 threads: 4 warps, the last
    * with 24 lanes); blocks past the edge hold fewer in-image lanes, and a warp with a
    * single in-image lane cannot diverge. Counted here lane by lane. */
-  gpuimg_divergence_checkerboard(33, 17, 1, 24, 5, &warps, &div);
+  gpuimg_divergence_checkerboard(33, 17, 1, 24, 5, &warps, &div, NULL);
   {
     uint64_t want_warps = 0, want_div = 0;
     for (int by = 0; by < 4; by++)
@@ -701,21 +713,21 @@ static void test_divergence_predictions(void)
   for (int y = 0; y < 768; y++)
     for (int x = 0; x < 1024; x++)
       mask.data[(size_t)y * 1024 + x] = x < 100 ? 255 : 0;
-  gpuimg_divergence_mask(&mask, 32, 8, &warps, &div);
+  gpuimg_divergence_mask(&mask, 32, 8, &warps, &div, NULL);
   if (warps != 24576 || div != 768)
     fail("mask edge: predicted %llu of %llu, want 768 of 24576", (unsigned long long)div,
          (unsigned long long)warps);
   memset(mask.data, 0, (size_t)1024 * 768);
-  gpuimg_divergence_mask(&mask, 32, 8, &warps, &div);
+  gpuimg_divergence_mask(&mask, 32, 8, &warps, &div, NULL);
   if (div != 0)
     fail("empty mask: %llu divergent warps", (unsigned long long)div);
   gpuimg_image_free(&mask);
   printf("divergence: host predictions for checkerboard cells and mask edges\n");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-  test_ops_table();
+  test_ops_table((const char *const *)argv + 1, argc - 1);
   test_divergence_predictions();
   test_gray_layouts();
   test_gray_exhaustive();

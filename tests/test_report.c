@@ -1,5 +1,5 @@
 /* test_report.c: the report's stage statistics (ms, ms_min, ms_max, samples, mad_pct, bytes,
- * gbps) computed from known samples, against their definitions in man/gpuimg.1 (REPORT). */
+ * gbps) computed from known samples, against their definitions in man/gpuimg-report.5. */
 #define TEST_NAME "test_report"
 #include "test_fail.h"
 #include "plan.h"

@@ -37,7 +37,7 @@ static void same(const char *what, const gpuimg_image_t *got, const gpuimg_image
 {
   if (got->width != want->width || got->height != want->height || got->channels != want->channels)
     fail("%s: %dx%dx%d, expected %dx%dx%d", what, got->width, got->height, got->channels,
-        want->width, want->height, want->channels);
+         want->width, want->height, want->channels);
   size_t n = gpuimg_image_bytes(want->width, want->height, want->channels);
   if (memcmp(got->data, want->data, n) == 0)
     return;
@@ -46,7 +46,7 @@ static void same(const char *what, const gpuimg_image_t *got, const gpuimg_image
     i++;
   size_t row = (size_t)want->width * (size_t)want->channels;
   fail("%s (%dx%dx%d): first difference at row %zu, byte %zu of the row: %u, expected %u", what,
-      want->width, want->height, want->channels, i / row, i % row, got->data[i], want->data[i]);
+       want->width, want->height, want->channels, i / row, i % row, got->data[i], want->data[i]);
 }
 
 /* plan's steps on src on the CPU backend with n threads (0: the default), with mask for every

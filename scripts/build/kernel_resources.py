@@ -2,8 +2,10 @@
 # kernel_resources.py: each CUDA kernel's registers and static shared memory per architecture,
 # as the compiler gives them (kernels/kernel_resources.tsv), for the model without a GPU.
 # Usage:
-#   kernel_resources.py write [NVCC]        compile kernels/*.cu for every architecture of the
-#                                           GPU table and rewrite kernels/kernel_resources.tsv
+#   kernel_resources.py write [NVCC [FILE.cu...]]
+#                                           compile kernels/*.cu (or the FILEs named, keeping
+#                                           the table's other rows) for every architecture of
+#                                           the GPU table and rewrite kernels/kernel_resources.tsv
 #   kernel_resources.py c TSV OUT           the table as C (run by Meson)
 #   kernel_resources.py check TSV BINARY ARCH...
 #                                           the build's own machine code (the fatbins in BINARY)
@@ -95,6 +97,9 @@ def short_names(mangled):
         d = d.replace("(anonymous namespace)::", "")
         if d.startswith("void "):
             d = d[len("void "):]
+        if d.startswith("cub::"):
+            out.append(None)  # a library's kernel (CUB's): not gpuimg's to price
+            continue
         depth, cut, start = 0, len(d), 0
         for i, ch in enumerate(d):
             if ch == "<":
@@ -112,7 +117,7 @@ def short_names(mangled):
 
 def named(resources):
     keys = sorted(resources)
-    return dict(zip(short_names(keys), (resources[k] for k in keys)))
+    return {n: resources[k] for n, k in zip(short_names(keys), keys) if n is not None}
 
 
 def fatbin_cubins(data):
@@ -146,10 +151,12 @@ def read_tsv(path):
     return rows
 
 
-def write(nvcc):
-    rows = {}
+def write(nvcc, only=()):
+    """Every kernels/*.cu, or only those named (their rows replaced, the table's others kept:
+    a whole write drops the rows of kernels no longer built)."""
+    rows = read_tsv(TSV) if only else {}
     cus = sorted(f for f in os.listdir(os.path.join(ROOT, "kernels"))
-                 if f.endswith(".cu") and f != "nvjpeg.cu")
+                 if f.endswith(".cu") and f != "nvjpeg.cu" and (not only or f in only))
     inc = ["-I" + os.path.join(ROOT, d) for d in ("include", "src/base", "kernels")]
     with tempfile.TemporaryDirectory() as tmp:
         for arch in ARCHS:
@@ -232,13 +239,14 @@ def check(tsv, binary, archs):
 
 def main():
     if len(sys.argv) >= 2 and sys.argv[1] == "write":
-        write(sys.argv[2] if len(sys.argv) > 2 else "nvcc")
+        write(sys.argv[2] if len(sys.argv) > 2 else "nvcc", sys.argv[3:])
     elif len(sys.argv) == 4 and sys.argv[1] == "c":
         to_c(sys.argv[2], sys.argv[3])
     elif len(sys.argv) >= 5 and sys.argv[1] == "check":
         sys.exit(check(sys.argv[2], sys.argv[3], [int(a) for a in sys.argv[4:]]))
     else:
-        sys.exit("usage: kernel_resources.py write [NVCC] | c TSV OUT | check TSV BINARY ARCH...")
+        sys.exit("usage: kernel_resources.py write [NVCC [FILE.cu...]] | c TSV OUT | "
+                 "check TSV BINARY ARCH...")
 
 
 if __name__ == "__main__":

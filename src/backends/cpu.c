@@ -96,7 +96,8 @@ static int run_cpu(cpu_runner_t *cr, const gpuimg_plan_t *plan, const gpuimg_ima
     for (int i = 0; i < plan->nsteps; i++) {
       const gpuimg_step_t *s = &plan->steps[i];
       double t0 = gpuimg_now_ms();
-      if (run_step(cr, s, in, &masks[i], &tmp[i]) < 0)
+      if ((s->op->measure_cpu && s->op->measure_cpu(s->params, in, stage[i]->result) < 0) ||
+          run_step(cr, s, in, &masks[i], &tmp[i]) < 0)
         goto done;
       if (r >= 0)
         stage[i]->ms[r] = gpuimg_now_ms() - t0;

@@ -211,6 +211,7 @@ static int describe(gpuimg_cuda_t *ctx, const gpuimg_plan_t *plan, gpuimg_run_t 
   if (gpuimg_cuda_set_block(ctx, plan->block_w, plan->block_h) < 0)
     return -1;
   gpuimg_cuda_set_count_divergence(ctx, plan->measure);
+  gpuimg_cuda_set_record_blocks(ctx, plan->record_blocks);
   if (plan->measure && gpuimg_cuda_copy_bandwidth(ctx, (size_t)256 << 20, &run->copy_gbps) < 0)
     return -1;
   return 0;
@@ -332,6 +333,22 @@ static int make_stages(cuda_buffers_t *b, const gpuimg_plan_t *plan, int device_
   return 0;
 }
 
+/* The blocks a step's launch recorded (--explain-image): into its stage when keep (the last
+ * timed run), else dropped, so that no step gets another's. */
+static void take_blocks(gpuimg_cuda_t *ctx, gpuimg_stage_t *st, int keep)
+{
+  gpuimg_block_time_t *blocks;
+  unsigned long long n;
+  gpuimg_cuda_take_block_times(ctx, &blocks, &n);
+  if (!keep) {
+    free(blocks);
+    return;
+  }
+  free(st->blocks);
+  st->blocks = blocks;
+  st->nblocks = n;
+}
+
 /* One run of the steps (recorded as repetition r; r < 0: a warm-up, not recorded). */
 static int run_once(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_plan_t *plan, int r,
                     shape_t *sh)
@@ -348,13 +365,20 @@ static int run_once(gpuimg_cuda_t *ctx, cuda_buffers_t *b, const gpuimg_plan_t *
   for (int i = 0; i < plan->nsteps; i++) {
     const gpuimg_step_t *s = &plan->steps[i];
     const gpuimg_shape_t *si = &sh->s[i];
-    if (s->op->run_gpu(ctx, s->params, in, b->d_mask[i], b->d_buf[o], si->w, si->h, si->c,
-                       &sh->stage[i]->launch) < 0)
-      return -1;
+    gpuimg_stage_t *st = sh->stage[i];
+    if (s->op->measure_gpu) { /* an analysis: the next step reads the same buffer */
+      if (s->op->measure_gpu(ctx, s->params, in, si->w, si->h, si->c, st->result, &st->launch) < 0)
+        return -1;
+    } else {
+      if (s->op->run_gpu(ctx, s->params, in, b->d_mask[i], b->d_buf[o], si->w, si->h, si->c,
+                         &st->launch) < 0)
+        return -1;
+      in = b->d_buf[o];
+      o = !o;
+    }
     if (r >= 0)
-      sh->stage[i]->ms[r] = sh->stage[i]->launch.ms;
-    in = b->d_buf[o];
-    o = !o;
+      st->ms[r] = st->launch.ms;
+    take_blocks(ctx, st, r == plan->repeat - 1);
   }
   sh->d_last = in;
   if (sh->down) {
@@ -385,7 +409,7 @@ static void predict(gpuimg_cuda_t *ctx, const gpuimg_plan_t *plan, const gpuimg_
       continue;
     st->has_prediction = 1;
     s->op->divergence(s->params, &masks[i], sh->s[i].w, sh->s[i].h, (int)l->block[0],
-                      (int)l->block[1], &st->predicted_warps, &st->predicted_divergent);
+                      (int)l->block[1], &st->predicted_warps, &st->predicted_divergent, NULL);
   }
 }
 

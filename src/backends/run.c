@@ -30,8 +30,11 @@ gpuimg_stage_t *gpuimg_run_stage(gpuimg_run_t *run, const char *name, int step, 
 
 void gpuimg_run_free(gpuimg_run_t *run)
 {
-  for (int i = 0; i < run->nstages; i++)
+  for (int i = 0; i < run->nstages; i++) {
     free(run->stages[i].ms);
+    free(run->stages[i].result);
+    free(run->stages[i].blocks);
+  }
   run->nstages = 0;
 }
 
@@ -39,12 +42,19 @@ gpuimg_stage_t *gpuimg_run_step_stage(gpuimg_run_t *run, const gpuimg_plan_t *pl
                                       const gpuimg_shape_t *shapes, int device, int nms)
 {
   const gpuimg_shape_t *in = &shapes[i], *out = &shapes[i + 1];
-  gpuimg_stage_t *s = gpuimg_run_stage(run, plan->steps[i].op->name, i, device, nms);
+  const gpuimg_op_t *op = plan->steps[i].op;
+  gpuimg_stage_t *s = gpuimg_run_stage(run, op->name, i, device, nms);
   if (!s)
     return NULL;
+  if (op->result_size && !(s->result = calloc(1, op->result_size))) {
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, "", "out of memory");
+    return NULL;
+  }
   uint64_t px = (uint64_t)in->w * (uint64_t)in->h;
-  s->bytes = px * (uint64_t)in->c + gpuimg_image_bytes(out->w, out->h, out->c) +
-             (plan->steps[i].op->needs_mask ? px : 0);
+  /* An analysis reads its input only (its output is the same buffer on a device). */
+  s->bytes = px * (uint64_t)in->c +
+             (op->result_size ? 0 : gpuimg_image_bytes(out->w, out->h, out->c)) +
+             (op->needs_mask ? px : 0);
   s->in_w = in->w;
   s->in_h = in->h;
   s->out_w = out->w;

@@ -33,12 +33,15 @@ typedef struct {
   int measure; /* one-image runs: measure the copy bandwidth and divergence (for a report) */
   int block_w, block_h; /* 0: kernel defaults */
   uint64_t max_pixels;
-  int fsync; /* every output file flushed to disk before its rename, its directory after */
-  int threads; /* CPU backend: threads over row bands; 0: not given (the usable cores) */
+  int fsync;         /* every output file flushed to disk before its rename, its directory after */
+  int threads;       /* CPU backend: threads over row bands; 0: not given (the usable cores) */
   int no_autorotate; /* keep the stored pixels: no EXIF orientation applied (images, masks) */
   int lossless;      /* WebP outputs lossless (--lossless), else lossy at quality */
   int strip;         /* write no metadata: the input's ICC profile and EXIF are not carried */
   int exact_decode;  /* no shrink-on-load: every input decoded at its full size */
+  /* --explain-image on a device: the teaching kernels' blocks record their SM and times in
+   * the last timed run (the stages' blocks); never otherwise. */
+  int record_blocks;
   /* --device: the GPU whose launches the run's stages predict (the model's table; NULL: on a
    * device, with measure, the device itself, else none). */
   const gpuimg_gpu_t *model_gpu;
@@ -91,6 +94,13 @@ typedef struct {
    * value) for the plan's model_gpu, or on a device for the device itself. */
   int has_model, model_rc;
   gpuimg_launch_t model;
+  /* An analysis step's stage: what it measured (its operation's result_size bytes, malloc'd,
+   * freed by gpuimg_run_free()); NULL otherwise. */
+  void *result;
+  /* A step's stage of a recording run (plan's record_blocks): its launch's blocks in launch
+   * order as the device ran them (malloc'd, freed by gpuimg_run_free()); NULL, 0: none. */
+  gpuimg_block_time_t *blocks;
+  uint64_t nblocks;
 } gpuimg_stage_t;
 
 typedef struct {
@@ -108,8 +118,8 @@ typedef struct {
   const char *input_name;
   uint64_t input_bytes;
   int in_w, in_h, in_c; /* as decoded and turned upright */
-  int orientation;       /* the input's EXIF orientation applied, 1..8 (0, 1: none) */
-  int reduction;         /* shrink-on-load: decoded at 1/reduction of its size (0, 1: none) */
+  int orientation;      /* the input's EXIF orientation applied, 1..8 (0, 1: none) */
+  int reduction;        /* shrink-on-load: decoded at 1/reduction of its size (0, 1: none) */
   const char *output_name;
   gpuimg_format_t output_format; /* with output_name */
   uint64_t output_bytes;

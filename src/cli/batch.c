@@ -130,6 +130,8 @@ static int process(void *ctx, gpuimg_worker_t *wk, int k)
   it->worker = gpuimg_worker_index(wk);
   it->on_cuda = gpuimg_worker_device(wk) >= 0;
   int rc = convert(b, wk, it, run);
+  if (rc == 0 && batch_results_add(b, it, run) < 0)
+    rc = -1;
   if (rc >= 0) {
     it->status = rc == 0 ? ITEM_OK : ITEM_EXISTING;
   } else {
@@ -255,7 +257,7 @@ static int setup(batch_t *b)
   if (batch_make_items(b) < 0)
     return -1;
   batch_make_keys(b);
-  if (batch_report_open(b) < 0)
+  if (batch_results_open(b) < 0 || batch_report_open(b) < 0)
     return -1;
   gpuimg_output_install_signal_cleanup();
   plan_work(b);
@@ -351,6 +353,10 @@ static int finish(batch_t *b, int status)
     }
   }
   status = batch_report_close(b, &n, wall_ms, status);
+  if (batch_results_finish(b) < 0) {
+    fprintf(stderr, "gpuimg: %s\n", gpuimg_error_message());
+    status = status > GPUIMG_EXIT_OUTPUT ? status : GPUIMG_EXIT_OUTPUT;
+  }
   if (!b->cli.plan.quiet) {
     char existing[48] = "";
     if (b->cli.skip_existing)
@@ -377,7 +383,9 @@ static void batch_free(batch_t *b)
     free(b->items[i].output);
     free(b->items[i].error);
     free(b->items[i].json);
+    free(b->items[i].results);
   }
+  batch_results_free(b);
   for (int i = 0; i < GPUIMG_MAX_STEPS; i++)
     gpuimg_image_free(&b->masks[i]);
   free(b->items);

@@ -7,6 +7,8 @@
 #include <stdatomic.h>
 #include <sys/stat.h>
 
+#include <cJSON.h>
+
 #include "cli.h"
 #include "scheduler.h"
 
@@ -33,12 +35,13 @@ typedef struct {
   int selected; /* in this shard */
   int bad_name; /* no file name to derive an output name from ("dir/", ".", "..") */
   item_status_t status;
-  int code;    /* exit code of a failure */
-  char *error; /* its message, "<file>: <reason>" (malloc'd) */
-  int worker;  /* -1: never reached a worker */
-  int done;    /* finished (under report_mu) */
-  int on_cuda; /* its worker ran it on CUDA */
-  char *json;  /* its report line, until written (malloc'd) */
+  int code;      /* exit code of a failure */
+  char *error;   /* its message, "<file>: <reason>" (malloc'd) */
+  int worker;    /* -1: never reached a worker */
+  int done;      /* finished (under report_mu) */
+  int on_cuda;   /* its worker ran it on CUDA */
+  char *json;    /* its report line, until written (malloc'd) */
+  char *results; /* its analysis steps' figures, until printed (malloc'd lines) */
   double iv[IV_COUNT][2];
 } item_t;
 
@@ -89,6 +92,11 @@ typedef struct {
   gpuimg_output_t report;
   int emit;       /* next item to write */
   int report_err; /* errno of a failed write, or -1 for out of memory */
+  /* The analysis steps (stats): their totals over the images (malloc'd, results[i] for step i,
+   * NULL for another step) and the images added, under report_mu. */
+  int analyses, print_results, results_err;
+  void *results[GPUIMG_MAX_STEPS];
+  int result_images[GPUIMG_MAX_STEPS];
 } batch_t;
 
 /* batch.c: calloc that sets the error (exit 1) when out of memory. */
@@ -149,5 +157,20 @@ typedef struct {
 
 /* Writes the summary line and commits the report; returns the new exit status. */
 int batch_report_close(batch_t *b, const batch_counts_t *n, double wall_ms, int status);
+
+/* batch_results.c: the analysis steps' figures. */
+
+/* Makes the totals of the plan's analysis steps; 0, or -1 with the error set. */
+int batch_results_open(batch_t *b);
+/* Adds the figures of run (item it's, converted) to the totals and keeps its lines for stdout;
+ * 0, or -1 with the error set (out of memory). */
+int batch_results_add(batch_t *b, item_t *it, const gpuimg_run_t *run);
+/* Prints it's lines, if any, as its turn in input order comes (report_mu held). */
+void batch_results_emit(batch_t *b, item_t *it);
+/* The totals as the summary line's "results" array; 0, or -1 (out of memory). */
+int batch_results_summary(const batch_t *b, cJSON *summary);
+/* The totals as the last lines on stdout; 0, or -1 with the error set (exit 4). */
+int batch_results_finish(batch_t *b);
+void batch_results_free(batch_t *b);
 
 #endif

@@ -291,6 +291,7 @@ void batch_report_done(batch_t *b, int i)
     }
     free(it->json);
     it->json = NULL;
+    batch_results_emit(b, it);
     b->emit++;
   }
   pthread_mutex_unlock(&b->report_mu);
@@ -465,6 +466,10 @@ static char *summary_json(const batch_t *b, const batch_counts_t *n, double wall
     cJSON_AddNullToObject(root, "device_ready_ms");
   add_busy_shares(root, b, &f, wall_ms, busy);
   cJSON_AddNumberToObject(root, "exit_status", status);
+  if (batch_results_summary(b, root) < 0) {
+    cJSON_Delete(root);
+    return NULL;
+  }
   text = cJSON_PrintUnformatted(root);
   cJSON_Delete(root);
   return text;

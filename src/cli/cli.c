@@ -19,8 +19,7 @@ static int usage_error(const char *what, const char *fmt, const char *arg)
   return -1;
 }
 
-static int parse_shard(const gpuimg_option_t *o, const char *spelled, const char *arg,
-                       void *target)
+static int parse_shard(const gpuimg_option_t *o, const char *spelled, const char *arg, void *target)
 {
   gpuimg_cli_t *cli = target;
   char *end;
@@ -59,8 +58,7 @@ static int parse_format(const gpuimg_option_t *o, const char *spelled, const cha
   char name[8];
   (void)o;
   snprintf(name, sizeof name, "x.%s", arg);
-  if (strlen(arg) > 4 ||
-      (cli->batch_format = gpuimg_format_from_name(name)) == GPUIMG_FORMAT_NONE)
+  if (strlen(arg) > 4 || (cli->batch_format = gpuimg_format_from_name(name)) == GPUIMG_FORMAT_NONE)
     return usage_error(spelled, "invalid value '%s' (expected png, jpg, bmp, tga or webp)", arg);
   return gpuimg_format_check_writable(cli->batch_format, spelled);
 }
@@ -90,63 +88,120 @@ static int device_chosen(const gpuimg_option_t *o, const char *spelled, const ch
 /* The command's own global options; the run-wide settings are the plan's
  * (gpuimg_plan_options). */
 const gpuimg_option_t gpuimg_cli_options[] = {
-    {.long_name = "report", .kind = GPUIMG_OPTION_STRING, .offset = CLI(report),
-     .metavar = "FILE", .help = "write a JSON timing report ('-' = stdout)",
+    {.long_name = "report",
+     .kind = GPUIMG_OPTION_STRING,
+     .offset = CLI(report),
+     .metavar = "FILE",
+     .help = "write a JSON timing report ('-' = stdout)",
      .empty_what = "file name"},
-    {.long_name = "explain", .kind = GPUIMG_OPTION_FLAG, .offset = CLI(explain), .value = 1,
+    {.long_name = "explain",
+     .kind = GPUIMG_OPTION_FLAG,
+     .offset = CLI(explain),
+     .value = 1,
      .help = "one line per kernel on stderr: blocks, idle lanes, occupancy,\n"
              "waves and the last wave, bandwidth, sectors per request, bank\n"
              "conflicts, divergence (CUDA backend, or --device's model)"},
-    {.long_name = "device", .kind = GPUIMG_OPTION_CHOICE, .offset = CLI(device),
-     .choices = gpuimg_gpu_choices, .parse = device_chosen, .metavar = "GPU",
+    {.long_name = "explain-image",
+     .kind = GPUIMG_OPTION_STRING,
+     .offset = CLI(explain_image),
+     .metavar = "FILE",
+     .help = "draw each step's launch on the output into FILE (PNG; FILE-K.png\n"
+             "for step K of several): blocks tinted by wave, divergent warps\n"
+             "outlined, idle lanes hatched, the --explain line as legend",
+     .empty_what = "file name"},
+    {.long_name = "device",
+     .kind = GPUIMG_OPTION_CHOICE,
+     .offset = CLI(device),
+     .choices = gpuimg_gpu_choices,
+     .parse = device_chosen,
+     .metavar = "GPU",
      .help = "with --explain: the CUDA model's lines for GPU (a100, h100,\n"
              "l4, ...: every predicted number, no GPU needed; the image\n"
              "itself is made on the CPU backend unless --backend cuda)"},
-    {.long_name = "help", .short_name = 'h', .kind = GPUIMG_OPTION_FLAG, .offset = CLI(help),
-     .value = 1, .help = "this help"},
-    {.long_name = "version", .short_name = 'V', .kind = GPUIMG_OPTION_FLAG,
-     .offset = CLI(version), .value = 1, .help = "version and build features"},
+    {.long_name = "help",
+     .short_name = 'h',
+     .kind = GPUIMG_OPTION_FLAG,
+     .offset = CLI(help),
+     .value = 1,
+     .help = "this help"},
+    {.long_name = "version",
+     .short_name = 'V',
+     .kind = GPUIMG_OPTION_FLAG,
+     .offset = CLI(version),
+     .value = 1,
+     .help = "version and build features"},
     /* Hidden: the bash completion script (man/gpuimg.1, SHELL COMPLETION). */
-    {.long_name = "completion", .kind = GPUIMG_OPTION_CUSTOM, .parse = parse_completion,
+    {.long_name = "completion",
+     .kind = GPUIMG_OPTION_CUSTOM,
+     .parse = parse_completion,
      .metavar = "SHELL"},
     {0},
 };
 
 const gpuimg_option_t gpuimg_cli_batch_options[] = {
-    {.long_name = "output-dir", .short_name = 'o', .kind = GPUIMG_OPTION_STRING,
-     .offset = CLI(outdir), .metavar = "DIR",
+    {.long_name = "output-dir",
+     .short_name = 'o',
+     .kind = GPUIMG_OPTION_STRING,
+     .offset = CLI(outdir),
+     .metavar = "DIR",
      .help = "write outputs here (created files only: see --force)",
      .empty_what = "directory name"},
-    {.long_name = "from", .kind = GPUIMG_OPTION_STRING, .offset = CLI(from), .metavar = "LIST",
-     .help = "read input paths from LIST, one per line ('-' = stdin)", .empty_what = "file name"},
-    {.long_name = "format", .kind = GPUIMG_OPTION_CUSTOM, .parse = parse_format, .metavar = "F",
+    {.long_name = "from",
+     .kind = GPUIMG_OPTION_STRING,
+     .offset = CLI(from),
+     .metavar = "LIST",
+     .help = "read input paths from LIST, one per line ('-' = stdin)",
+     .empty_what = "file name"},
+    {.long_name = "format",
+     .kind = GPUIMG_OPTION_CUSTOM,
+     .parse = parse_format,
+     .metavar = "F",
      .help = "output format png, jpg, bmp, tga or webp (default: the input's)"},
-    {.long_name = "force", .kind = GPUIMG_OPTION_FLAG, .offset = CLI(force), .value = 1,
+    {.long_name = "force",
+     .kind = GPUIMG_OPTION_FLAG,
+     .offset = CLI(force),
+     .value = 1,
      .help = "replace existing outputs (never an input)"},
-    {.long_name = "jobs", .short_name = 'j', .kind = GPUIMG_OPTION_INT, .offset = CLI(jobs),
-     .min = 1, .max = 1024, .metavar = "N",
+    {.long_name = "jobs",
+     .short_name = 'j',
+     .kind = GPUIMG_OPTION_INT,
+     .offset = CLI(jobs),
+     .min = 1,
+     .max = 1024,
+     .metavar = "N",
      .help = "host threads (default: the usable CPU cores; twice that with\n"
              "--codec nvjpeg on CUDA)"},
-    {.long_name = "devices", .kind = GPUIMG_OPTION_STRING, .offset = CLI(devices),
-     .metavar = "D", .help = "all, or a list of CUDA device numbers like 0,1 (default 0)",
+    {.long_name = "devices",
+     .kind = GPUIMG_OPTION_STRING,
+     .offset = CLI(devices),
+     .metavar = "D",
+     .help = "all, or a list of CUDA device numbers like 0,1 (default 0)",
      .empty_what = "device list"},
-    {.long_name = "shard", .kind = GPUIMG_OPTION_CUSTOM, .parse = parse_shard, .metavar = "K/N",
+    {.long_name = "shard",
+     .kind = GPUIMG_OPTION_CUSTOM,
+     .parse = parse_shard,
+     .metavar = "K/N",
      .help = "only the inputs whose path hashes to shard K of N; slurm:\n"
              "K/N from the job array's variables; auto: those if set"},
-    {.long_name = "skip-existing", .kind = GPUIMG_OPTION_FLAG, .offset = CLI(skip_existing),
-     .value = 1, .help = "leave outputs that exist alone (finish a re-run)"},
-    {.long_name = "recursive", .kind = GPUIMG_OPTION_FLAG, .offset = CLI(recursive), .value = 1,
+    {.long_name = "skip-existing",
+     .kind = GPUIMG_OPTION_FLAG,
+     .offset = CLI(skip_existing),
+     .value = 1,
+     .help = "leave outputs that exist alone (finish a re-run)"},
+    {.long_name = "recursive",
+     .kind = GPUIMG_OPTION_FLAG,
+     .offset = CLI(recursive),
+     .value = 1,
      .help = "an INPUT directory's subdirectories too, mirrored under DIR"},
     {0},
 };
 
 const gpuimg_option_t *const gpuimg_cli_tables[] = {gpuimg_plan_options, gpuimg_cli_options,
-                                                     gpuimg_cli_batch_options, NULL};
+                                                    gpuimg_cli_batch_options, NULL};
 
 /* An option that neither the current step's operation nor the global tables have: another
  * operation's (a usage error against the step, or before any step), or none at all. */
-static int refuse_option(const gpuimg_step_t *step, const gpuimg_args_t *args,
-                         const char *spelled)
+static int refuse_option(const gpuimg_step_t *step, const gpuimg_args_t *args, const char *spelled)
 {
   for (int k = 0; gpuimg_ops[k]; k++) {
     gpuimg_args_t again = *args;
@@ -207,7 +262,8 @@ static int output_file(gpuimg_cli_t *cli, const char **positional)
   if (cli->ninputs > 1 || cli->from)
     return usage_error(cli->outdir,
                        "%sseveral inputs need -o DIR, a directory (end the name with '/' to make "
-                       "it one)", "");
+                       "it one)",
+                       "");
   if (cli->ninputs == 0)
     positional[0] = GPUIMG_SAMPLE_INPUT;
   positional[1] = cli->outdir;
@@ -221,8 +277,9 @@ static int check_batch(const gpuimg_cli_t *cli)
 {
   if (cli->ninputs == 0 && !cli->from)
     return usage_error(cli->outdir, "%sno input files (give INPUT... or --from LIST)", "");
-  if (cli->explain)
-    return usage_error("--explain", "%snot available with -o DIR", "");
+  if (cli->explain || cli->explain_image)
+    return usage_error(cli->explain ? "--explain" : "--explain-image",
+                       "%snot available with -o DIR", "");
   return 0;
 }
 
@@ -231,8 +288,10 @@ static int check_single(gpuimg_cli_t *cli, const char **positional, int npositio
 {
   if (cli->from || cli->batch_format != GPUIMG_FORMAT_NONE || cli->force || cli->jobs ||
       cli->devices || cli->shard_n || cli->recursive)
-    return usage_error("", "%s--from, --format, --force, --jobs, --devices, --shard and --recursive "
-                       "need -o DIR", "");
+    return usage_error("",
+                       "%s--from, --format, --force, --jobs, --devices, --shard and --recursive "
+                       "need -o DIR",
+                       "");
   if (cli->shard_mode || cli->skip_existing)
     return usage_error("", "%s--shard and --skip-existing need -o DIR", "");
   if (npositional > 2)
@@ -275,8 +334,8 @@ static int check_masks(const gpuimg_cli_t *cli)
   for (int s = 0; s < cli->plan.nsteps; s++) {
     const gpuimg_step_t *st = &cli->plan.steps[s];
     if (st->op->needs_mask && !gpuimg_ops_common(st->params)->mask_path)
-      return usage_error(st->op->name, "%s" GPUIMG_MASK_OPTION
-                         " FILE is required with an input image", "");
+      return usage_error(st->op->name,
+                         "%s" GPUIMG_MASK_OPTION " FILE is required with an input image", "");
   }
   return 0;
 }
@@ -329,14 +388,18 @@ int gpuimg_cli_parse(int argc, char **argv, gpuimg_cli_t *cli)
     positional[npositional++] = a;
   }
   cli->ninputs = npositional;
-  cli->plan.measure = cli->report || cli->explain;
+  cli->plan.measure = cli->report || cli->explain || cli->explain_image;
+  cli->plan.record_blocks = cli->explain_image != NULL;
   if (cli->help || cli->version || cli->completion)
     return 0;
   if (cli->plan.nsteps == 0)
     return usage_error("", "%sno operation given", "");
-  if (cli->plan.model_gpu && !cli->explain)
-    return usage_error("--device", "%sneeds --explain (it names the GPU --explain predicts for)",
-                       "");
+  if (cli->plan.model_gpu && !cli->explain && !cli->explain_image)
+    return usage_error(
+        "--device", "%sneeds --explain or --explain-image (it names the GPU they predict for)", "");
+  if (cli->explain_image && (strcmp(cli->explain_image, "-") == 0 ||
+                             gpuimg_format_from_name(cli->explain_image) != GPUIMG_FORMAT_PNG))
+    return usage_error("--explain-image", "%sneeds a file name ending in .png", "");
   if (cli->plan.model_gpu && cli->plan.backend == GPUIMG_BACKEND_AUTO)
     cli->plan.backend = GPUIMG_BACKEND_CPU; /* the lines are the model's: no device needed */
   if (want_op)
@@ -364,17 +427,18 @@ void gpuimg_cli_usage(FILE *f)
 
 void gpuimg_cli_help(FILE *f)
 {
-  fprintf(f, "Usage: gpuimg OP [OPTIONS] [then OP [OPTIONS]]... [INPUT [OUTPUT]]\n"
-             "       gpuimg OP [OPTIONS] [then OP [OPTIONS]]... -o DIR INPUT...\n"
-             "Process a PNG or JPEG image with CUDA kernels (or the CPU reference backend).\n"
-             "\n"
-             "Operations run in order on one image; 'then' separates them:\n"
-             "  gpuimg %s then %s in.png out.png\n"
-             "Without INPUT (or with INPUT 'sample:'), the built-in 1024x768 sample and its\n"
-             "subject mask are used.\n"
-             "Without OUTPUT, no image is written (a line says so, except with -q or a timing run).\n"
-             "'-' is stdin/stdout. OUTPUT's extension picks the format: .png, .jpg/.jpeg,\n"
-             ".bmp or .tga (stdout: PNG).\n",
+  fprintf(f,
+          "Usage: gpuimg OP [OPTIONS] [then OP [OPTIONS]]... [INPUT [OUTPUT]]\n"
+          "       gpuimg OP [OPTIONS] [then OP [OPTIONS]]... -o DIR INPUT...\n"
+          "Process a PNG or JPEG image with CUDA kernels (or the CPU reference backend).\n"
+          "\n"
+          "Operations run in order on one image; 'then' separates them:\n"
+          "  gpuimg %s then %s in.png out.png\n"
+          "Without INPUT (or with INPUT 'sample:'), the built-in 1024x768 sample and its\n"
+          "subject mask are used.\n"
+          "Without OUTPUT, no image is written (a line says so, except with -q or a timing run).\n"
+          "'-' is stdin/stdout. OUTPUT's extension picks the format: .png, .jpg/.jpeg,\n"
+          ".bmp or .tga (stdout: PNG).\n",
           gpuimg_ops[0]->name, gpuimg_ops[1] ? gpuimg_ops[1]->name : gpuimg_ops[0]->name);
   for (int i = 0; gpuimg_ops[i]; i++) {
     const gpuimg_op_t *op = gpuimg_ops[i];
@@ -390,11 +454,10 @@ void gpuimg_cli_help(FILE *f)
              "sample), -o NAME.png (an image extension, no trailing '/', not a directory)\n"
              "writes the file NAME.png.\n");
   gpuimg_options_help(f, gpuimg_cli_batch_options, 2, 16);
-  fprintf(f,
-          "  With --report FILE the report is JSON Lines: one object per image and a summary.\n"
-          "\nOther commands: gpuimg info [--report FILE] (the CUDA device),\n"
-          "gpuimg compare [OPTIONS] BASELINE CURRENT (see gpuimg compare --help).\n"
-          "\nExit status: 0 ok, 1 processing failure, 2 usage error, 3 bad input or mask,\n"
-          "4 output or report not written, 5 CUDA unavailable or failed.\n"
-          "With -o DIR: 0 when every image converted, else the largest failed image's code.\n");
+  fprintf(f, "  With --report FILE the report is JSON Lines: one object per image and a summary.\n"
+             "\nOther commands: gpuimg info [--report FILE] (the CUDA device),\n"
+             "gpuimg compare [OPTIONS] BASELINE CURRENT (see gpuimg compare --help).\n"
+             "\nExit status: 0 ok, 1 processing failure, 2 usage error, 3 bad input or mask,\n"
+             "4 output or report not written, 5 CUDA unavailable or failed.\n"
+             "With -o DIR: 0 when every image converted, else the largest failed image's code.\n");
 }

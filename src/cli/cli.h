@@ -15,7 +15,8 @@ typedef struct {
   gpuimg_format_t format;
   const char *report; /* NULL: no report; "-": stdout */
   int explain;
-  int device; /* --device: the index of the GPU in gpuimg_gpus (plan.model_gpu) */
+  const char *explain_image; /* --explain-image FILE: NULL when not given */
+  int device;                /* --device: the index of the GPU in gpuimg_gpus (plan.model_gpu) */
   int help, version;
   int completion; /* --completion bash: print the completion script */
   /* Batch mode (-o DIR): every positional argument is an input. */

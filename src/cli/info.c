@@ -161,8 +161,7 @@ static int describe_device(const info_options_t *o)
   gpuimg_output_t out;
   if (gpuimg_cuda_device_info(-1, &d) < 0 || !(ctx = gpuimg_cuda_create(-1)) ||
       gpuimg_cuda_copy_bandwidth(ctx, (size_t)1 << 30, &gbps) < 0 ||
-      (o->report &&
-       gpuimg_output_open(&out, o->report, o->quiet ? GPUIMG_OUTPUT_QUIET : 0) < 0)) {
+      (o->report && gpuimg_output_open(&out, o->report, o->quiet ? GPUIMG_OUTPUT_QUIET : 0) < 0)) {
     fprintf(stderr, "gpuimg: %s\n", gpuimg_error_message());
     gpuimg_cuda_destroy(ctx);
     return gpuimg_error_code();

@@ -1,6 +1,7 @@
 /* main.c: gpuimg's entry point: the subcommands, and a one-image run through the engine's flow. */
 #define _XOPEN_SOURCE 700
 #include "cli.h"
+#include "explain_image.h"
 #include "streams.h"
 
 #include <stdlib.h>
@@ -12,10 +13,14 @@
 
 #define SAMPLE_NAME "(built-in sample)"
 
-/* A one-image run's files: the image and the report, created before any work. */
+/* A one-image run's files: the image, the report and --explain-image's pictures (one a step),
+ * created before any work. */
 typedef struct {
   gpuimg_output_t out, rep;
   int have_out, have_rep;
+  gpuimg_output_t pics[GPUIMG_MAX_STEPS];
+  char *pic_names[GPUIMG_MAX_STEPS];
+  int npics, pics_open;
 } outputs_t;
 
 /* The codecs compiled in, from the codec registry. */
@@ -33,12 +38,15 @@ static void print_version(void)
   printf("webp codecs: %s)\n", webp[0] ? webp : "none");
 }
 
-/* Never replace an input (the image or a mask) with an output (the image or the report). */
-static int check_same_files(const gpuimg_cli_t *cli)
+/* Never replace an input (the image or a mask) with an output (the image, the report or a
+ * picture). */
+static int check_same_files(const gpuimg_cli_t *cli, const outputs_t *o)
 {
   const char *inputs[GPUIMG_MAX_STEPS + 1];
-  const char *outs[2] = {cli->output, cli->report};
-  int ninputs = 0, takes;
+  const char *outs[2 + GPUIMG_MAX_STEPS] = {cli->output, cli->report};
+  int ninputs = 0, takes, nouts = 2;
+  for (int i = 0; i < o->npics; i++)
+    outs[nouts++] = o->pic_names[i];
   if (cli->input && strcmp(cli->input, "-"))
     inputs[ninputs++] = cli->input;
   int nimages = ninputs; /* the rest are masks */
@@ -48,7 +56,7 @@ static int check_same_files(const gpuimg_cli_t *cli)
       inputs[ninputs++] = mask;
   }
   for (int i = 0; i < ninputs; i++)
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < nouts; k++)
       if (outs[k] && strcmp(outs[k], "-") && gpuimg_same_file(inputs[i], outs[k])) {
         gpuimg_error_set(GPUIMG_EXIT_OUTPUT, outs[k], "output is the same file as the %s",
                          i < nimages ? "input" : "mask");
@@ -59,6 +67,22 @@ static int check_same_files(const gpuimg_cli_t *cli)
     gpuimg_error_set(GPUIMG_EXIT_USAGE, cli->report, "the report and the image are the same file");
     return -1;
   }
+  for (int i = 0; i < o->npics; i++)
+    for (int k = 0; k < 2; k++)
+      if (outs[k] && strcmp(outs[k], "-") && gpuimg_same_file(o->pic_names[i], outs[k])) {
+        gpuimg_error_set(GPUIMG_EXIT_USAGE, o->pic_names[i],
+                         "the picture and the %s are the same file", k ? "report" : "image");
+        return -1;
+      }
+  return 0;
+}
+
+/* --explain-image's file names, one a step. */
+static int name_pictures(const gpuimg_cli_t *cli, outputs_t *o)
+{
+  for (int i = 0; cli->explain_image && i < cli->plan.nsteps; i++, o->npics++)
+    if (!(o->pic_names[i] = gpuimg_explain_image_name(cli->explain_image, i, cli->plan.nsteps, "")))
+      return -1;
   return 0;
 }
 
@@ -72,7 +96,74 @@ static int open_outputs(const gpuimg_cli_t *cli, outputs_t *o)
   if (cli->report && gpuimg_output_open(&o->rep, cli->report, flags) < 0)
     return -1;
   o->have_rep = cli->report != NULL;
+  for (; o->pics_open < o->npics; o->pics_open++)
+    if (gpuimg_output_open(&o->pics[o->pics_open], o->pic_names[o->pics_open],
+                           flags | GPUIMG_OUTPUT_BINARY) < 0)
+      return -1;
   return 0;
+}
+
+/* Removes what open_outputs() created and frees the pictures' names. */
+static void abort_outputs(outputs_t *o)
+{
+  if (o->have_out)
+    gpuimg_output_abort(&o->out);
+  if (o->have_rep)
+    gpuimg_output_abort(&o->rep);
+  for (int i = 0; i < o->pics_open; i++)
+    gpuimg_output_abort(&o->pics[i]);
+}
+
+static void free_outputs(outputs_t *o)
+{
+  for (int i = 0; i < o->npics; i++)
+    free(o->pic_names[i]);
+  o->npics = 0;
+}
+
+/* Step i's timeline (--explain-image on a device whose launch recorded its blocks), named
+ * FILE-timeline.png (FILE-K-timeline.png of several steps); nothing when it recorded none. */
+static int write_timeline(const gpuimg_cli_t *cli, const gpuimg_run_t *run, int i)
+{
+  gpuimg_buf_t png = {0};
+  gpuimg_output_t out = {.fd = -1};
+  char *name = NULL;
+  int rc = gpuimg_explain_timeline_png(&cli->plan, run, i, &png);
+  int flags = gpuimg_flow_output_flags(&cli->plan) | GPUIMG_OUTPUT_BINARY;
+  if (rc == 0 &&
+      (!(name = gpuimg_explain_image_name(cli->explain_image, i, cli->plan.nsteps, "timeline")) ||
+       gpuimg_output_open(&out, name, flags) < 0 ||
+       gpuimg_output_commit(&out, png.data, png.size) < 0))
+    rc = -1;
+  gpuimg_output_abort(&out);
+  gpuimg_buf_free(&png);
+  free(name);
+  return rc < 0 ? -1 : 0;
+}
+
+/* Each step's picture (--explain-image) of the run whose result is result, and its timeline
+ * where the device recorded the launch's blocks: the steps' masks loaded again for the
+ * divergence of the kernels that branch on them. */
+static int write_pictures(const gpuimg_cli_t *cli, outputs_t *o, const gpuimg_run_t *run,
+                          const gpuimg_image_t *result)
+{
+  int rc = 0;
+  for (int i = 0; rc == 0 && i < o->npics; i++) {
+    gpuimg_image_t mask = {0};
+    gpuimg_buf_t png = {0};
+    int takes;
+    const char *path = gpuimg_flow_mask_path(&cli->plan, i, &takes);
+    rc = (takes && gpuimg_flow_load_mask(&cli->plan, path, gpuimg_sample_mask_png,
+                                         gpuimg_sample_mask_png_size, &mask, NULL) < 0) ||
+                 gpuimg_explain_image_png(&cli->plan, run, i, result, &mask, &png) < 0 ||
+                 gpuimg_output_commit(&o->pics[i], png.data, png.size) < 0 ||
+                 write_timeline(cli, run, i) < 0
+             ? -1
+             : 0;
+    gpuimg_image_free(&mask);
+    gpuimg_buf_free(&png);
+  }
+  return rc;
 }
 
 static int write_report(const gpuimg_cli_t *cli, gpuimg_run_t *run, outputs_t *o, double t_start)
@@ -88,10 +179,36 @@ static int write_report(const gpuimg_cli_t *cli, gpuimg_run_t *run, outputs_t *o
   return rc;
 }
 
+/* Whether the plan has an analysis step (stats): its figures are the run's result. */
+static int analyses(const gpuimg_plan_t *plan)
+{
+  for (int i = 0; i < plan->nsteps; i++)
+    if (plan->steps[i].op->result_size)
+      return 1;
+  return 0;
+}
+
+/* The analysis steps' figures on stdout, unless stdout carries the image or the report (the
+ * report holds them too). */
+static int print_results(const gpuimg_cli_t *cli, const gpuimg_run_t *run)
+{
+  if (!analyses(&cli->plan) || (cli->output && strcmp(cli->output, "-") == 0) ||
+      (cli->report && strcmp(cli->report, "-") == 0))
+    return 0;
+  char *text = gpuimg_report_results(run, &cli->plan);
+  if (!text)
+    return -1;
+  int rc = fputs(text, stdout) < 0 || fflush(stdout) != 0 ? -1 : 0;
+  free(text);
+  if (rc < 0)
+    gpuimg_error_set(GPUIMG_EXIT_OUTPUT, "<stdout>", "cannot write the figures");
+  return rc;
+}
+
 /* One image (or the built-in sample) through the flow, then --explain and the report. */
 static int run_one(const gpuimg_cli_t *cli, outputs_t *o, gpuimg_run_t *run, double t_start)
 {
-  if (check_same_files(cli) < 0 || open_outputs(cli, o) < 0)
+  if (name_pictures(cli, o) < 0 || check_same_files(cli, o) < 0 || open_outputs(cli, o) < 0)
     return -1;
   gpuimg_flow_t flow = {.plan = &cli->plan,
                         .choose = 1,
@@ -107,19 +224,28 @@ static int run_one(const gpuimg_cli_t *cli, outputs_t *o, gpuimg_run_t *run, dou
                       .output_what = outp && strcmp(outp, "-") ? outp : "<stdout>",
                       .format = cli->format,
                       .out = o->have_out ? &o->out : NULL};
-  if (gpuimg_flow_run(&flow, &job, run) < 0)
-    return -1;
-  if (cli->explain)
+  gpuimg_image_t result = {0};
+  job.result = o->npics ? &result : NULL;
+  int rc = gpuimg_flow_run(&flow, &job, run);
+  if (rc == 0)
+    rc = print_results(cli, run);
+  if (rc == 0 && cli->explain)
     gpuimg_explain(stderr, &cli->plan, run);
+  if (rc == 0 && o->npics)
+    rc = write_pictures(cli, o, run, &result);
+  gpuimg_image_free(&result);
+  if (rc < 0)
+    return -1;
   return o->have_rep ? write_report(cli, run, o, t_start) : 0;
 }
 
-/* Without OUTPUT the result is not written: say so, unless quiet or a timing run (a report,
- * --explain, --repeat or --warmup shows why there is no image). */
+/* Without OUTPUT the result is not written: say so, unless quiet, a timing run (a report,
+ * --explain, --repeat or --warmup shows why there is no image) or an analysis (its figures are
+ * the result). */
 static void say_not_written(const gpuimg_cli_t *cli)
 {
-  if (!cli->output && !cli->plan.quiet && !cli->report && !cli->explain && cli->plan.repeat == 1 &&
-      cli->plan.warmup == 0)
+  if (!cli->output && !cli->plan.quiet && !cli->report && !cli->explain && !cli->explain_image &&
+      cli->plan.repeat == 1 && cli->plan.warmup == 0 && !analyses(&cli->plan))
     fprintf(stderr, "gpuimg: no OUTPUT given: the result was not written (name an OUTPUT file "
                     "to save it)\n");
 }
@@ -156,13 +282,11 @@ static int image_main(int argc, char **argv)
       fprintf(stderr, "gpuimg: %s\n", gpuimg_error_message());
       if (status == GPUIMG_EXIT_USAGE)
         gpuimg_cli_usage(stderr);
-      if (o.have_out)
-        gpuimg_output_abort(&o.out);
-      if (o.have_rep)
-        gpuimg_output_abort(&o.rep);
+      abort_outputs(&o);
     } else {
       say_not_written(&cli);
     }
+    free_outputs(&o);
     gpuimg_run_free(&run);
     gpuimg_codec_thread_end();
   }

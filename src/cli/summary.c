@@ -65,6 +65,42 @@ static int add_shard(totals_t *t, const cJSON *sum)
   return 0;
 }
 
+/* Adds one entry of a summary's "results" (an analysis step's total) to t's; 0, or -1 with the
+ * error set. */
+static int add_result(totals_t *t, const cJSON *r, const char *what)
+{
+  const cJSON *op_name = cJSON_GetObjectItemCaseSensitive(r, "operation");
+  double step = number(r, "step", -1);
+  const gpuimg_op_t *op = cJSON_IsString(op_name) ? gpuimg_ops_find(op_name->valuestring) : NULL;
+  if (!op || !op->result_parse || !(step >= 0 && step < GPUIMG_MAX_STEPS) ||
+      (t->result_ops[(int)step] && t->result_ops[(int)step] != op)) {
+    gpuimg_error_set(GPUIMG_EXIT_INPUT, what,
+                     "the summary line's results are not those of the other reports' steps");
+    return -1;
+  }
+  int i = (int)step;
+  char *json = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(r, "result"));
+  void *one = calloc(1, op->result_size);
+  if (!t->results[i])
+    t->results[i] = calloc(1, op->result_size);
+  int rc = json && one && t->results[i] ? 0 : -2;
+  if (rc == 0 && op->result_parse(json, one) < 0)
+    rc = -1;
+  if (rc == 0) {
+    op->result_add(t->results[i], one);
+    t->result_ops[i] = op;
+    t->result_images[i] += number(r, "images", 0);
+  }
+  free(one);
+  cJSON_free(json);
+  if (rc == -1)
+    gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "the summary line's %s result is malformed",
+                     op->name);
+  else if (rc == -2)
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "out of memory");
+  return rc < 0 ? -1 : 0;
+}
+
 /* Adds one summary object; 0, or -1 with the error set. */
 static int add_summary(totals_t *t, const cJSON *sum, const char *what)
 {
@@ -91,6 +127,12 @@ static int add_summary(totals_t *t, const cJSON *sum, const char *what)
     gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "out of memory");
     return -1;
   }
+  const cJSON *r;
+  cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(sum, "results"))
+  {
+    if (add_result(t, r, what) < 0)
+      return -1;
+  }
   return 0;
 }
 
@@ -113,6 +155,42 @@ static int add_failure(totals_t *t, const cJSON *o, const char *what)
   return 0;
 }
 
+/* The interval name of o's timeline_ms into iv ([0] -1 when it has none). */
+static void interval(const cJSON *timeline, const char *name, float iv[2])
+{
+  const cJSON *pair = cJSON_GetObjectItemCaseSensitive(timeline, name);
+  const cJSON *a = cJSON_GetArrayItem(pair, 0), *b = cJSON_GetArrayItem(pair, 1);
+  iv[0] = iv[1] = -1;
+  if (cJSON_GetArraySize(pair) == 2 && cJSON_IsNumber(a) && cJSON_IsNumber(b) &&
+      a->valuedouble >= 0 && b->valuedouble >= a->valuedouble)
+    iv[0] = (float)a->valuedouble, iv[1] = (float)b->valuedouble;
+}
+
+/* For the page: notes an image's line o (its worker and host intervals) in images; 0, or -1
+ * (out of memory). A line without timeline_ms is not an image's, or has no times. */
+static int add_image(summary_images_t *images, const cJSON *o)
+{
+  static const char *const names[3] = {"load", "steps", "store"};
+  const cJSON *timeline = cJSON_GetObjectItemCaseSensitive(o, "timeline_ms");
+  const cJSON *worker = cJSON_GetObjectItemCaseSensitive(o, "worker");
+  const cJSON *status = cJSON_GetObjectItemCaseSensitive(o, "status");
+  if (!cJSON_IsObject(timeline))
+    return 0;
+  if (images->n == images->cap) {
+    size_t cap = images->cap ? 2 * images->cap : 64;
+    summary_image_t *v = realloc(images->v, cap * sizeof *v);
+    if (!v)
+      return -1;
+    images->v = v, images->cap = cap;
+  }
+  summary_image_t *im = &images->v[images->n++];
+  im->worker = cJSON_IsNumber(worker) && worker->valuedouble >= 0 ? (int)worker->valuedouble : -1;
+  im->converted = cJSON_IsString(status) && strcmp(status->valuestring, "ok") == 0;
+  for (int k = 0; k < 3; k++)
+    interval(timeline, names[k], im->iv[k]);
+  return 0;
+}
+
 /* For the page: forgets n failures from index from on (those of runs that do not count). */
 static void drop_failures(totals_t *t, int from, int n)
 {
@@ -120,16 +198,25 @@ static void drop_failures(totals_t *t, int from, int n)
     cJSON_DeleteItemFromArray(t->failures, from);
 }
 
-/* For the page: keeps the report's summary line sum (taking it over); 0, or -1. */
-static int add_run(totals_t *t, cJSON *sum, const char *what)
+/* For the page: keeps the report's summary line sum and its run's images (taking both over);
+ * 0, or -1. */
+static int add_run(totals_t *t, cJSON *sum, summary_images_t *images, const char *what)
 {
-  cJSON *run = cJSON_CreateObject();
+  int n = cJSON_GetArraySize(t->runs);
+  summary_images_t *all = realloc(t->image_times, (size_t)(n + 1) * sizeof *all);
+  cJSON *run = all ? cJSON_CreateObject() : NULL;
+  if (all) {
+    t->image_times = all;
+    memset(&all[n], 0, sizeof all[n]);
+  }
   if (!run || !cJSON_AddItemToArray(t->runs, run) ||
       !cJSON_AddStringToObject(run, "report", what)) {
     cJSON_Delete(sum);
     return -1;
   }
   cJSON_AddItemToObject(run, "summary", sum);
+  all[n] = *images;
+  memset(images, 0, sizeof *images);
   return 0;
 }
 
@@ -145,6 +232,8 @@ static int add_report(totals_t *t, const char *path)
   int rc = -1, lineno = 0;
   /* The failures of this file from first on; those of the run under way from run on. */
   int first = cJSON_GetArraySize(t->failures), run = first;
+  /* The images of the run under way, and of the last run with a summary. */
+  summary_images_t going = {0}, counted = {0};
   if (!f) {
     gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "%s", strerror(errno));
     return -1;
@@ -161,9 +250,12 @@ static int add_report(totals_t *t, const char *path)
       last = o;
       drop_failures(t, first, run - first); /* only the last summary's run counts */
       run = cJSON_GetArraySize(t->failures);
+      free(counted.v);
+      counted = going;
+      memset(&going, 0, sizeof going);
       continue;
     }
-    int oom = add_failure(t, o, what) < 0;
+    int oom = add_failure(t, o, what) < 0 || (t->runs && add_image(&going, o) < 0);
     cJSON_Delete(o);
     if (oom) {
       gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "out of memory");
@@ -177,13 +269,15 @@ static int add_report(totals_t *t, const char *path)
     gpuimg_error_set(GPUIMG_EXIT_INPUT, what,
                      "no summary line (not a finished gpuimg batch report)");
   else if ((rc = add_summary(t, last, what)) == 0 && t->runs) {
-    rc = add_run(t, last, what);
+    rc = add_run(t, last, &counted, what);
     last = NULL;
     if (rc < 0)
       gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "out of memory");
   }
 done:
   cJSON_Delete(last);
+  free(going.v);
+  free(counted.v);
   free(line);
   if (f != stdin)
     fclose(f);
@@ -203,6 +297,19 @@ void summary_missing_shards(const totals_t *t, char *buf, size_t size, int *coun
       else if (len + 4 < size && buf[len - 1] != '.')
         len += (size_t)snprintf(buf + len, size - len, " ...");
     }
+}
+
+/* Each analysis step's total as its operation prints it (the whole figures: --format json). */
+static void print_results_text(const totals_t *t)
+{
+  for (int i = 0; i < GPUIMG_MAX_STEPS; i++) {
+    char prefix[64];
+    if (!t->results[i])
+      continue;
+    snprintf(prefix, sizeof prefix, "%-13sstep %d, ", t->result_ops[i]->name, i);
+    printf("%s%.0f images\n", prefix, t->result_images[i]);
+    t->result_ops[i]->result_print(t->results[i], stdout, prefix);
+  }
 }
 
 static void print_text(const totals_t *t)
@@ -225,6 +332,30 @@ static void print_text(const totals_t *t)
   printf("wall:        %.2f s (longest report), %.2f s added up\n", t->wall_ms_max / 1000.0,
          t->wall_ms / 1000.0);
   printf("exit status: %d (the largest)\n", t->exit_status);
+  print_results_text(t);
+}
+
+/* The analysis steps' totals as o's "results", as the batch's summary line has them; 0, or -1
+ * (out of memory). */
+static int add_results_json(const totals_t *t, cJSON *o)
+{
+  cJSON *a = NULL;
+  for (int i = 0; i < GPUIMG_MAX_STEPS; i++) {
+    if (!t->results[i])
+      continue;
+    cJSON *r = NULL;
+    char *json = t->result_ops[i]->result_json(t->results[i]);
+    int ok = json && (a || (a = cJSON_AddArrayToObject(o, "results"))) &&
+             (r = cJSON_CreateObject()) && cJSON_AddItemToArray(a, r);
+    ok = ok && cJSON_AddNumberToObject(r, "images", t->result_images[i]) &&
+         cJSON_AddNumberToObject(r, "step", i) &&
+         cJSON_AddStringToObject(r, "operation", t->result_ops[i]->name) &&
+         cJSON_AddRawToObject(r, "result", json);
+    free(json);
+    if (!ok)
+      return -1;
+  }
+  return 0;
 }
 
 /* The totals as one JSON object on stdout; 0, or -1 (out of memory). */
@@ -250,6 +381,10 @@ static int print_json(const totals_t *t)
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
     cJSON_AddNumberToObject(o, keys[i], vals[i]);
   cJSON_AddNumberToObject(o, "exit_status", t->exit_status);
+  if (add_results_json(t, o) < 0) {
+    cJSON_Delete(o);
+    return -1;
+  }
   text = cJSON_PrintUnformatted(o);
   cJSON_Delete(o);
   if (!text)
@@ -354,6 +489,11 @@ int gpuimg_summary_main(int argc, char **argv)
       status = GPUIMG_EXIT_OUTPUT;
   }
   free(t.seen);
+  for (int i = 0; i < GPUIMG_MAX_STEPS; i++)
+    free(t.results[i]);
+  for (int i = 0; t.image_times && i < cJSON_GetArraySize(t.runs); i++)
+    free(t.image_times[i].v);
+  free(t.image_times);
   cJSON_Delete(t.runs);
   cJSON_Delete(t.failures);
   return status;

@@ -190,6 +190,7 @@ void summary_format_html(const totals_t *t, str_t *b)
            page_style, failed ? "fail" : "pass", t->converted, t->failed);
   add_totals(b, t);
   add_runs(b, t);
+  summary_charts_html(t, b);
   add_stages(b, stages);
   add_failures(b, t);
   str_lit(b, "</body>\n</html>\n");

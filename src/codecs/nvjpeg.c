@@ -58,8 +58,8 @@ static int nvjpeg_decode(const uint8_t *bytes, size_t size, const char *what, ui
   if (nvjpeg_thread(0, what) < 0 || gpuimg_nvjpeg_info(tls.nj, bytes, size, what, &w, &h, &c) < 0)
     return -1;
   if ((uint64_t)w * (uint64_t)h > max_pixels) {
-    gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "image is %dx%d, over the limit of %llu pixels", w,
-                     h, (unsigned long long)max_pixels);
+    gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "image is %dx%d, over the limit of %llu pixels", w, h,
+                     (unsigned long long)max_pixels);
     return -1;
   }
   size_t bytes_out = gpuimg_image_bytes(w, h, c);
@@ -138,5 +138,7 @@ void gpuimg_codec_thread_end(void)
 /* Built without nvJPEG: no formats, so not in the registry. */
 const gpuimg_codec_t gpuimg_codec_nvjpeg = {.name = "nvjpeg", .library = "nvJPEG"};
 
-void gpuimg_codec_thread_end(void) {}
+void gpuimg_codec_thread_end(void)
+{
+}
 #endif

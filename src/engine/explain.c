@@ -5,8 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* n with thousands separators ("3,072"). */
-static const char *grouped(unsigned long long n, char *buf, size_t size)
+const char *gpuimg_grouped(unsigned long long n, char *buf, size_t size)
 {
   char digits[32];
   int len = snprintf(digits, sizeof digits, "%llu", n), o = 0;
@@ -60,10 +59,10 @@ static void print_occupancy(FILE *f, const gpuimg_launch_t *l)
   }
   gpuimg_waves_t w;
   gpuimg_model_waves(blocks, l->resident_blocks, &w);
-  fprintf(f, ", %s blocks in %.1f waves (%s resident)", grouped(blocks, a, sizeof a), w.waves,
-          grouped((unsigned long long)l->resident_blocks, b, sizeof b));
+  fprintf(f, ", %s blocks in %.1f waves (%s resident)", gpuimg_grouped(blocks, a, sizeof a),
+          w.waves, gpuimg_grouped((unsigned long long)l->resident_blocks, b, sizeof b));
   if (w.last_blocks < (unsigned long long)l->resident_blocks)
-    fprintf(f, ", last wave %s blocks (%.1f%% full)", grouped(w.last_blocks, a, sizeof a),
+    fprintf(f, ", last wave %s blocks (%.1f%% full)", gpuimg_grouped(w.last_blocks, a, sizeof a),
             w.last_fill_pct);
 }
 
@@ -91,11 +90,12 @@ static void print_divergence(FILE *f, const gpuimg_launch_t *l, const gpuimg_sta
   char a[32], b[32], c[32];
   if (!l->has_divergence || !l->warps)
     return;
-  fprintf(f, "; %s of %s warps divergent (%.1f%%", grouped(l->divergent_warps, a, sizeof a),
-          grouped(l->warps, b, sizeof b), 100.0 * (double)l->divergent_warps / (double)l->warps);
+  fprintf(f, "; %s of %s warps divergent (%.1f%%", gpuimg_grouped(l->divergent_warps, a, sizeof a),
+          gpuimg_grouped(l->warps, b, sizeof b),
+          100.0 * (double)l->divergent_warps / (double)l->warps);
   if (s)
     fprintf(f, ", predicted %s",
-            s->has_prediction ? grouped(s->predicted_divergent, c, sizeof c) : "n/a");
+            s->has_prediction ? gpuimg_grouped(s->predicted_divergent, c, sizeof c) : "n/a");
   fputc(')', f);
 }
 
@@ -109,7 +109,8 @@ static void print_model(FILE *f, const gpuimg_plan_t *plan, const gpuimg_stage_t
     fprintf(f, "a device-to-device copy, no kernel\n");
     return;
   case GPUIMG_LAUNCH_UNMODELLED:
-    fprintf(f, "not predicted: the operation declares no launch function\n");
+    fprintf(f, "not predicted: no launch of its own kernels to model (none declared, or a "
+               "library's, as CUB's)\n");
     return;
   case GPUIMG_LAUNCH_NO_L2:
     fprintf(f, "not predicted: the launch depends on the GPU's L2 cache size, which the "
@@ -162,6 +163,43 @@ static void print_model_mismatch(FILE *f, const gpuimg_run_t *run, const gpuimg_
             m->grid[0], m->grid[1], m->shared_bytes, m->registers, m->active_blocks_per_sm);
 }
 
+void gpuimg_explain_stage(FILE *f, const gpuimg_plan_t *plan, const gpuimg_run_t *run,
+                          const gpuimg_stage_t *s)
+{
+  const gpuimg_step_t *st = &plan->steps[s->step];
+  const char *variant = gpuimg_op_variant_name(st->op, st->params);
+  double ms = median_ms(s);
+  double gbps = ms > 0 ? (double)s->bytes / (ms * 1e6) : 0;
+  char to[48] = ""; /* a step that changed its input's size says what it made */
+  if (s->out_w != s->in_w || s->out_h != s->in_h)
+    snprintf(to, sizeof to, " -> %dx%d", s->out_w, s->out_h);
+  if (plan->model_gpu && s->has_model) {
+    fprintf(f, "%s%s%s%s: ", s->name, variant[0] ? " " : "", variant, to);
+    print_model(f, plan, s);
+    return;
+  }
+  if (!s->has_launch) {
+    fprintf(f, "%s%s: CPU backend, %.3f ms, %.2f GB/s\n", s->name, to, ms, gbps);
+    return;
+  }
+  const gpuimg_launch_t *l = &s->launch;
+  fprintf(f, "%s%s%s%s: ", s->name, variant[0] ? " " : "", variant, to);
+  if (!l->has_occupancy) {
+    fprintf(f, "%s, %.3f ms\n", l->kernel ? l->kernel : "copy", ms);
+    return;
+  }
+  fprintf(f, "%s, ", l->kernel);
+  print_block(f, l);
+  print_occupancy(f, l);
+  fprintf(f, ", %.3f ms, %.2f TB/s", ms, gbps / 1000.0);
+  if (run->copy_gbps > 0)
+    fprintf(f, " = %.0f%% of copy bandwidth", 100.0 * gbps / run->copy_gbps);
+  print_accesses(f, l);
+  print_divergence(f, l, s);
+  print_model_mismatch(f, run, s);
+  fputc('\n', f);
+}
+
 void gpuimg_explain(FILE *f, const gpuimg_plan_t *plan, const gpuimg_run_t *run)
 {
   if (run->has_choice) {
@@ -175,39 +213,7 @@ void gpuimg_explain(FILE *f, const gpuimg_plan_t *plan, const gpuimg_run_t *run)
     print_gpu(f, plan->model_gpu);
   for (int i = 0; i < run->nstages; i++) {
     const gpuimg_stage_t *s = &run->stages[i];
-    if (s->step < 0 || strcmp(s->name, "upload-mask") == 0)
-      continue;
-    const gpuimg_step_t *st = &plan->steps[s->step];
-    const char *variant = gpuimg_op_variant_name(st->op, st->params);
-    double ms = median_ms(s);
-    double gbps = ms > 0 ? (double)s->bytes / (ms * 1e6) : 0;
-    char to[48] = ""; /* a step that changed its input's size says what it made */
-    if (s->out_w != s->in_w || s->out_h != s->in_h)
-      snprintf(to, sizeof to, " -> %dx%d", s->out_w, s->out_h);
-    if (plan->model_gpu && s->has_model) {
-      fprintf(f, "%s%s%s%s: ", s->name, variant[0] ? " " : "", variant, to);
-      print_model(f, plan, s);
-      continue;
-    }
-    if (!s->has_launch) {
-      fprintf(f, "%s%s: CPU backend, %.3f ms, %.2f GB/s\n", s->name, to, ms, gbps);
-      continue;
-    }
-    const gpuimg_launch_t *l = &s->launch;
-    fprintf(f, "%s%s%s%s: ", s->name, variant[0] ? " " : "", variant, to);
-    if (!l->has_occupancy) {
-      fprintf(f, "%s, %.3f ms\n", l->kernel ? l->kernel : "copy", ms);
-      continue;
-    }
-    fprintf(f, "%s, ", l->kernel);
-    print_block(f, l);
-    print_occupancy(f, l);
-    fprintf(f, ", %.3f ms, %.2f TB/s", ms, gbps / 1000.0);
-    if (run->copy_gbps > 0)
-      fprintf(f, " = %.0f%% of copy bandwidth", 100.0 * gbps / run->copy_gbps);
-    print_accesses(f, l);
-    print_divergence(f, l, s);
-    print_model_mismatch(f, run, s);
-    fputc('\n', f);
+    if (s->step >= 0 && strcmp(s->name, "upload-mask") != 0)
+      gpuimg_explain_stage(f, plan, run, s);
   }
 }

@@ -1,5 +1,7 @@
-/* report.c: the JSON timing report (schema in man/gpuimg.1, section REPORT). */
+/* report.c: the JSON timing report (schema in man/gpuimg-report.5). */
 #include "report.h"
+
+#include "block_times.h"
 
 #include "meta.h"
 
@@ -190,6 +192,40 @@ static int add_model(cJSON *o, const gpuimg_plan_t *plan, const gpuimg_run_t *ru
   return 0;
 }
 
+/* An analysis step's result (stats: its figures) as its operation writes it. */
+static int add_result(cJSON *o, const gpuimg_step_t *st, const void *result)
+{
+  char *json = st->op->result_json(result);
+  cJSON *item = json ? cJSON_AddRawToObject(o, "result", json) : NULL;
+  free(json);
+  return item ? 0 : -1;
+}
+
+/* A recorded launch's blocks (--explain-image on a device): how many each SM ran, the measured
+ * waves and the span; nothing when the records are not usable. */
+static int add_blocks_measured(cJSON *o, const gpuimg_stage_t *s)
+{
+  gpuimg_block_stats_t st;
+  int rc = gpuimg_block_stats(s->blocks, s->nblocks, s->launch.active_blocks_per_sm, &st);
+  if (rc != 0)
+    return rc < 0 ? -1 : 0;
+  cJSON *m = cJSON_AddObjectToObject(o, "blocks_measured");
+  int *per_sm = malloc((size_t)st.sms * sizeof *per_sm);
+  if (m && per_sm) {
+    for (int i = 0; i < st.sms; i++)
+      per_sm[i] = (int)st.per_sm[i];
+    add_number(m, "blocks", (double)s->nblocks);
+    add_number(m, "sms", st.sms);
+    cJSON_AddItemToObject(m, "blocks_per_sm", cJSON_CreateIntArray(per_sm, st.sms));
+    add_number(m, "waves", st.waves);
+    add_number(m, "span_us", rnd((double)(st.t1 - st.t0) / 1000.0, 3));
+    add_number(m, "last_start_us", rnd((double)(st.last_start - st.t0) / 1000.0, 3));
+  }
+  free(per_sm);
+  gpuimg_block_stats_free(&st);
+  return m && per_sm ? 0 : -1;
+}
+
 static int add_stage(cJSON *stages, const gpuimg_plan_t *plan, const gpuimg_run_t *run,
                      const gpuimg_stage_t *s)
 {
@@ -233,11 +269,13 @@ static int add_stage(cJSON *stages, const gpuimg_plan_t *plan, const gpuimg_run_
     add_number(o, "output_width", s->out_w);
     add_number(o, "output_height", s->out_h);
   }
+  if (s->result && add_result(o, &plan->steps[s->step], s->result) < 0)
+    return -1;
   if (s->has_model && add_model(o, plan, run, s) < 0)
     return -1;
   if (s->has_launch) {
     const gpuimg_launch_t *l = &s->launch;
-    if (add_launch(o, "launch", l) < 0)
+    if (add_launch(o, "launch", l) < 0 || (s->blocks && add_blocks_measured(o, s) < 0))
       return -1;
     if (run->copy_gbps > 0 && median > 0 && s->bytes)
       add_number(o, "copy_bw_pct",
@@ -363,4 +401,36 @@ fail:
   if (!text)
     gpuimg_error_set(GPUIMG_EXIT_FAILURE, "report", "out of memory");
   return text;
+}
+
+char *gpuimg_report_results(const gpuimg_run_t *run, const gpuimg_plan_t *plan)
+{
+  gpuimg_buf_t out = {0};
+  int i;
+  for (i = 0; i < run->nstages; i++) {
+    const gpuimg_stage_t *s = &run->stages[i];
+    if (!s->result)
+      continue;
+    cJSON *o = cJSON_CreateObject();
+    char *line = NULL;
+    if (o && add_string(o, "input", run->input_name ? run->input_name : "") == 0) {
+      add_number(o, "width", s->in_w);
+      add_number(o, "height", s->in_h);
+      add_number(o, "step", s->step);
+      add_string(o, "operation", s->name);
+      if (add_result(o, &plan->steps[s->step], s->result) == 0)
+        line = cJSON_PrintUnformatted(o);
+    }
+    cJSON_Delete(o);
+    int rc = line ? gpuimg_buf_append(&out, line, strlen(line)) : -1;
+    free(line);
+    if (rc < 0 || gpuimg_buf_append(&out, "\n", 1) < 0)
+      break;
+  }
+  if (i < run->nstages || gpuimg_buf_append(&out, "", 1) < 0) { /* out of memory */
+    gpuimg_buf_free(&out);
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, "", "out of memory");
+    return NULL;
+  }
+  return (char *)out.data;
 }

@@ -18,10 +18,12 @@ typedef struct {
 
 /* The -r/--radius option of blur and of the operations built on it (portrait), for a
  * parameter struct Type with an int radius. */
-#define GPUIMG_OPTION_RADIUS(Type, text)                                                          \
-  {.long_name = "radius", .short_name = 'r', .kind = GPUIMG_OPTION_INT,                           \
-   .offset = offsetof(Type, radius), .min = 0, .max = GPUIMG_MAX_RADIUS, .metavar = "N",          \
-   .help = (text)}
+#define GPUIMG_OPTION_RADIUS(Type, text)                                                           \
+  {                                                                                                \
+    .long_name = "radius", .short_name = 'r', .kind = GPUIMG_OPTION_INT,                           \
+    .offset = offsetof(Type, radius), .min = 0, .max = GPUIMG_MAX_RADIUS, .metavar = "N",          \
+    .help = (text)                                                                                 \
+  }
 
 /* Box blur over the (2 radius + 1)^2 window, edges clamped, rounded to nearest. */
 int gpuimg_blur_cpu(const gpuimg_image_t *src, int radius, gpuimg_image_t *dst);

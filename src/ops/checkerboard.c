@@ -39,9 +39,9 @@ static int checkerboard_side(const void *arg, int x, int y)
 }
 
 void gpuimg_divergence_checkerboard(int w, int h, int cell, int bw, int bh, uint64_t *warps,
-                                    uint64_t *divergent)
+                                    uint64_t *divergent, uint8_t *map)
 {
-  gpuimg_divergence_predict(w, h, bw, bh, checkerboard_side, &cell, warps, divergent);
+  gpuimg_divergence_predict(w, h, bw, bh, checkerboard_side, &cell, warps, divergent, map);
 }
 
 /* checkerboard's parameters. */
@@ -55,11 +55,19 @@ static const checkerboard_params_t checkerboard_defaults = {
     .common = {.variant = GPUIMG_VARIANT_FAST}, .cell = 1, .amount = 64};
 
 static const gpuimg_option_t checkerboard_options[] = {
-    {.long_name = "cell", .kind = GPUIMG_OPTION_INT,
-     .offset = offsetof(checkerboard_params_t, cell), .min = 1, .max = INT32_MAX, .metavar = "K",
+    {.long_name = "cell",
+     .kind = GPUIMG_OPTION_INT,
+     .offset = offsetof(checkerboard_params_t, cell),
+     .min = 1,
+     .max = INT32_MAX,
+     .metavar = "K",
      .help = "cell size in pixels, >= 1 (default 1: per pixel)"},
-    {.long_name = "amount", .kind = GPUIMG_OPTION_INT,
-     .offset = offsetof(checkerboard_params_t, amount), .min = 0, .max = 255, .metavar = "A",
+    {.long_name = "amount",
+     .kind = GPUIMG_OPTION_INT,
+     .offset = offsetof(checkerboard_params_t, amount),
+     .min = 0,
+     .max = 255,
+     .metavar = "A",
      .help = "saturating add/subtract, 0..255 (default 64)"},
     GPUIMG_OPTION_NAIVE("per-pixel CUDA kernel with the divergent branch"),
     {0},
@@ -94,11 +102,11 @@ static void checkerboard_report(const void *params, const gpuimg_report_sink_t *
 
 static void checkerboard_divergence(const void *params, const gpuimg_image_t *mask, int width,
                                     int height, int bw, int bh, uint64_t *warps,
-                                    uint64_t *divergent)
+                                    uint64_t *divergent, uint8_t *map)
 {
   const checkerboard_params_t *p = params;
   (void)mask;
-  gpuimg_divergence_checkerboard(width, height, p->cell, bw, bh, warps, divergent);
+  gpuimg_divergence_checkerboard(width, height, p->cell, bw, bh, warps, divergent, map);
 }
 
 static int checkerboard_launch(const void *params, int w, int h, int c,

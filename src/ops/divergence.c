@@ -4,9 +4,9 @@
 /* Walks every warp of a bw x bh block grid over a w x h image the way CUDA forms warps
  * (consecutive thread indices tx + ty * bw, 32 at a time) and counts the warps with at
  * least one lane in the image, and those whose in-image lanes take both sides of the
- * branch side(x, y). */
+ * branch side(x, y); map, when set, gets one byte per warp in launch order (1: divergent). */
 void gpuimg_divergence_predict(int w, int h, int bw, int bh, int (*side)(const void *, int, int),
-                               const void *arg, uint64_t *warps, uint64_t *divergent)
+                               const void *arg, uint64_t *warps, uint64_t *divergent, uint8_t *map)
 {
   int threads = bw * bh;
   int gx = (w + bw - 1) / bw, gy = (h + bh - 1) / bh;
@@ -27,6 +27,8 @@ void gpuimg_divergence_predict(int w, int h, int bw, int bh, int (*side)(const v
         }
         *warps += (uint64_t)seen;
         *divergent += (uint64_t)(any_true && any_false);
+        if (map)
+          *map++ = (uint8_t)(any_true && any_false);
       }
 }
 
@@ -42,8 +44,9 @@ static int mask_side(const void *arg, int x, int y)
 }
 
 void gpuimg_divergence_mask(const gpuimg_image_t *mask, int bw, int bh, uint64_t *warps,
-                            uint64_t *divergent)
+                            uint64_t *divergent, uint8_t *map)
 {
   mask_arg_t m = {mask->data, mask->width};
-  gpuimg_divergence_predict(mask->width, mask->height, bw, bh, mask_side, &m, warps, divergent);
+  gpuimg_divergence_predict(mask->width, mask->height, bw, bh, mask_side, &m, warps, divergent,
+                            map);
 }

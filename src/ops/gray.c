@@ -65,8 +65,10 @@ static const gray_params_t gray_defaults = {.common = {.variant = GPUIMG_VARIANT
 
 static const gpuimg_option_t gray_options[] = {
     GPUIMG_OPTION_NAIVE("per-pixel CUDA kernel in 16x16 blocks (the teaching one)"),
-    {.long_name = "grid-stride", .kind = GPUIMG_OPTION_FLAG,
-     .offset = offsetof(gpuimg_params_common_t, variant), .value = GPUIMG_VARIANT_GRID_STRIDE,
+    {.long_name = "grid-stride",
+     .kind = GPUIMG_OPTION_FLAG,
+     .offset = offsetof(gpuimg_params_common_t, variant),
+     .value = GPUIMG_VARIANT_GRID_STRIDE,
      .help = "CUDA grid-stride loop: SMs x blocks per SM, each thread looping\n"
              "over pixels (one wave: no tail)"},
     {0},

@@ -167,7 +167,8 @@ int gpuimg_op_predict(const gpuimg_op_t *op, const void *params, int w, int h, i
   l->waves = l->resident_blocks > 0 ? blocks / (double)l->resident_blocks : 0.0;
   if (l->divergence_kernel && op->divergence) {
     uint64_t warps, divergent;
-    op->divergence(params, mask, w, h, (int)l->block[0], (int)l->block[1], &warps, &divergent);
+    op->divergence(params, mask, w, h, (int)l->block[0], (int)l->block[1], &warps, &divergent,
+                   NULL);
     l->has_divergence = 1;
     l->warps = warps;
     l->divergent_warps = divergent;

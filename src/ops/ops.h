@@ -21,41 +21,51 @@ typedef struct {
 } gpuimg_params_common_t;
 
 /* Each operation states that its struct Type starts with the common part and fits a step. */
-#define GPUIMG_PARAMS_CHECK(Type)                                                                 \
-  _Static_assert(sizeof(Type) <= GPUIMG_PARAMS_SIZE && _Alignof(Type) <= 16 &&                    \
-                     offsetof(Type, common) == 0,                                                 \
+#define GPUIMG_PARAMS_CHECK(Type)                                                                  \
+  _Static_assert(sizeof(Type) <= GPUIMG_PARAMS_SIZE && _Alignof(Type) <= 16 &&                     \
+                     offsetof(Type, common) == 0,                                                  \
                  #Type " must start with gpuimg_params_common_t and fit GPUIMG_PARAMS_SIZE")
 
 /* The options several operations share, as entries of their tables (the common part is at
  * offset 0 of every parameter struct). */
-#define GPUIMG_OPTION_NAIVE(text)                                                                 \
-  {.long_name = "naive", .kind = GPUIMG_OPTION_FLAG,                                              \
-   .offset = offsetof(gpuimg_params_common_t, variant), .value = GPUIMG_VARIANT_NAIVE,            \
-   .help = (text)}
-#define GPUIMG_OPTION_TILED(text)                                                                 \
-  {.long_name = "tiled", .kind = GPUIMG_OPTION_FLAG,                                              \
-   .offset = offsetof(gpuimg_params_common_t, variant), .value = GPUIMG_VARIANT_TILED,            \
-   .help = (text)}
-#define GPUIMG_OPTION_TILE(text)                                                                  \
-  {.long_name = "tile", .kind = GPUIMG_OPTION_CHOICE,                                             \
-   .offset = offsetof(gpuimg_params_common_t, tile), .choices = gpuimg_tile_names,                \
-   .metavar = "u8|float", .help = (text)}
-#define GPUIMG_OPTION_MASK(text)                                                                  \
-  {.long_name = "mask", .kind = GPUIMG_OPTION_STRING,                                             \
-   .offset = offsetof(gpuimg_params_common_t, mask_path), .metavar = "FILE", .help = (text),      \
-   .empty_what = "file name"}
+#define GPUIMG_OPTION_NAIVE(text)                                                                  \
+  {                                                                                                \
+    .long_name = "naive", .kind = GPUIMG_OPTION_FLAG,                                              \
+    .offset = offsetof(gpuimg_params_common_t, variant), .value = GPUIMG_VARIANT_NAIVE,            \
+    .help = (text)                                                                                 \
+  }
+#define GPUIMG_OPTION_TILED(text)                                                                  \
+  {                                                                                                \
+    .long_name = "tiled", .kind = GPUIMG_OPTION_FLAG,                                              \
+    .offset = offsetof(gpuimg_params_common_t, variant), .value = GPUIMG_VARIANT_TILED,            \
+    .help = (text)                                                                                 \
+  }
+#define GPUIMG_OPTION_TILE(text)                                                                   \
+  {                                                                                                \
+    .long_name = "tile", .kind = GPUIMG_OPTION_CHOICE,                                             \
+    .offset = offsetof(gpuimg_params_common_t, tile), .choices = gpuimg_tile_names,                \
+    .metavar = "u8|float", .help = (text)                                                          \
+  }
+#define GPUIMG_OPTION_MASK(text)                                                                   \
+  {                                                                                                \
+    .long_name = "mask", .kind = GPUIMG_OPTION_STRING,                                             \
+    .offset = offsetof(gpuimg_params_common_t, mask_path), .metavar = "FILE", .help = (text),      \
+    .empty_what = "file name"                                                                      \
+  }
 /* The mask option as spelled on the command line, for messages about it. */
 #define GPUIMG_MASK_OPTION "--mask"
 
 /* An operation's parameter struct and its defaults (a const Type) in its declaration. */
 #define GPUIMG_PARAMS(Type, defaults_) .params_size = sizeof(Type), .defaults = &(defaults_)
 
-/* An operation's CUDA launcher in its declaration: NULL in a build without CUDA (the
- * function itself is then not compiled either). */
+/* An operation's CUDA launcher (or an analysis's) in its declaration: NULL in a build without
+ * CUDA (the function itself is then not compiled either). */
 #ifdef GPUIMG_HAVE_CUDA
 #define GPUIMG_RUN_GPU(fn) .run_gpu = (fn)
+#define GPUIMG_MEASURE_GPU(fn) .measure_gpu = (fn)
 #else
 #define GPUIMG_RUN_GPU(fn) .run_gpu = NULL
+#define GPUIMG_MEASURE_GPU(fn) .measure_gpu = NULL
 #endif
 
 /* "u8", "float": gpuimg_tile_t's names, NULL-terminated. */
@@ -104,9 +114,10 @@ struct gpuimg_op {
    * on every row (gpuimg_op_run_cpu()). */
   int (*run_cpu)(const void *params, const gpuimg_image_t *src, const gpuimg_image_t *mask,
                  gpuimg_image_t *dst);
-  /* The same on a band: writes rows y0 .. y1-1 of dst (0 <= y0 < y1 <= dst height) only (reading any rows of src and
-   * mask), the bytes the whole run writes there, so that bands can run on several threads at
-   * once (the CPU backend's --threads). NULL: the operation runs whole on one thread. */
+  /* The same on a band: writes rows y0 .. y1-1 of dst (0 <= y0 < y1 <= dst height) only (reading
+   * any rows of src and mask), the bytes the whole run writes there, so that bands can run on
+   * several threads at once (the CPU backend's --threads). NULL: the operation runs whole on one
+   * thread. */
   int (*run_cpu_rows)(const void *params, const gpuimg_image_t *src, const gpuimg_image_t *mask,
                       gpuimg_image_t *dst, int y0, int y1);
   /* CUDA backend, NULL when built without CUDA: width x height x channels is its input; d_dst
@@ -114,6 +125,23 @@ struct gpuimg_op {
   int (*run_gpu)(gpuimg_cuda_t *ctx, const void *params, const uint8_t *d_src,
                  const uint8_t *d_mask, uint8_t *d_dst, int width, int height, int channels,
                  gpuimg_launch_t *info);
+  /* An analysis (stats): the operation measures its input into a result of result_size bytes
+   * (the step's stage holds it: gpuimg_stage_t's result) and its output is its input, unchanged
+   * (run_cpu copies it; on CUDA the next step reads the same buffer). measure_cpu is the CPU
+   * reference, measure_gpu the CUDA launcher (its main kernel into info); result_json the result
+   * as a JSON object (malloc'd text, NULL when out of memory). 0 / NULL: not an analysis. */
+  size_t result_size;
+  int (*measure_cpu)(const void *params, const gpuimg_image_t *src, void *result);
+  int (*measure_gpu)(gpuimg_cuda_t *ctx, const void *params, const uint8_t *d_src, int width,
+                     int height, int channels, void *result, gpuimg_launch_t *info);
+  char *(*result_json)(const void *result);
+  /* A total over images (a batch's, shards' in `gpuimg summary`): one image's result added to
+   * total (a zeroed one is empty), and a result read back from its result_json text (0, or -1
+   * when the text is not one: malformed, or figures past what it can hold exactly). */
+  void (*result_add)(void *total, const void *result);
+  int (*result_parse)(const char *json, void *result);
+  /* A result in a few plain lines on f, each starting with prefix (`gpuimg summary`'s text). */
+  void (*result_print)(const void *result, FILE *f, const char *prefix);
   /* Name of the variant for the report and --explain ("" when the op has none); NULL: the
    * common part's (fast, naive, tiled). */
   const char *(*variant_name)(const void *params);
@@ -127,9 +155,11 @@ struct gpuimg_op {
   int (*launch)(const void *params, int w, int h, int c, const gpuimg_launch_env_t *env,
                 gpuimg_launch_t *l);
   /* Host prediction of the warps its kernel diverges in for a bw x bh block, when the
-   * launch counted divergence (NULL: none). mask as for run_cpu. */
-  void (*divergence)(const void *params, const gpuimg_image_t *mask, int width, int height,
-                     int bw, int bh, uint64_t *warps, uint64_t *divergent);
+   * launch counted divergence (NULL: none). mask as for run_cpu. map: NULL, or one byte per
+   * warp of the grid in launch order (blocks row by row, a block's warps in order), set to 1
+   * for a divergent warp (--explain-image's outlines). */
+  void (*divergence)(const void *params, const gpuimg_image_t *mask, int width, int height, int bw,
+                     int bh, uint64_t *warps, uint64_t *divergent, uint8_t *map);
 };
 
 /* NULL-terminated table of every operation, in help order (registry.c, generated from
@@ -188,11 +218,11 @@ void gpuimg_ops_report_mask(const void *params, const gpuimg_report_sink_t *sink
 
 /* Host predictions of the warps the teaching kernels diverge in, for a bw x bh block grid
  * over a w x h image: warps with a lane in the image, and those whose lanes take both sides
- * of the branch side(arg, x, y). */
+ * of the branch side(arg, x, y); map as for gpuimg_op_t's divergence (NULL: counts only). */
 void gpuimg_divergence_predict(int w, int h, int bw, int bh, int (*side)(const void *, int, int),
-                               const void *arg, uint64_t *warps, uint64_t *divergent);
+                               const void *arg, uint64_t *warps, uint64_t *divergent, uint8_t *map);
 /* ... with the branch "mask >= 128". */
 void gpuimg_divergence_mask(const gpuimg_image_t *mask, int bw, int bh, uint64_t *warps,
-                            uint64_t *divergent);
+                            uint64_t *divergent, uint8_t *map);
 
 #endif

@@ -83,10 +83,11 @@ static int portrait_launch(const void *params, int w, int h, int c, const gpuimg
 
 /* The composite kernel's branch is the mask's. */
 static void portrait_divergence(const void *params, const gpuimg_image_t *mask, int width,
-                                int height, int bw, int bh, uint64_t *warps, uint64_t *divergent)
+                                int height, int bw, int bh, uint64_t *warps, uint64_t *divergent,
+                                uint8_t *map)
 {
   (void)params, (void)width, (void)height;
-  gpuimg_divergence_mask(mask, bw, bh, warps, divergent);
+  gpuimg_divergence_mask(mask, bw, bh, warps, divergent, map);
 }
 
 const gpuimg_op_t gpuimg_op_portrait = {

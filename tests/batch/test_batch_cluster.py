@@ -293,5 +293,48 @@ def summary_html_page():
         check(text in p.out, "page lacks %r" % text, p)
 
 
+
+@test("summary")
+def summary_html_charts():
+    # Per-image times: images done over time (a line per report, through the images converted
+    # by each moment) and each report's workers' rows of load, steps and store bars.
+    def image(index, worker, t0, status="ok"):
+        return {"input": {"name": "%d.png" % index}, "index": index, "status": status,
+                "worker": worker, "timeline_ms": {"load": [t0, t0 + 4], "steps": [t0 + 4, t0 + 6],
+                                                  "store": [t0 + 6, t0 + 10]}}
+    hand_report("a.jsonl", image(0, 1, 0), image(1, 2, 0), image(2, 1, 10),
+                image(3, 2, 10, "failed"),
+                {"summary": True, "images": 4, "converted": 3, "failed": 1, "skipped": 0,
+                 "wall_ms": 20, "shard": "1/2", "exit_status": 3})
+    hand_report("b.jsonl", image(0, 0, 0), image(1, 0, 30), image(9, 0, 50),
+                {"summary": True, "images": 3, "converted": 3, "failed": 0, "skipped": 0,
+                 "wall_ms": 60, "shard": "2/2", "exit_status": 0},
+                image(5, 0, 90))  # a run cut short: its image does not count
+    p = testlib.run("summary", "--format", "html", "a.jsonl", "b.jsonl", cwd=path())
+    check(p.rc == 0 and p.err == b"", "summary html", p)
+    page = parse_page(p, p.out)
+    lines = [a["points"].split() for t, a in page.tags if t == "polyline"]
+    check(len(lines) == 2, "a line per report: %r" % lines, p)
+    done = [[round((200 - float(pt.split(",")[1])) * 3 / 200) for pt in line] for line in lines]
+    check(done[0][0] == 0 and done[0][-1] == 3 and done[1][-1] == 3,
+          "each report reaches its 3 converted images: %r" % done, p)
+    check(done[0].index(2) < done[1].index(2), "a.jsonl's second image done earlier", p)
+    check(sorted(done[0]) == done[0] and sorted(done[1]) == done[1], "never going down", p)
+    text = "".join(page.text)
+    for want in ("Throughput over time", "Workers over time", "a.jsonl: 2 workers over 0.020 s",
+                 "b.jsonl: 1 worker over 0.060 s", "worker 1", "worker 2", "worker 0"):
+        check(want in text, "page lacks %r" % want, p)
+    bars = [a for t, a in page.tags if t == "rect" and a.get("height") == "8"]
+    # A bar per stage of each image (the failed one's too): none touch another of its stage.
+    check(len(bars) == 3 * 4 + 3 * 3, "bars: %d" % len(bars), p)
+    check({a["fill"] for a in bars} == {"#1565c0", "#ef6c00", "#2e7d32"}, "load, steps, store", p)
+    # Reports without per-image times say so.
+    hand_report("plain.jsonl", {"summary": True, "images": 1, "converted": 1, "failed": 0,
+                                "skipped": 0, "wall_ms": 10, "exit_status": 0})
+    p = testlib.run("summary", "--format=html", "plain.jsonl", cwd=path())
+    for text in (b"The reports have no per-image times.", b"The reports name no workers."):
+        check(text in p.out, "page lacks %r" % text, p)
+
+
 if __name__ == "__main__":
     sys.exit(testlib.main(sys.argv, "batch-"))

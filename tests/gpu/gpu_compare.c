@@ -88,7 +88,7 @@ static void fill_random(uint8_t *p, size_t n)
 
 /* The option values of a test case; compare() gives an operation those it has. */
 typedef struct {
-  int radius, cell, amount;
+  int radius, cell, amount, clip;
   gpuimg_variant_t variant;
   gpuimg_tile_t tile;
   const char *const *sizing; /* resize: option name, value, ... NULL */
@@ -97,13 +97,15 @@ typedef struct {
 /* op's parameters from v, set through its options as the command line sets them. */
 static int make_params(const gpuimg_op_t *op, const values_t *v, void *params)
 {
-  char num[3][16];
+  char num[4][16];
   snprintf(num[0], sizeof num[0], "%d", v->radius);
   snprintf(num[1], sizeof num[1], "%d", v->cell);
   snprintf(num[2], sizeof num[2], "%d", v->amount);
+  snprintf(num[3], sizeof num[3], "%d", v->clip);
   const char *set[][2] = {{"radius", num[0]},
                           {"cell", num[1]},
                           {"amount", num[2]},
+                          {"clip", num[3]},
                           {"tile", gpuimg_tile_names[v->tile]},
                           {gpuimg_variant_name(v->variant), NULL}};
   gpuimg_ops_init(op, params);
@@ -117,10 +119,53 @@ static int make_params(const gpuimg_op_t *op, const values_t *v, void *params)
   return 0;
 }
 
-/* Runs op under the parameters p on the CPU and on the GPU and compares every output byte. */
+/* An analysis (stats): its result on the GPU against the CPU reference's, byte for byte (both
+ * zero every byte of it first: gpuimg_stats_t's figures are integers, and the doubles derived
+ * from them are not part of it). */
+static int compare_measure(gpuimg_cuda_t *ctx, const gpuimg_op_t *op, const void *p,
+                           const gpuimg_image_t *src, const char *label)
+{
+  int w = src->width, h = src->height, c = src->channels;
+  size_t in_bytes = gpuimg_image_bytes(w, h, c);
+  gpuimg_launch_t info;
+  uint8_t *d_src = NULL;
+  void *ref = malloc(op->result_size), *got = malloc(op->result_size);
+  int rc = -1;
+  memset(&info, 0, sizeof info);
+  if (!ref || !got || op->measure_cpu(p, src, ref) < 0)
+    goto done;
+  memset(got, 0xA5, op->result_size); /* a figure left unwritten cannot pass */
+  if (!(d_src = gpuimg_cuda_dev_alloc(in_bytes)) ||
+      gpuimg_cuda_upload(ctx, d_src, src->data, in_bytes, NULL) < 0 ||
+      op->measure_gpu(ctx, p, d_src, w, h, c, got, &info) < 0)
+    goto done;
+  rc = 0;
+  checks++;
+  check_model(ctx, op, p, w, h, c, NULL, &info, label);
+  if (memcmp(got, ref, op->result_size) != 0) {
+    char *g = op->result_json(got), *r = op->result_json(ref);
+    printf("FAIL %s %s %dx%dx%d (%s): gpu %.300s cpu %.300s\n", op->name, label, w, h, c,
+           info.kernel ? info.kernel : "?", g ? g : "?", r ? r : "?");
+    free(g);
+    free(r);
+    failures++;
+  }
+done:
+  if (rc < 0)
+    printf("ERROR %s %s %dx%dx%d: %s\n", op->name, label, w, h, c, gpuimg_error_message());
+  gpuimg_cuda_dev_free(d_src);
+  free(ref);
+  free(got);
+  return rc;
+}
+
+/* Runs op under the parameters p on the CPU and on the GPU and compares every output byte (an
+ * analysis: its result). */
 static int compare_params(gpuimg_cuda_t *ctx, const gpuimg_op_t *op, const void *p,
                           const gpuimg_image_t *src, const gpuimg_image_t *mask, const char *label)
 {
+  if (op->measure_gpu)
+    return compare_measure(ctx, op, p, src, label);
   int w = src->width, h = src->height, c = src->channels, oc = gpuimg_op_out_channels(op, c);
   int ow = w, oh = h;
   if (gpuimg_op_out_size(op, p, w, h, &ow, &oh) < 0) {
@@ -355,6 +400,14 @@ static int run_size(gpuimg_cuda_t *ctx, int w, int h, int level)
     p.variant = GPUIMG_VARIANT_GRID_STRIDE;
     if (compare(ctx, "gray", &p, &src, NULL, "grid-stride") < 0)
       return -1;
+    static const int clips[] = {1, 5, 49};
+    for (int k = 0; k < 3; k++) {
+      p.clip = clips[k];
+      snprintf(label, sizeof label, "--clip %d", p.clip);
+      if (compare(ctx, "normalize", &p, &src, NULL, label) < 0)
+        return -1;
+    }
+    p.clip = 0;
     static const int cells[] = {1, 8, 3, 1000};
     for (int k = 0; k < 4; k++)
       for (int v = 0; v < 2; v++) {
@@ -421,6 +474,28 @@ static int run_sides(gpuimg_cuda_t *ctx)
       if (rc < 0)
         return -1;
     }
+  return 0;
+}
+
+/* Images of one value: every histogram atomic on the same bins (the global kernel's worst
+ * contention) and every minimum equal to its maximum, for every registry case (stats's every
+ * --variant and --histogram among them). */
+static int run_flat(gpuimg_cuda_t *ctx)
+{
+  static const int shapes[][4] = {{1999, 1001, 4, 255}, {3001, 7, 1, 0}, {257, 255, 3, 128}};
+  for (int k = 0; k < 3; k++) {
+    gpuimg_image_t src, mask;
+    if (gpuimg_image_alloc(&src, shapes[k][0], shapes[k][1], shapes[k][2]) < 0 ||
+        gpuimg_image_alloc(&mask, shapes[k][0], shapes[k][1], 1) < 0)
+      return -1;
+    memset(src.data, shapes[k][3], gpuimg_image_bytes(src.width, src.height, src.channels));
+    memset(mask.data, 200, gpuimg_image_bytes(src.width, src.height, 1));
+    int rc = run_registry(ctx, &src, &mask, CASES_ALL);
+    gpuimg_image_free(&src);
+    gpuimg_image_free(&mask);
+    if (rc < 0)
+      return -1;
+  }
   return 0;
 }
 
@@ -566,12 +641,12 @@ static int run_divergence(gpuimg_cuda_t *ctx)
                                     &info) < 0)
           return -1;
         gpuimg_divergence_checkerboard(w, h, cells[k], (int)info.block[0], (int)info.block[1],
-                                       &warps, &div);
+                                       &warps, &div, NULL);
       } else {
         if (gpuimg_portrait_gpu(ctx, d_src, d_mask, d_dst, w, h, 3, 2, GPUIMG_VARIANT_TILED,
                                 GPUIMG_TILE_U8, &info) < 0)
           return -1;
-        gpuimg_divergence_mask(&mask, (int)info.block[0], (int)info.block[1], &warps, &div);
+        gpuimg_divergence_mask(&mask, (int)info.block[0], (int)info.block[1], &warps, &div, NULL);
       }
       checks++;
       printf("divergence %s block %ux%u: device %llu of %llu warps, host %llu of %llu\n",
@@ -617,7 +692,7 @@ int main(int argc, char **argv)
   /* A non-default block shape for the 2-D kernels. */
   if (set_block(ctx, 8, 32) < 0 || run_size(ctx, 45, 29, 0) < 0 || set_block(ctx, 0, 0) < 0)
     return 1;
-  if ((!quick && run_size(ctx, 4000, 3000, 1) < 0) || run_pipeline(ctx) < 0 ||
+  if ((!quick && run_size(ctx, 4000, 3000, 1) < 0) || run_flat(ctx) < 0 || run_pipeline(ctx) < 0 ||
       run_divergence(ctx) < 0 || run_sides(ctx) < 0 || run_impls(ctx, quick) < 0 ||
       (!quick && run_bands(ctx) < 0) || run_resize_extremes(ctx) < 0)
     return 1;

@@ -47,6 +47,23 @@ run resize-enlarge-block32 resize --scale 2.3 --block 32x32
 run resize-tall resize --width 2 --height 600000
 run resize-1x1 resize --fit 1x1
 run blur-fast-block blur -r 3 --block 8x8
+run equalize equalize
+run equalize-global equalize --histogram global
+run normalize normalize --clip 2 --histogram cub
+run stats-pipeline gray then stats then blur -r 2
+
+# stats: the line of figures every reduction and histogram kernel prints is the CPU backend's.
+"$GPUIMG" stats --backend cpu sample: >"$tmp/stats-cpu.json" || fail=1
+for k in "--variant "{1,2,3,4,5,6,7,shuffle,cub} "--histogram "{shared,global,cub}; do
+  # shellcheck disable=SC2086 # k is an option and its value
+  if "$GPUIMG" stats $k --backend cuda sample: >"$tmp/stats-cuda.json" &&
+    cmp -s "$tmp/stats-cuda.json" "$tmp/stats-cpu.json"; then
+    echo "ok   stats $k"
+  else
+    echo "FAIL stats $k: the figures differ from the CPU backend's"
+    fail=1
+  fi
+done
 
 # A small image too tall for the tiled kernel's grid (65535 block rows): the fast blur
 # takes another kernel (it once chose the tiled one by the pixel count and failed).
