@@ -31,8 +31,11 @@ typedef struct {
   const char *name; /* "cpu", "cuda" */
   /* Devices usable now: 1 for the CPU; 0 with why in reason. */
   int (*probe)(char *reason, size_t reason_size);
-  /* Brings device up ahead of its runners, as gpuimg_pipeline_device_start() says; NULL
-   * for a backend with nothing to bring up. */
+  /* Brings device up ahead of its runners (the engine's device start, gpuimg_device_start_t):
+   * the driver, its primary context and its way of waiting (blocking: a thread sleeps while the
+   * device works); wanted (or NULL) is asked once the driver is up whether the device is
+   * still wanted. 1 usable, 0 not (why in reason), -1 no longer wanted (no context made).
+   * NULL for a backend with nothing to bring up. */
   int (*start)(int device, int blocking, int (*wanted)(void *), void *arg, char *reason,
                size_t reason_size);
   /* Makes the device's threads wait for it by sleeping (blocking 1) or spinning; -1 with the

@@ -96,11 +96,8 @@ static int convert(batch_t *b, gpuimg_worker_t *wk, item_t *it, gpuimg_run_t *ru
   }
   if (strchr(it->name, '/') && batch_make_parents(it) < 0)
     return -1;
-  gpuimg_flow_t flow = {.plan = &b->cli.plan,
-                        .runner = wk->pipe,
-                        .device_jpeg = (b->sched.device_jpeg || wk->device_path) && wk->device >= 0,
-                        .jpeg = wk->jpeg,
-                        .masks = b->masks};
+  gpuimg_flow_t flow = {.plan = &b->cli.plan, .masks = b->masks};
+  gpuimg_worker_flow(wk, &flow);
   gpuimg_job_t job = {.input = it->input,
                       .what = it->input,
                       .output = it->output,
@@ -108,7 +105,7 @@ static int convert(batch_t *b, gpuimg_worker_t *wk, item_t *it, gpuimg_run_t *ru
                       .format = it->format,
                       .no_replace = !b->cli.force,
                       .regular = 1,
-                      .host_decode = gpuimg_sched_host_decode(&b->sched, it->name)};
+                      .path = gpuimg_sched_path(b->sched, it->name)};
   rc = gpuimg_flow_run(&flow, &job, run);
   memcpy(it->iv, job.intervals, sizeof it->iv);
   struct stat st;
@@ -125,13 +122,13 @@ static int process(void *ctx, gpuimg_worker_t *wk, int k)
   batch_t *b = ctx;
   int i = b->todo[k];
   item_t *it = &b->items[i];
-  gpuimg_run_t *run = wk->run;
+  gpuimg_run_t *run = gpuimg_worker_run(wk);
 
   gpuimg_run_free(run);
   memset(run, 0, sizeof *run);
   gpuimg_error_clear();
-  it->worker = wk->index;
-  it->on_cuda = wk->device >= 0;
+  it->worker = gpuimg_worker_index(wk);
+  it->on_cuda = gpuimg_worker_device(wk) >= 0;
   int rc = convert(b, wk, it, run);
   if (rc == 0 && batch_results_add(b, it, run) < 0)
     rc = -1;
@@ -148,7 +145,7 @@ static int process(void *ctx, gpuimg_worker_t *wk, int k)
     snprintf(line, sizeof line, "%s%s%s", named ? "" : in, named ? "" : ": ", msg);
     batch_fail_item(b, it, gpuimg_error_code(), line);
   }
-  batch_add_totals(b, run, b->totals[wk->index]);
+  batch_add_totals(b, run, b->totals[it->worker]);
   if (b->have_report)
     it->json = batch_item_json(b, wk, it, i, run);
   atomic_fetch_add(&b->ndone, 1);
@@ -214,7 +211,7 @@ static void start_reporting(batch_t *b)
   pthread_mutex_init(&b->report_mu, NULL);
   b->locks = 1;
   b->progress = !b->cli.plan.quiet && isatty(STDERR_FILENO);
-  const char *reason = gpuimg_sched_fallback(&b->sched);
+  const char *reason = gpuimg_sched_fallback(b->sched);
   if (reason && !b->cli.plan.quiet) {
     char msg[512];
     snprintf(msg, sizeof msg, "no usable CUDA device (%s); using the CPU backend", reason);
@@ -251,8 +248,9 @@ static void plan_work(batch_t *b)
 static int setup(batch_t *b)
 {
   if (check_options(&b->cli) < 0 || batch_shard_resolve(&b->cli) < 0 ||
-      gpuimg_sched_open(&b->sched, &b->cli.plan, b->cli.devices, b->t_start) < 0 ||
-      batch_read_inputs(b) < 0 || load_masks(b) < 0 || batch_prepare_outdir(b->outdir) < 0)
+      !(b->sched = gpuimg_sched_create(b->t_start)) ||
+      gpuimg_sched_open(b->sched, &b->cli.plan, b->cli.devices) < 0 || batch_read_inputs(b) < 0 ||
+      load_masks(b) < 0 || batch_prepare_outdir(b->outdir) < 0)
     return -1;
   gpuimg_output_sweep(b->outdir, b->cli.plan.quiet); /* before any progress line */
   start_reporting(b);
@@ -287,13 +285,13 @@ static int split(batch_t *b)
   if (b->ntodo <= 0)
     return 0;
   const item_t *f = &b->items[0];
-  if (!(gpuimg_sched_split(&b->sched, f->input, f->format, b->nitems) > 0))
+  if (!(gpuimg_sched_split(b->sched, f->input, f->format, b->nitems) > 0))
     return 0;
-  if (!(b->to_device = batch_calloc((size_t)b->ntodo, 1)))
+  if (!(b->paths = batch_calloc((size_t)b->ntodo, 1)))
     return -1;
   for (int k = 0; k < b->ntodo; k++)
-    b->to_device[k] = (unsigned char)gpuimg_sched_to_device(&b->sched, b->items[b->todo[k]].name);
-  b->sched.to_device = b->to_device;
+    b->paths[k] = (unsigned char)gpuimg_sched_path(b->sched, b->items[b->todo[k]].name);
+  gpuimg_sched_set_paths(b->sched, b->paths);
   return 0;
 }
 
@@ -307,16 +305,16 @@ static int run_workers(batch_t *b, int *status)
                                 .progress = b->progress ? progress_cb : NULL,
                                 .progress_ms = PROGRESS_MS};
   int rc = -1;
-  b->nworkers = gpuimg_sched_workers(&b->sched, b->cli.jobs, b->ntodo);
+  b->nworkers = gpuimg_sched_workers(b->sched, b->cli.jobs, b->ntodo);
   b->cli.plan.threads = gpuimg_sched_threads(b->cli.plan.threads, b->nworkers);
   if (split(b) < 0) {
     *status = setup_error();
     b->nworkers = 0;
     return 0;
   }
-  b->nall = gpuimg_sched_total_workers(&b->sched, b->nworkers);
+  b->nall = gpuimg_sched_total_workers(b->sched, b->nworkers);
   if (b->nall <= 0 || (b->totals = batch_calloc((size_t)b->nall, sizeof *b->totals)))
-    rc = gpuimg_sched_run(&b->sched, b->nworkers, b->ntodo, &calls);
+    rc = gpuimg_sched_run(b->sched, b->nworkers, b->ntodo, &calls);
   if (rc == -1) {
     *status = setup_error();
     b->nworkers = b->nall = 0;
@@ -325,8 +323,7 @@ static int run_workers(batch_t *b, int *status)
   batch_progress_end(b);
   if (rc == 0)
     return 0;
-  fprintf(stderr, "gpuimg: %s\n", b->sched.bad_error);
-  *status = b->sched.bad_code;
+  fprintf(stderr, "gpuimg: %s\n", gpuimg_sched_failure(b->sched, status));
   if (*status == GPUIMG_EXIT_USAGE)
     gpuimg_cli_usage(stderr);
   if (b->have_report)
@@ -338,7 +335,7 @@ static int run_workers(batch_t *b, int *status)
 /* Counts the items, writes the summary to the report and stderr; the exit status. */
 static int finish(batch_t *b, int status)
 {
-  gpuimg_sched_stop_starter(&b->sched);
+  gpuimg_sched_stop_starter(b->sched);
   double wall_ms = gpuimg_now_ms() - b->t_start;
   batch_counts_t n = {0};
   for (int i = 0; i < b->nitems; i++) {
@@ -374,7 +371,7 @@ static int finish(batch_t *b, int status)
 
 static void batch_free(batch_t *b)
 {
-  gpuimg_sched_close(&b->sched);
+  gpuimg_sched_free(b->sched);
   if (b->have_report)
     gpuimg_output_abort(&b->report);
   for (int i = 0; i < b->nowned; i++)
@@ -395,7 +392,7 @@ static void batch_free(batch_t *b)
   free(b->todo);
   free(b->ids);
   free(b->totals);
-  free(b->to_device);
+  free(b->paths);
   if (b->locks) {
     pthread_mutex_destroy(&b->err_mu);
     pthread_mutex_destroy(&b->ids_mu);

@@ -68,9 +68,9 @@ typedef struct {
   atomic_int ndone; /* selected items finished (progress) */
   int nselected;
   /* The backend, devices and workers; the workers' stage totals by worker. */
-  gpuimg_sched_t sched;
+  gpuimg_sched_t *sched;
   int nworkers, nall;         /* --jobs' workers; with a split's device-path workers */
-  unsigned char *to_device;   /* a split batch's: the work items sent down the device's path */
+  unsigned char *paths;       /* a split batch's: each work item's gpuimg_path_t */
   double (*totals)[MAX_KEYS]; /* by worker, nall of them */
   gpuimg_image_t masks[GPUIMG_MAX_STEPS];
   /* Stage names of the report's stage_ms and the summary's totals. */

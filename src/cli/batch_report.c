@@ -114,9 +114,10 @@ void batch_make_keys(batch_t *b)
   snprintf(b->keys[b->nkeys++], sizeof b->keys[0], "decode");
   for (int i = 0; i < b->cli.plan.nsteps; i++)
     has_mask |= b->masks[i].data != NULL;
-  if (b->sched.use_cuda && has_mask)
+  int cuda = gpuimg_sched_uses_cuda(b->sched);
+  if (cuda && has_mask)
     snprintf(b->keys[b->nkeys++], sizeof b->keys[0], "upload-mask");
-  if (b->sched.use_cuda)
+  if (cuda)
     snprintf(b->keys[b->nkeys++], sizeof b->keys[0], "upload");
   b->key_first_op = b->nkeys;
   for (int i = 0; i < b->cli.plan.nsteps; i++) {
@@ -129,7 +130,7 @@ void batch_make_keys(batch_t *b)
     else
       snprintf(b->keys[b->nkeys++], sizeof b->keys[0], "%s", name);
   }
-  if (b->sched.use_cuda)
+  if (cuda)
     snprintf(b->keys[b->nkeys++], sizeof b->keys[0], "download");
   snprintf(b->keys[b->nkeys++], sizeof b->keys[0], "encode");
   snprintf(b->keys[b->nkeys++], sizeof b->keys[0], "write");
@@ -246,11 +247,11 @@ char *batch_item_json(batch_t *b, const gpuimg_worker_t *wk, item_t *it, int ind
       if (run && run->device[0])
         add_string(root, "device", run->device);
     }
-    cJSON_AddNumberToObject(root, "worker", wk->index);
-    if (wk->device >= 0) {
-      cJSON_AddNumberToObject(root, "device_index", wk->device);
+    cJSON_AddNumberToObject(root, "worker", gpuimg_worker_index(wk));
+    if (gpuimg_worker_device(wk) >= 0) {
+      cJSON_AddNumberToObject(root, "device_index", gpuimg_worker_device(wk));
       /* pinned and device allocations of this worker so far: constant in steady state */
-      cJSON_AddNumberToObject(root, "cuda_allocations", gpuimg_pipeline_allocations(wk->pipe));
+      cJSON_AddNumberToObject(root, "cuda_allocations", gpuimg_worker_allocations(wk));
     } else {
       cJSON_AddNullToObject(root, "device_index");
     }
@@ -317,7 +318,8 @@ static int cmp_edge(const void *a, const void *b)
  * to their stop, averages over the devices and threads; the device, a worker; the host's
  * cores: the process's CPU time since the batch began over the wall time of every online
  * core), and the busiest. */
-static void add_busy_shares(cJSON *root, const batch_t *b, double wall_ms, double device_ms)
+static void add_busy_shares(cJSON *root, const batch_t *b, const gpuimg_sched_figures_t *f,
+                            double wall_ms, double device_ms)
 {
   double worker_ms = 0; /* the --jobs workers' (not a split's device-path workers') */
   for (int i = 0; i < b->nitems; i++)
@@ -326,14 +328,13 @@ static void add_busy_shares(cJSON *root, const batch_t *b, double wall_ms, doubl
       if (iv_ran(iv))
         worker_ms += iv[1] - iv[0];
     }
-  int nd = b->sched.use_cuda && b->sched.ndevices > 0 ? b->sched.ndevices : 1;
+  int nd = f->use_cuda && f->ndevices > 0 ? f->ndevices : 1;
   double cpu_ms = gpuimg_cpu_time_ms() - b->cpu_start_ms;
   cJSON_AddNumberToObject(root, "cpu_ms", rnd4(cpu_ms));
   const char *names[] = {"hw_decoder", "jpeg_encoder", "device", "worker", "host_cpu"};
-  double ms[] = {b->sched.jpeg_batch_ms / nd, b->sched.jpeg_encode_ms / nd, device_ms / nd,
+  double ms[] = {f->jpeg.batch_ms / nd, f->jpeg.encode_ms / nd, device_ms / nd,
                  b->nworkers > 0 ? worker_ms / b->nworkers : 0, cpu_ms / gpuimg_cpu_cores()};
-  double of[] = {b->sched.jpeg_serving_ms[0] / nd, b->sched.jpeg_serving_ms[1] / nd, wall_ms,
-                 wall_ms, wall_ms};
+  double of[] = {f->jpeg.serving_ms[0] / nd, f->jpeg.serving_ms[1] / nd, wall_ms, wall_ms, wall_ms};
   double pct[5];
   cJSON *o = cJSON_AddObjectToObject(root, "busy_pct");
   int top = 3;
@@ -349,12 +350,12 @@ static void add_busy_shares(cJSON *root, const batch_t *b, double wall_ms, doubl
 /* Over the batch's timeline: busy = time with device work in flight on some worker (the
  * pipeline intervals of the CUDA backend: upload, kernels, download), hidden = the part of
  * it during which another worker was doing host work (read, decode, encode, write). */
-static void device_overlap(const batch_t *b, double *busy, double *hidden)
+static void device_overlap(const batch_t *b, int use_cuda, double *busy, double *hidden)
 {
   edge_t *e = malloc((size_t)b->nitems * IV_COUNT * 2 * sizeof *e);
   size_t n = 0;
   *busy = *hidden = 0;
-  if (!e || !b->sched.use_cuda) {
+  if (!e || !use_cuda) {
     free(e);
     return;
   }
@@ -386,16 +387,16 @@ static void device_overlap(const batch_t *b, double *busy, double *hidden)
 
 /* The JPEG threads' requests, per request on average: ms queued, served and until the
  * requester woke, for decodes and encodes (0 without requests). */
-static void add_request_waits(cJSON *root, const gpuimg_sched_t *s)
+static void add_request_waits(cJSON *root, const gpuimg_sched_jpeg_t *jf)
 {
   static const char *const kinds[2] = {"decode", "encode"};
   static const char *const parts[3] = {"queued", "served", "woken"};
   cJSON *o = cJSON_AddObjectToObject(root, "jpeg_request_ms");
   for (int k = 0; o && k < 2; k++) {
     cJSON *kind = cJSON_AddObjectToObject(o, kinds[k]);
-    long n = s->jpeg_requests[k];
+    long n = jf->requests[k];
     for (int j = 0; kind && j < 3; j++)
-      cJSON_AddNumberToObject(kind, parts[j], rnd4(n > 0 ? s->jpeg_wait_ms[k][j] / n : 0));
+      cJSON_AddNumberToObject(kind, parts[j], rnd4(n > 0 ? jf->wait_ms[k][j] / n : 0));
   }
 }
 
@@ -404,8 +405,10 @@ static char *summary_json(const batch_t *b, const batch_counts_t *n, double wall
   int converted = n->converted;
   cJSON *root = cJSON_CreateObject(), *a, *t;
   char *text = NULL;
+  gpuimg_sched_figures_t f;
   if (!root)
     return NULL;
+  gpuimg_sched_figures(b->sched, &f);
   cJSON_AddBoolToObject(root, "summary", 1);
   add_tool(root);
   /* images: this shard's (converted + failed + existing); inputs: the whole list's */
@@ -420,15 +423,15 @@ static char *summary_json(const batch_t *b, const batch_counts_t *n, double wall
                           rnd4(wall_ms > 0 ? converted / (wall_ms / 1000.0) : 0));
   cJSON_AddNumberToObject(root, "jobs", b->nworkers);
   cJSON_AddNumberToObject(root, "threads", b->cli.plan.threads);
-  add_string(root, "backend", b->sched.use_cuda ? "cuda" : "cpu");
+  add_string(root, "backend", f.use_cuda ? "cuda" : "cpu");
   if ((a = cJSON_AddArrayToObject(root, "devices")))
-    for (int i = 0; b->sched.use_cuda && i < b->sched.ndevices; i++)
-      cJSON_AddItemToArray(a, cJSON_CreateNumber(b->sched.devices[i]));
+    for (int i = 0; f.use_cuda && i < f.ndevices; i++)
+      cJSON_AddItemToArray(a, cJSON_CreateNumber(f.devices[i]));
   add_shard(root, b);
   if ((t = cJSON_AddObjectToObject(root, "stage_totals_ms")))
     for (int k = 0; k < b->nkeys; k++) {
       /* A hybrid batch that never reached the device has no CUDA stages. */
-      if (b->sched.hybrid && !b->sched.use_cuda &&
+      if (f.hybrid && !f.use_cuda &&
           (!strcmp(b->keys[k], "upload-mask") || !strcmp(b->keys[k], "upload") ||
            !strcmp(b->keys[k], "download")))
         continue;
@@ -438,31 +441,30 @@ static char *summary_json(const batch_t *b, const batch_counts_t *n, double wall
       cJSON_AddNumberToObject(t, b->keys[k], rnd4(sum));
     }
   double busy, hidden;
-  device_overlap(b, &busy, &hidden);
+  device_overlap(b, f.use_cuda, &busy, &hidden);
   cJSON_AddNumberToObject(root, "device_busy_ms", rnd4(busy));
   cJSON_AddNumberToObject(root, "device_hidden_ms", rnd4(hidden));
   cJSON_AddNumberToObject(root, "device_hidden_pct", rnd4(busy > 0 ? 100.0 * hidden / busy : 0));
   /* --codec nvjpeg: calls to the shared hardware JPEG decoder and the images they took */
   /* A split batch: the share of the inputs sent down the device's JPEG path, its workers */
-  cJSON_AddNumberToObject(root, "device_share", rnd4(b->to_device ? b->sched.device_share : 0));
-  cJSON_AddNumberToObject(root, "device_workers", b->to_device ? b->sched.device_workers : 0);
-  cJSON_AddNumberToObject(root, "host_decode_share",
-                          rnd4(b->sched.device_jpeg ? b->sched.host_share : 0));
-  cJSON_AddNumberToObject(root, "jpeg_batches", (double)b->sched.jpeg_batches);
-  cJSON_AddNumberToObject(root, "jpeg_batched_images", (double)b->sched.jpeg_batch_images);
-  cJSON_AddNumberToObject(root, "jpeg_batch_ms", rnd4(b->sched.jpeg_batch_ms));
-  cJSON_AddNumberToObject(root, "jpeg_encode_ms", rnd4(b->sched.jpeg_encode_ms));
+  cJSON_AddNumberToObject(root, "device_share", rnd4(b->paths ? f.device_share : 0));
+  cJSON_AddNumberToObject(root, "device_workers", b->paths ? f.device_workers : 0);
+  cJSON_AddNumberToObject(root, "host_decode_share", rnd4(f.device_jpeg ? f.host_share : 0));
+  cJSON_AddNumberToObject(root, "jpeg_batches", (double)f.jpeg.batches);
+  cJSON_AddNumberToObject(root, "jpeg_batched_images", (double)f.jpeg.batch_images);
+  cJSON_AddNumberToObject(root, "jpeg_batch_ms", rnd4(f.jpeg.batch_ms));
+  cJSON_AddNumberToObject(root, "jpeg_encode_ms", rnd4(f.jpeg.encode_ms));
   /* where a batch's fixed costs go: nvJPEG's threads set up and torn down, workers ready */
-  cJSON_AddNumberToObject(root, "jpeg_setup_ms", rnd4(b->sched.jpeg_setup_ms));
-  cJSON_AddNumberToObject(root, "jpeg_teardown_ms", rnd4(b->sched.jpeg_teardown_ms));
-  add_request_waits(root, &b->sched);
-  cJSON_AddNumberToObject(root, "workers_ready_ms", rnd4(b->sched.go_ms));
+  cJSON_AddNumberToObject(root, "jpeg_setup_ms", rnd4(f.jpeg.setup_ms));
+  cJSON_AddNumberToObject(root, "jpeg_teardown_ms", rnd4(f.jpeg.teardown_ms));
+  add_request_waits(root, &f.jpeg);
+  cJSON_AddNumberToObject(root, "workers_ready_ms", rnd4(f.go_ms));
   /* the hybrid start: when the device was up for the workers to move to it */
-  if (b->sched.hybrid && b->sched.dev_ready_ms >= 0)
-    cJSON_AddNumberToObject(root, "device_ready_ms", rnd4(b->sched.dev_ready_ms));
+  if (f.hybrid && f.dev_ready_ms >= 0)
+    cJSON_AddNumberToObject(root, "device_ready_ms", rnd4(f.dev_ready_ms));
   else
     cJSON_AddNullToObject(root, "device_ready_ms");
-  add_busy_shares(root, b, wall_ms, busy);
+  add_busy_shares(root, b, &f, wall_ms, busy);
   cJSON_AddNumberToObject(root, "exit_status", status);
   if (batch_results_summary(b, root) < 0) {
     cJSON_Delete(root);

@@ -3,7 +3,7 @@
 #ifndef GPUIMG_FLOW_H
 #define GPUIMG_FLOW_H
 
-#include "pipeline.h"
+#include "route.h"
 
 /* Host-clock intervals of one image (for a batch's overlap figures): the host work before
  * the steps, the steps, and the host work after them. */
@@ -15,12 +15,12 @@ typedef struct {
   /* The backend the steps run on, kept between images (a batch worker's); NULL: each image
    * opens one (gpuimg_pipeline_open()) once it is decoded, and closes it when done. */
   gpuimg_pipeline_t *runner;
-  /* With no runner (one-image runs): each image's backend is chosen before its decode, by
-   * --backend, or under auto by the cost model (src/engine/cost.c; the CUDA variants and
-   * --block always run on CUDA), and CUDA is started on a thread while the input is decoded. */
+  /* With no runner (one-image runs): each image's backend is chosen before its decode (its
+   * route: gpuimg_route_image()), and CUDA is started on a thread while the input is decoded. */
   int choose;
-  /* JPEG inputs decoded on the device (and JPEG outputs of 1 or 3 channels encoded there),
-   * by the device's nvJPEG threads (jpeg) or the runner's own handle (jpeg NULL). */
+  /* The runner does JPEG on the device: each image's route may decode a JPEG input there
+   * and encode a JPEG output of 1 or 3 channels there, by the device's nvJPEG threads (jpeg)
+   * or the runner's own handle (jpeg NULL). */
   int device_jpeg;
   gpuimg_jpeg_batch_t *jpeg;
   /* Each step's mask, loaded once for every image (data NULL: the step takes none); an image
@@ -53,9 +53,10 @@ typedef struct {
   int regular;
   /* Set by the flow when the write failed (no_replace) because the output existed by then. */
   int taken;
-  /* A JPEG input the flow would decode on the device (device_jpeg) is decoded by the host's
-   * decoder instead, its result still encoded on the device (a batch's host share). */
-  int host_decode;
+  /* A batch item's path (gpuimg_route_path()): GPUIMG_PATH_HOST_DECODE decodes a JPEG input
+   * the flow would decode on the device (device_jpeg) with the host's decoder instead, its
+   * result still encoded on the device (a batch's host share). */
+  gpuimg_path_t path;
   gpuimg_image_t *result; /* NULL, or receives the resulting pixels (the caller frees them) */
   double intervals[GPUIMG_FLOW_INTERVALS][2]; /* filled in: start and end, -1 where none */
 } gpuimg_job_t;

@@ -3,6 +3,7 @@
 #include "pipeline.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,12 +94,12 @@ uint8_t *gpuimg_pipeline_pixel_source(void *runner, size_t bytes)
   return p->backend->pixels ? p->backend->pixels(p->state, bytes) : NULL;
 }
 
-int gpuimg_pipeline_device_start(int device, int blocking, int (*wanted)(void *), void *arg,
-                                 char *reason, size_t reason_size)
+/* Brings device up on this thread: 1 usable, 0 not (why in reason), -1 no longer wanted. */
+static int device_start(const gpuimg_device_start_ask_t *ask, char *reason, size_t reason_size)
 {
   const gpuimg_backend_ops_t *b = device_backend();
   if (b && b->start)
-    return b->start(device, blocking, wanted, arg, reason, reason_size);
+    return b->start(ask->device, ask->blocking, ask->wanted, ask->arg, reason, reason_size);
   snprintf(reason, reason_size, NO_CUDA);
   return 0;
 }
@@ -136,69 +137,88 @@ int gpuimg_pipeline_device_jpeg(const gpuimg_plan_t *plan)
          plan->backend != GPUIMG_BACKEND_CPU && b->probe(reason, sizeof reason) > 0;
 }
 
-/* A device brought up on a thread while the caller reads and decodes. */
-struct gpuimg_prestart {
+struct gpuimg_device_start {
+  gpuimg_device_start_ask_t ask;
   pthread_t thread;
-  double t0, ms; /* when it began, how long it took */
-  int usable;    /* 1: the device is up; 0: not usable (reason) */
+  int threaded;
+  double t0, ms;    /* when it began, how long it took */
+  atomic_int state; /* gpuimg_device_start_state() */
   char reason[256];
 };
 
-static void *prestart_main(void *arg)
+static void *start_main(void *arg)
 {
-  gpuimg_prestart_t *ps = arg;
-  gpuimg_thread_name("gpuimg-start");
-  /* CUDA's default device (0); threads that wait for it spin, CUDA's default. */
-  ps->usable = gpuimg_pipeline_device_start(0, 0, NULL, NULL, ps->reason, sizeof ps->reason) > 0;
-  ps->ms = gpuimg_now_ms() - ps->t0;
+  gpuimg_device_start_t *st = arg;
+  if (st->threaded)
+    gpuimg_thread_name("gpuimg-start");
+  int ok = device_start(&st->ask, st->reason, sizeof st->reason);
+  st->ms = gpuimg_now_ms() - st->t0;
+  atomic_store(&st->state, ok > 0 ? 1 : ok == 0 ? -1 : -2);
+  if (st->ask.done)
+    st->ask.done(st->ask.arg, st);
   return NULL;
 }
 
-gpuimg_prestart_t *gpuimg_pipeline_prestart(const gpuimg_plan_t *plan)
+gpuimg_device_start_t *gpuimg_device_start_begin(const gpuimg_device_start_ask_t *ask)
 {
-  if (plan->backend == GPUIMG_BACKEND_CPU || !gpuimg_pipeline_have_cuda())
+  if (!gpuimg_pipeline_have_cuda())
     return NULL;
-  gpuimg_prestart_t *ps = calloc(1, sizeof *ps);
-  if (!ps)
-    return NULL; /* the runner then brings the device up itself */
-  ps->t0 = gpuimg_now_ms();
-  if (gpuimg_thread_start(&ps->thread, prestart_main, ps) != 0) {
-    free(ps);
+  gpuimg_device_start_t *st = calloc(1, sizeof *st);
+  if (!st)
     return NULL;
-  }
-  return ps;
+  st->ask = *ask;
+  st->t0 = gpuimg_now_ms();
+  st->threaded = gpuimg_thread_start(&st->thread, start_main, st) == 0;
+  if (!st->threaded)
+    start_main(st); /* no thread: the device comes up now */
+  return st;
 }
 
-/* Waits for the device's start; on a usable device its time becomes the device-start stage.
- * 1 usable, 0 not (why in reason). Frees ps. */
-static int prestart_join(gpuimg_prestart_t *ps, gpuimg_run_t *run, char *reason, size_t size)
+int gpuimg_device_start_state(const gpuimg_device_start_t *st)
 {
-  pthread_join(ps->thread, NULL);
-  int usable = ps->usable;
-  snprintf(reason, size, "%s", ps->reason);
+  return atomic_load(&st->state);
+}
+
+const char *gpuimg_device_start_reason(const gpuimg_device_start_t *st)
+{
+  return st->reason;
+}
+
+int gpuimg_device_start_end(gpuimg_device_start_t *st, gpuimg_run_t *run, char *reason,
+                            size_t reason_size)
+{
+  if (!st)
+    return 0;
+  if (st->threaded)
+    pthread_join(st->thread, NULL);
+  int usable = atomic_load(&st->state) == 1;
+  if (reason)
+    snprintf(reason, reason_size, "%s", st->reason);
   gpuimg_stage_t *s = usable && run ? gpuimg_run_stage(run, "device-start", -1, 0, 1) : NULL;
   if (s)
-    s->ms[0] = ps->ms;
-  free(ps);
+    s->ms[0] = st->ms;
+  free(st);
   return usable;
 }
 
-void gpuimg_pipeline_prestart_free(gpuimg_prestart_t *ps)
+gpuimg_device_start_t *gpuimg_device_start_plan(const gpuimg_plan_t *plan)
 {
-  char reason[256];
-  if (ps)
-    prestart_join(ps, NULL, reason, sizeof reason);
+  /* CUDA's default device (0); threads that wait for it spin, CUDA's default. */
+  gpuimg_device_start_ask_t ask = {.device = 0, .blocking = 0};
+  if (plan->backend == GPUIMG_BACKEND_CPU)
+    return NULL;
+  return gpuimg_device_start_begin(&ask);
 }
 
-/* The runner where a one-image run goes, once ps (or NULL) has finished; once as create's. */
-static gpuimg_pipeline_t *open_default(const gpuimg_plan_t *plan, gpuimg_prestart_t *ps,
+/* The runner where a one-image run goes, once start (or NULL) has ended; once as create's. */
+static gpuimg_pipeline_t *open_default(const gpuimg_plan_t *plan, gpuimg_device_start_t *start,
                                        gpuimg_run_t *run, int once)
 {
   int device = GPUIMG_DEVICE_CPU;
   if (plan->backend != GPUIMG_BACKEND_CPU) {
     char reason[256];
-    if (ps ? prestart_join(ps, run, reason, sizeof reason)
-           : gpuimg_pipeline_probe(reason, sizeof reason) > 0) {
+    if (start ? gpuimg_device_start_end(start, run, reason, sizeof reason)
+              : gpuimg_pipeline_probe(reason, sizeof reason) > 0) {
       device = GPUIMG_DEVICE_DEFAULT;
     } else if (plan->backend == GPUIMG_BACKEND_CUDA) {
       if (gpuimg_pipeline_have_cuda())
@@ -218,10 +238,10 @@ gpuimg_pipeline_t *gpuimg_pipeline_open(const gpuimg_plan_t *plan)
   return open_default(plan, NULL, NULL, 0);
 }
 
-gpuimg_pipeline_t *gpuimg_pipeline_open_started(const gpuimg_plan_t *plan, gpuimg_prestart_t *ps,
-                                                gpuimg_run_t *run)
+gpuimg_pipeline_t *gpuimg_pipeline_open_started(const gpuimg_plan_t *plan,
+                                                gpuimg_device_start_t *start, gpuimg_run_t *run)
 {
-  return open_default(plan, ps, run, 1);
+  return open_default(plan, start, run, 1);
 }
 
 int gpuimg_pipeline_run(const gpuimg_plan_t *plan, const gpuimg_image_t *src,

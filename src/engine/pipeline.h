@@ -20,22 +20,52 @@ gpuimg_pipeline_t *gpuimg_pipeline_create(const gpuimg_plan_t *plan, int device)
  * with the error set (exit 5) when cuda was asked for and none is usable. */
 gpuimg_pipeline_t *gpuimg_pipeline_open(const gpuimg_plan_t *plan);
 
-/* CUDA's start (the driver and the primary context: about 0.2 s on an H200) begun on a
- * thread, so that it overlaps reading and decoding the input; NULL when plan runs on the CPU
- * or the build has no CUDA (or no thread could start). */
-typedef struct gpuimg_prestart gpuimg_prestart_t;
-gpuimg_prestart_t *gpuimg_pipeline_prestart(const gpuimg_plan_t *plan);
+/* The device start: the one way gpuimg starts CUDA ahead of its runners. The driver and a
+ * device's primary context (the slow parts: about 0.1 s each on an H200) come up on a thread
+ * of their own while the caller works on: a one-image run begins one before its decode (its
+ * route's GPUIMG_STEPS_CUDA) and opens its runner after it (gpuimg_pipeline_open_started());
+ * a batch's hybrid start begins one while its workers convert on the CPU, and they move to
+ * the device once it is up. A runner made without one brings its device up itself. */
+typedef struct gpuimg_device_start gpuimg_device_start_t;
 
-/* gpuimg_pipeline_open() for one image, once ps (or NULL: none) has finished: a device-start
+/* What a device start is asked. */
+typedef struct {
+  int device;   /* the CUDA device number */
+  int blocking; /* threads waiting for the device sleep (1) or spin (0, CUDA's default) */
+  /* NULL, or asked once the driver is up whether the device is still wanted (arg passed):
+   * 0 makes no context (the start ends as not usable) */
+  int (*wanted)(void *arg);
+  /* NULL, or called on the start's thread once it has an answer (arg passed) */
+  void (*done)(void *arg, const gpuimg_device_start_t *start);
+  void *arg;
+} gpuimg_device_start_ask_t;
+
+/* Begins a device start on a thread (or, when no thread can start, runs it before returning);
+ * NULL when the build has no CUDA or out of memory (then no device is started). */
+gpuimg_device_start_t *gpuimg_device_start_begin(const gpuimg_device_start_ask_t *ask);
+
+/* The start's answer so far: 0 still starting, 1 the device is up, -1 not usable (why:
+ * gpuimg_device_start_reason()), -2 no longer wanted. Any thread. */
+int gpuimg_device_start_state(const gpuimg_device_start_t *start);
+const char *gpuimg_device_start_reason(const gpuimg_device_start_t *start);
+
+/* Waits for the start to end and frees it (NULL: nothing); 1 when the device is up, 0 when
+ * not (why in reason, when given). With run and a device that is up, its whole time becomes
+ * the run's device-start stage (host clock). */
+int gpuimg_device_start_end(gpuimg_device_start_t *start, gpuimg_run_t *run, char *reason,
+                            size_t reason_size);
+
+/* The device start of a one-image run of plan: device 0, threads spinning while they wait;
+ * NULL when plan runs on the CPU or the build has no CUDA. */
+gpuimg_device_start_t *gpuimg_device_start_plan(const gpuimg_plan_t *plan);
+
+/* gpuimg_pipeline_open() for one image, once start (or NULL: none) has ended: a device-start
  * stage in run (host clock, the start's whole time) when the device is usable. The runner
  * serves that image only (CUDA: copies from and to ordinary memory when the image runs once,
- * without pinned staging buffers, whose set-up costs more than one copy saves). Takes ps in
- * every case. */
-gpuimg_pipeline_t *gpuimg_pipeline_open_started(const gpuimg_plan_t *plan, gpuimg_prestart_t *ps,
-                                                gpuimg_run_t *run);
-
-/* Waits for a start no runner was opened after, and frees it (NULL: nothing). */
-void gpuimg_pipeline_prestart_free(gpuimg_prestart_t *ps);
+ * without pinned staging buffers, whose set-up costs more than one copy saves). Takes start
+ * in every case. */
+gpuimg_pipeline_t *gpuimg_pipeline_open_started(const gpuimg_plan_t *plan,
+                                                gpuimg_device_start_t *start, gpuimg_run_t *run);
 
 /* Runs the steps once on src (plan->repeat times, after plan->warmup; with plan->measure,
  * divergence counting and a copy-bandwidth measurement on CUDA). masks[i] is step i's
@@ -85,14 +115,6 @@ int gpuimg_pipeline_wait_mode(int device, int blocking);
  * allocation fails: the decoder then allocates as usual). Only the runner's thread uses it,
  * and the image decoded there must be done with before the runner's next decode. */
 uint8_t *gpuimg_pipeline_pixel_source(void *runner, size_t bytes);
-
-/* Brings CUDA device `device` up: the driver, its primary context (the slow parts: about
- * 0.1 s each on an H200) and its way of waiting (blocking: a thread sleeps while the device
- * works), so that runners created on it afterwards start at once. wanted (or NULL) is asked
- * once the driver is up whether the device is still wanted. 1 when it is usable, 0 when not
- * (why in reason), -1 when no longer wanted (no context made). Any thread may call it. */
-int gpuimg_pipeline_device_start(int device, int blocking, int (*wanted)(void *), void *arg,
-                                 char *reason, size_t reason_size);
 
 /* Pinned and device allocations made so far (0 on the CPU): constant in steady state. */
 int gpuimg_pipeline_allocations(const gpuimg_pipeline_t *p);

@@ -1,33 +1,16 @@
 /* scheduler.h: batch mode's workers: the threads that run images on the CPU or on CUDA devices
- * (--devices), the devices' nvJPEG threads, and the hybrid start of a device. */
+ * (--devices), the devices' nvJPEG threads, the hybrid start of a device, the split between
+ * the host codecs and the device's JPEG path, and progress; the client sees functions only. */
 #ifndef GPUIMG_SCHEDULER_H
 #define GPUIMG_SCHEDULER_H
 
-#include <pthread.h>
-#include <stdatomic.h>
-
-#include "pipeline.h"
+#include "flow.h"
 
 #define GPUIMG_SCHED_MAX_DEVICES 64
 
+/* A batch's scheduler and one of its workers (opaque: sched_state.h is the scheduler's). */
 typedef struct gpuimg_sched gpuimg_sched_t;
-
-/* One worker thread and what it keeps from image to image. */
-typedef struct {
-  gpuimg_sched_t *s;
-  int index;
-  int device;                /* CUDA device number, -1 on the CPU (so far: see hybrid) */
-  gpuimg_jpeg_batch_t *jpeg; /* its device's shared JPEG decoder, or NULL */
-  gpuimg_pipeline_t *pipe;   /* its runner, made on its own thread */
-  gpuimg_run_t *run;         /* the record of its current image */
-  /* The scheduler's own. */
-  pthread_t thread;
-  int started;
-  int init_code;
-  char init_error[1100];
-  int hybrid_done; /* a hybrid worker that moved to CUDA, or tried */
-  int device_path; /* a split batch's worker for the items of the device's JPEG path */
-} gpuimg_worker_t;
+typedef struct gpuimg_worker gpuimg_worker_t;
 
 /* What the scheduler's client does; ctx is passed back to each. */
 typedef struct {
@@ -41,79 +24,42 @@ typedef struct {
   double progress_ms;
 } gpuimg_sched_calls_t;
 
-struct gpuimg_sched {
-  const gpuimg_plan_t *plan;
-  double t_start; /* the batch's start (gpuimg_now_ms()): the times below count from it */
-  int use_cuda;
-  int devices[GPUIMG_SCHED_MAX_DEVICES], ndevices;
-  /* --codec nvjpeg on CUDA: JPEG inputs are decoded, and JPEG outputs encoded, on the
-   * device; jpeg[d] batches the decodes for devices[d] (NULL: each worker decodes alone). */
-  int device_jpeg;
-  gpuimg_jpeg_batch_t *jpeg[GPUIMG_SCHED_MAX_DEVICES];
-  /* Of such a batch's JPEG inputs, the share decoded by the host's decoder (libjpeg) instead,
-   * so that the host's cores decode beside the hardware decoder (gpuimg_sched_host_decode());
-   * the results still go through the device and its encoder. */
-  double host_share;
-  long jpeg_batches, jpeg_batch_images;
-  double jpeg_batch_ms, jpeg_encode_ms, jpeg_setup_ms, jpeg_teardown_ms;
-  /* From a decoder [0] and an encoder [1] thread's set-up to the stop, as jpeg_batch_ms */
-  double jpeg_serving_ms[2];
-  /* The decode [0] and encode [1] requests to the JPEG threads: ms queued, served and until
-   * the requester woke (gpuimg_jpeg_batch_waits), summed, and their count. */
-  double jpeg_wait_ms[2][3];
-  long jpeg_requests[2];
-  double go_ms; /* when the workers were told to go, from t_start */
-  /* --backend auto on one device with host codecs: the device is brought up by the starter
-   * thread while the workers begin on the CPU, each moving to CUDA at its next image once
-   * the device is up (dev_state 1), or staying on the CPU if it is not (-1, dev_reason).
-   * The outputs are the same bytes either way; the CPU works through CUDA's start-up (about
-   * 0.25 s on an H200) instead of waiting for it. */
-  int hybrid;
-  pthread_t starter;
-  int starter_started;
-  atomic_int dev_state;
-  atomic_int move_failed; /* a worker could not move (said once) */
-  char dev_reason[256];
-  double dev_ready_ms; /* when the device was up, from t_start; -1: never */
-  atomic_int cuda_ok;  /* an item succeeded on CUDA */
-  char reason[256];    /* why no CUDA device is used (use_cuda 0) */
-  /* A split batch (gpuimg_sched_split): the items the client marks in to_device go down the
-   * device's JPEG path (the hardware decoder, the steps and nvJPEG's encoder there) on
-   * device_workers workers of their own, asleep while the device works, and the others to the
-   * host codecs on the client's workers; the last device worker stops the JPEG threads while
-   * the host works on. queue[0] holds the host's items, queue[1] the device's. */
-  double device_share;
-  /* The share is the cost model's, which priced the hardware JPEG decoder: without one (or
-   * without a usable device) the device path is off and the host's workers take its items
-   * too (device_path_check); device_checked counts the device workers that have looked. */
-  int split_model, device_checked;
-  atomic_int device_off;
-  const unsigned char *to_device; /* the client's, one flag per work item; NULL: no split */
-  int device_workers, device_running;
-  int host_cuda; /* the host's workers move to CUDA for the steps (GPUIMG_SPLIT_HOST_CUDA) */
-  int *queue[2], nqueue[2];
-  atomic_int qnext[2];
-  /* The workers and their work. */
-  gpuimg_sched_calls_t calls;
-  gpuimg_worker_t *workers;
-  int nworkers;
-  int ntodo;
-  atomic_int next; /* next work item */
-  /* Worker start-up: each reports ready, then waits for go or stop. */
-  int locks;
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  int ready, running, go, stop;
-  /* The first worker that could not start (gpuimg_sched_run() returned -2). */
-  int bad_code;
-  char bad_error[1100];
-};
+/* The devices' JPEG threads, added up over the devices once they stop: the hardware decoder's
+ * batches and the images they took, ms decoding and encoding, from a decoder [0] and an
+ * encoder [1] thread's set-up to its stop, the slowest set-up, the teardown; the decode [0] and
+ * encode [1] requests: ms queued, served and until the requester woke, summed, and their count. */
+typedef struct {
+  long batches, batch_images;
+  double batch_ms, encode_ms, serving_ms[2], setup_ms, teardown_ms;
+  double wait_ms[2][3];
+  long requests[2];
+} gpuimg_sched_jpeg_t;
+
+/* What a batch's scheduler did, for its summary (gpuimg_sched_figures()). */
+typedef struct {
+  int use_cuda;       /* the batch runs on CUDA (a hybrid one: once an item succeeded there) */
+  int hybrid;         /* the hybrid start: the workers began on the CPU */
+  const int *devices; /* the devices in use (valid while the scheduler lives) */
+  int ndevices;
+  int device_jpeg;     /* --codec nvjpeg on CUDA: JPEG on the device */
+  double host_share;   /* of such a batch, the share the host decodes */
+  double device_share; /* a split's share down the device's JPEG path (0: none, or off) */
+  int device_workers;  /* its workers */
+  gpuimg_sched_jpeg_t jpeg;
+  double go_ms;        /* when the workers were told to go, from the start */
+  double dev_ready_ms; /* the hybrid start: when the device was up; -1: never */
+} gpuimg_sched_figures_t;
+
+/* A scheduler for a batch that starts at t_start (gpuimg_now_ms()); NULL with the error set. */
+gpuimg_sched_t *gpuimg_sched_create(double t_start);
 
 /* Chooses the backend for plan (CUDA when usable, and asked for or auto; else the CPU), the
- * devices (spec: --devices, NULL: device 0) and starts the devices' nvJPEG threads. s must be
- * zeroed; plan must outlive it. 0, or -1 with the error set. */
-int gpuimg_sched_open(gpuimg_sched_t *s, const gpuimg_plan_t *plan, const char *spec,
-                      double t_start);
+ * devices (spec: --devices, NULL: device 0) and starts the devices' nvJPEG threads; plan must
+ * outlive s. 0, or -1 with the error set. */
+int gpuimg_sched_open(gpuimg_sched_t *s, const gpuimg_plan_t *plan, const char *spec);
+
+/* Whether the batch's workers run on CUDA (or, with the hybrid start, may move there). */
+int gpuimg_sched_uses_cuda(const gpuimg_sched_t *s);
 
 /* The reason for the notice that auto fell back to the CPU backend, or NULL when none is due. */
 const char *gpuimg_sched_fallback(const gpuimg_sched_t *s);
@@ -128,38 +74,53 @@ int gpuimg_sched_workers(const gpuimg_sched_t *s, int jobs, int ntodo);
 int gpuimg_sched_threads(int threads, int nworkers);
 
 /* Decides whether the batch of n work items splits between the host codecs and the device's
- * JPEG path, and starts the devices' JPEG threads when it does: under --codec auto on CUDA
- * with nvJPEG built in and the fast kernels, by the cost model (gpuimg_cost_device_share) for
- * inputs like the file first written as out, on the cores this process may use
- * (gpuimg_cpu_cores(), not --jobs, so that the same files come out at every -j);
- * GPUIMG_JPEG_SPLIT=0 turns it off, unset or =auto asks for the model's share, =<0..1> sets the
- * share (measurements). Returns the share (0: no split). */
+ * JPEG path (gpuimg_route_device_share(): for inputs like the file first written as out), and
+ * starts the devices' JPEG threads when it does. Returns the share (0: no split). */
 double gpuimg_sched_split(gpuimg_sched_t *s, const char *first, gpuimg_format_t out, long n);
 
-/* Whether a split batch sends the item named name down the device's path: a hash of the name
- * under the share, so that an image goes the same way in every run, shard and -j. */
-int gpuimg_sched_to_device(const gpuimg_sched_t *s, const char *name);
+/* The path of the item named name (gpuimg_route_path()): down a split batch's device path,
+ * decoded by the host in a batch that decodes JPEG on the device (device_jpeg, under
+ * host_share), or its worker's way. */
+gpuimg_path_t gpuimg_sched_path(const gpuimg_sched_t *s, const char *name);
 
-/* Whether, in a batch that decodes JPEG on the device (device_jpeg), the item named name is
- * decoded by the host instead: a hash of the name under host_share, as gpuimg_sched_to_device(). */
-int gpuimg_sched_host_decode(const gpuimg_sched_t *s, const char *name);
+/* Hands the scheduler the client's paths, a gpuimg_path_t for each work item (owned by the
+ * client, alive until gpuimg_sched_run() returns): a split batch's queues. */
+void gpuimg_sched_set_paths(gpuimg_sched_t *s, const unsigned char *paths);
 
 /* How many workers gpuimg_sched_run() starts for nworkers host workers: with a split
- * (to_device set), the device path's too. */
+ * (paths set), the device path's too. */
 int gpuimg_sched_total_workers(const gpuimg_sched_t *s, int nworkers);
 
 /* Runs ntodo work items on nworkers workers, and returns when they are done: 0; -1 with the
  * error set when nothing could start (nothing ran); -2 when a worker could not start (nothing
- * ran: the first failure in bad_code and bad_error). The hybrid start's thread and the
+ * ran: the first failure in gpuimg_sched_failure()). The hybrid start's device start and the
  * nvJPEG threads are stopped on return, except after -1 (gpuimg_sched_stop_starter() and
- * gpuimg_sched_close() stop them). */
+ * gpuimg_sched_free() stop them). */
 int gpuimg_sched_run(gpuimg_sched_t *s, int nworkers, int ntodo, const gpuimg_sched_calls_t *calls);
 
-/* Waits for the hybrid start's thread (safe to call twice); the batch then counts as a CUDA
- * one (use_cuda) when an item succeeded there. */
+/* Waits for the hybrid start's device start to end (safe to call twice); the batch then
+ * counts as a CUDA one (use_cuda) when an item succeeded there. */
 void gpuimg_sched_stop_starter(gpuimg_sched_t *s);
 
-/* Stops everything still running and frees what s holds (safe on a zeroed s, and twice). */
-void gpuimg_sched_close(gpuimg_sched_t *s);
+/* After gpuimg_sched_run() returned -2: the first worker's failure, its exit code in *code. */
+const char *gpuimg_sched_failure(const gpuimg_sched_t *s, int *code);
+
+/* What the scheduler did, into *f (after gpuimg_sched_run() for the full figures). */
+void gpuimg_sched_figures(const gpuimg_sched_t *s, gpuimg_sched_figures_t *f);
+
+/* A worker's number (0 .. the workers started - 1), its CUDA device (-1: the CPU), the record
+ * of its current image, and its runner's pinned and device allocations so far. */
+int gpuimg_worker_index(const gpuimg_worker_t *wk);
+int gpuimg_worker_device(const gpuimg_worker_t *wk);
+gpuimg_run_t *gpuimg_worker_run(const gpuimg_worker_t *wk);
+int gpuimg_worker_allocations(const gpuimg_worker_t *wk);
+
+/* Fills the worker's part of a flow: its runner, whether it does JPEG on the device (a
+ * --codec nvjpeg batch's or a split's device-path worker on a device) and its device's JPEG
+ * threads. */
+void gpuimg_worker_flow(const gpuimg_worker_t *wk, gpuimg_flow_t *flow);
+
+/* Stops everything still running and frees s (NULL: nothing). */
+void gpuimg_sched_free(gpuimg_sched_t *s);
 
 #endif
