@@ -350,14 +350,38 @@ static void check_meta_into(gpuimg_format_t fmt, gpuimg_buf_t *enc, const uint8_
   gpuimg_meta_free(&got);
 }
 
+#if defined(GPUIMG_HAVE_LIBWEBP) || defined(GPUIMG_HAVE_LIBTIFF)
+/* img encoded losslessly by codec as fmt (opts), the input's metadata (data) put into it and
+ * read back, then decoded back to the same pixels; name: the codec's, for the messages. */
+static void check_lossless(const gpuimg_codec_t *codec, gpuimg_format_t fmt,
+                           const gpuimg_encode_opts_t *opts, const gpuimg_image_t *img,
+                           const uint8_t *data, size_t size, const char *name)
+{
+  gpuimg_buf_t enc = {0};
+  gpuimg_image_t back;
+  char what[96];
+  snprintf(what, sizeof what, "%s encode failed", name);
+  must(codec->encode(img, fmt, opts, "fuzz.out", &enc) == 0, what);
+  check_meta_into(fmt, &enc, data, size);
+  snprintf(what, sizeof what, "%s's own file does not decode", name);
+  must(codec->decode(enc.data, enc.size, "fuzz.out", FUZZ_MAX_PIXELS, &back) == 0, what);
+  snprintf(what, sizeof what, "a lossless %s round trip changed the pixels", name);
+  must(back.width == img->width && back.height == img->height && back.channels == img->channels &&
+           memcmp(back.data, img->data,
+                  gpuimg_image_bytes(img->width, img->height, img->channels)) == 0,
+       what);
+  gpuimg_image_free(&back);
+  gpuimg_buf_free(&enc);
+}
+#endif
+
 #ifdef GPUIMG_HAVE_LIBWEBP
 /* A WebP: libwebp's decode refuses it with exit code 3 and a one-line reason, or gives an
  * image within the limits; on small images, a lossless encode decodes back to the same
  * pixels. */
 static void check_libwebp(const uint8_t *data, size_t size)
 {
-  gpuimg_image_t img, back;
-  gpuimg_buf_t enc = {0};
+  gpuimg_image_t img;
   if (size < 12 || memcmp(data, "RIFF", 4) != 0 || memcmp(data + 8, "WEBP", 4) != 0)
     return;
   gpuimg_error_clear();
@@ -371,17 +395,7 @@ static void check_libwebp(const uint8_t *data, size_t size)
        "libwebp returned an image over the pixel limit");
   if ((uint64_t)img.width * (uint64_t)img.height * (uint64_t)img.channels <= FUZZ_REF_WORK) {
     gpuimg_encode_opts_t opts = {.quality = 90, .lossless = 1};
-    must(gpuimg_codec_libwebp.encode(&img, GPUIMG_FORMAT_WEBP, &opts, "fuzz.webp", &enc) == 0,
-         "libwebp encode failed");
-    check_meta_into(GPUIMG_FORMAT_WEBP, &enc, data, size);
-    must(gpuimg_codec_libwebp.decode(enc.data, enc.size, "fuzz.webp", FUZZ_MAX_PIXELS, &back) == 0,
-         "libwebp's own WebP does not decode");
-    must(back.width == img.width && back.height == img.height && back.channels == img.channels &&
-             memcmp(back.data, img.data, gpuimg_image_bytes(img.width, img.height, img.channels)) ==
-                 0,
-         "a lossless WebP changed the pixels");
-    gpuimg_image_free(&back);
-    gpuimg_buf_free(&enc);
+    check_lossless(&gpuimg_codec_libwebp, GPUIMG_FORMAT_WEBP, &opts, &img, data, size, "libwebp");
   }
   gpuimg_image_free(&img);
 }
@@ -394,7 +408,7 @@ static void check_libwebp(const uint8_t *data, size_t size)
  * back. */
 static void check_libtiff(const uint8_t *data, size_t size, uint32_t h)
 {
-  gpuimg_image_t img, back;
+  gpuimg_image_t img;
   if (gpuimg_format_of(data, size) != GPUIMG_FORMAT_TIFF)
     return;
   gpuimg_error_clear();
@@ -407,19 +421,8 @@ static void check_libtiff(const uint8_t *data, size_t size, uint32_t h)
   must((uint64_t)img.width * (uint64_t)img.height <= FUZZ_MAX_PIXELS,
        "libtiff returned an image over the pixel limit");
   if ((uint64_t)img.width * (uint64_t)img.height * (uint64_t)img.channels <= FUZZ_REF_WORK) {
-    gpuimg_buf_t enc = {0};
     gpuimg_encode_opts_t opts = {.compression = (int)(h % 3)};
-    must(gpuimg_codec_libtiff.encode(&img, GPUIMG_FORMAT_TIFF, &opts, "fuzz.tif", &enc) == 0,
-         "libtiff encode failed");
-    check_meta_into(GPUIMG_FORMAT_TIFF, &enc, data, size);
-    must(gpuimg_codec_libtiff.decode(enc.data, enc.size, "fuzz.tif", FUZZ_MAX_PIXELS, &back) == 0,
-         "libtiff's own TIFF does not decode");
-    must(back.width == img.width && back.height == img.height && back.channels == img.channels &&
-             memcmp(back.data, img.data, gpuimg_image_bytes(img.width, img.height, img.channels)) ==
-                 0,
-         "a TIFF round trip changed the pixels");
-    gpuimg_image_free(&back);
-    gpuimg_buf_free(&enc);
+    check_lossless(&gpuimg_codec_libtiff, GPUIMG_FORMAT_TIFF, &opts, &img, data, size, "libtiff");
   }
   gpuimg_image_free(&img);
 }
