@@ -689,4 +689,33 @@ PY
     fi
   fi
 fi
+# --to-srgb on CUDA: a JPEG tagged Adobe RGB is decoded on the host, converted to sRGB there,
+# then processed on the device; the bytes are the CPU backend's, one image and in a batch, and
+# with --codec nvjpeg asked for (the route keeps a profiled JPEG on the host's decoder).
+if "$GPUIMG" --version | grep -q "colour: lcms2"; then
+  cs=$tmp/srgb
+  mkdir -p "$cs/in"
+  "$GPUIMG" convert --backend cpu -q sample: "$cs/sample.png" || fail=1
+  python3 - "$(dirname "$0")/.." "$cs/in" "$cs/sample.png" <<'PY' || { echo "FAIL to-srgb: inputs"; fail=1; }
+import sys
+sys.path.insert(0, sys.argv[1])
+from PIL import Image
+from cli_colour import ADOBE, ADOBE_GAMMA, matrix_profile
+im = Image.open(sys.argv[3]).convert("RGB").resize((333, 251))
+for k in range(3):
+    im.rotate(90 * k, expand=True).save("%s/a%d.jpg" % (sys.argv[2], k), quality=90,
+                                        icc_profile=matrix_profile(ADOBE, ADOBE_GAMMA))
+PY
+  ok=1
+  for codec in auto nvjpeg; do
+    "$GPUIMG" blur -r 3 --to-srgb --codec $codec --backend cuda -q "$cs/in/a0.jpg" "$cs/one-$codec.png" &&
+      "$GPUIMG" blur -r 3 --to-srgb --codec $codec --backend cuda -q --format png -o "$cs/b-$codec" "$cs/in"/*.jpg || ok=0
+  done
+  "$GPUIMG" blur -r 3 --to-srgb --backend cpu -q "$cs/in/a0.jpg" "$cs/one-cpu.png" &&
+    "$GPUIMG" blur -r 3 --to-srgb --backend cpu -q --format png -o "$cs/b-cpu" "$cs/in"/*.jpg || ok=0
+  for codec in auto nvjpeg; do
+    cmp -s "$cs/one-$codec.png" "$cs/one-cpu.png" && diff -rq "$cs/b-$codec" "$cs/b-cpu" >/dev/null || ok=0
+  done
+  if [ $ok = 1 ]; then echo "ok   to-srgb"; else echo "FAIL to-srgb: cuda and cpu outputs differ"; fail=1; fi
+fi
 exit $fail
