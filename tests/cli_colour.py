@@ -100,6 +100,10 @@ def adobe_rgb_converted_to_srgb():
     profile = profile_of(out)
     check(profile is not None and profile[16:20] == b"RGB " and
           "sRGB".encode("utf-16-be") in profile, "the output is not tagged with lcms2's sRGB")
+    # Its creation date is fixed (2000-01-01 00:00:00), not the time of the run: the same input
+    # gives the same bytes at any time, on either backend.
+    check(profile[24:36] == bytes([7, 208, 0, 1, 0, 1]) + bytes(6),
+          "the sRGB profile's date is %s" % profile[24:36].hex())
     # Again on its own output (tagged with lcms2's sRGB): nothing changes.
     expect_ok(cpu("convert", "--to-srgb", "srgb.png", "again.png"), stdout_expected=False)
     same_image(png_decode(read("again.png")), got, "an sRGB input converted again")

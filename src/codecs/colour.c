@@ -36,7 +36,17 @@ static void convert_rows(cmsHTRANSFORM t, gpuimg_image_t *img)
                    (cmsUInt32Number)img->width);
 }
 
-/* lcms2's sRGB profile, serialized, into icc (replacing what it held). */
+/* The ICC header's creation date (dateTimeNumber: year, month, day, hours, minutes, seconds,
+ * each 16 bits big-endian, at byte 24), which lcms2 sets to the time the profile is made: fixed
+ * at 2000-01-01 00:00:00 so that the same input gives the same bytes at any time. */
+static void fix_date(uint8_t *header)
+{
+  static const uint8_t date[12] = {0x07, 0xd0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0};
+  memcpy(header + 24, date, sizeof date);
+}
+
+/* lcms2's sRGB profile, serialized with a fixed creation date, into icc (replacing what it
+ * held). */
 static int srgb_profile(gpuimg_buf_t *icc)
 {
   cmsHPROFILE p = cmsCreate_sRGBProfile();
@@ -44,7 +54,8 @@ static int srgb_profile(gpuimg_buf_t *icc)
   int rc = -1;
   icc->size = 0;
   if (p && cmsSaveProfileToMem(p, NULL, &n) && gpuimg_buf_reserve(icc, n) == 0 &&
-      cmsSaveProfileToMem(p, icc->data, &n)) {
+      cmsSaveProfileToMem(p, icc->data, &n) && n >= 128) {
+    fix_date(icc->data);
     icc->size = n;
     rc = 0;
   }

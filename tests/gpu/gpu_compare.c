@@ -669,6 +669,18 @@ static int run_divergence(gpuimg_cuda_t *ctx)
   return 0;
 }
 
+/* The run's summary: the cases each operation of the registry had, the comparisons and the
+ * failures; the exit status (1 where rc < 0 or any comparison failed). */
+static int finish(gpuimg_cuda_t *ctx, int rc)
+{
+  gpuimg_cuda_destroy(ctx);
+  for (int i = 0; gpuimg_ops[i] && i < 64; i++)
+    printf("registry: %s: %d cases%s\n", gpuimg_ops[i]->name, registry_cases[i],
+           registry_cases[i] ? "" : " (it needs options of its own: compared above)");
+  printf("%d comparisons, %d failures\n", checks, failures);
+  return rc < 0 || failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
   char reason[256];
@@ -683,7 +695,10 @@ int main(int argc, char **argv)
     printf("ERROR: %s\n", gpuimg_error_message());
     return 1;
   }
+  setvbuf(stdout, NULL, _IOLBF, 0); /* each line in the log, even if it is stopped */
   printf("device: %s\n", gpuimg_cuda_device_name(ctx));
+  if (huge) /* only the image over 2^31 bytes: the suite covers the rest */
+    return finish(ctx, run_size(ctx, 23200, 23200, 2));
   static const int sizes[][2] = {{1, 1}, {1, 7}, {7, 1}, {33, 17}, {200, 150}, {1024, 768}};
   size_t nsizes = sizeof sizes / sizeof sizes[0] - (quick ? 1 : 0);
   for (size_t i = 0; i < nsizes; i++)
@@ -696,15 +711,5 @@ int main(int argc, char **argv)
       run_divergence(ctx) < 0 || run_sides(ctx) < 0 || run_impls(ctx, quick) < 0 ||
       (!quick && run_bands(ctx) < 0) || run_resize_extremes(ctx) < 0)
     return 1;
-  if (huge) {
-    /* Over 2^31 bytes: 23200 x 23200 x 4 = 2.15 GB. */
-    if (run_size(ctx, 23200, 23200, 2) < 0)
-      return 1;
-  }
-  gpuimg_cuda_destroy(ctx);
-  for (int i = 0; gpuimg_ops[i] && i < 64; i++)
-    printf("registry: %s: %d cases%s\n", gpuimg_ops[i]->name, registry_cases[i],
-           registry_cases[i] ? "" : " (it needs options of its own: compared above)");
-  printf("%d comparisons, %d failures\n", checks, failures);
-  return failures ? 1 : 0;
+  return finish(ctx, 0);
 }
