@@ -17,6 +17,13 @@
 #include "test_rng.h"
 
 static int failures, checks;
+static int verbose; /* a line for every comparison (--huge, where each takes seconds) */
+
+static void progress(const char *op, const char *label, int w, int h, int c)
+{
+  if (verbose)
+    printf("compared %s %s %dx%dx%d\n", op, label, w, h, c);
+}
 /* The block shape the context has (gpuimg_cuda_set_block()), for the model. */
 static int block_w, block_h;
 
@@ -150,6 +157,7 @@ static int compare_measure(gpuimg_cuda_t *ctx, const gpuimg_op_t *op, const void
     free(r);
     failures++;
   }
+  progress(op->name, label, w, h, c);
 done:
   if (rc < 0)
     printf("ERROR %s %s %dx%dx%d: %s\n", op->name, label, w, h, c, gpuimg_error_message());
@@ -211,6 +219,7 @@ static int compare_params(gpuimg_cuda_t *ctx, const gpuimg_op_t *op, const void 
       failures++;
       break;
     }
+  progress(op->name, label, w, h, c);
 done:
   if (rc < 0)
     printf("ERROR %s %s %dx%dx%d: %s\n", op->name, label, w, h, c, gpuimg_error_message());
@@ -697,8 +706,10 @@ int main(int argc, char **argv)
   }
   setvbuf(stdout, NULL, _IOLBF, 0); /* each line in the log, even if it is stopped */
   printf("device: %s\n", gpuimg_cuda_device_name(ctx));
-  if (huge) /* only the image over 2^31 bytes: the suite covers the rest */
+  if (huge) { /* only the image over 2^31 bytes (23200 x 23200 x 4): the suite has the rest */
+    verbose = 1;
     return finish(ctx, run_size(ctx, 23200, 23200, 2));
+  }
   static const int sizes[][2] = {{1, 1}, {1, 7}, {7, 1}, {33, 17}, {200, 150}, {1024, 768}};
   size_t nsizes = sizeof sizes / sizeof sizes[0] - (quick ? 1 : 0);
   for (size_t i = 0; i < nsizes; i++)
