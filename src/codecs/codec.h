@@ -39,6 +39,25 @@ const char *gpuimg_format_extension(gpuimg_format_t fmt);
 /* 0 when a codec compiled in writes fmt; else -1 with "gpuimg was built without <library>"
  * set (GPUIMG_EXIT_USAGE) against what. */
 int gpuimg_format_check_writable(gpuimg_format_t fmt, const char *what);
+/* The format an output file named path is written in, from its extension, into *fmt: 0, or -1
+ * with a usage error set against path (GPUIMG_EXIT_USAGE): "unsupported output format (use
+ * .png, ...)", the extensions of the formats a codec built in writes, or "gpuimg was built
+ * without WebP" for a format this build knows but cannot write. */
+int gpuimg_format_of_output(const char *path, gpuimg_format_t *fmt);
+
+/* How gpuimg_format_list() spells a format. */
+typedef enum {
+  GPUIMG_SPELL_NAME,       /* the report's and --format's: "png", "jpeg", "webp" */
+  GPUIMG_SPELL_UPPER,      /* messages': "PNG", "JPEG", "WebP" */
+  GPUIMG_SPELL_EXTENSIONS, /* every extension of it, dotted: ".jpg", ".jpeg" */
+} gpuimg_spelling_t;
+/* The formats that a codec built in decodes (what GPUIMG_CODEC_DECODES) or encodes
+ * (GPUIMG_CODEC_ENCODES), in the format table's order, spelled as spelling says, joined into
+ * buf (cap bytes, truncated if short) by sep and the last two by last: ", " and " or " give
+ * "png, jpeg or webp". The registry's own word on what this build reads and writes, for
+ * help and messages. Returns buf. */
+const char *gpuimg_format_list(int what, gpuimg_spelling_t spelling, const char *sep,
+                               const char *last, char *buf, size_t cap);
 
 /* What an encoder is told besides the pixels. Each codec reads the fields of its formats. */
 typedef struct {
