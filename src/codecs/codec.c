@@ -111,26 +111,6 @@ const char *gpuimg_codec_list(gpuimg_format_t fmt, int what, char *buf, size_t c
   return buf;
 }
 
-int gpuimg_codec_have_libpng(void)
-{
-  return gpuimg_codec_find("libpng") != NULL;
-}
-
-int gpuimg_codec_have_libjpeg(void)
-{
-  return gpuimg_codec_find("libjpeg") != NULL;
-}
-
-int gpuimg_codec_have_nvjpeg(void)
-{
-  return gpuimg_codec_find("nvjpeg") != NULL;
-}
-
-int gpuimg_codec_have_libwebp(void)
-{
-  return gpuimg_codec_find("libwebp") != NULL;
-}
-
 int gpuimg_codec_is_jpeg(const uint8_t *bytes, size_t size)
 {
   return size >= 3 && bytes[0] == 0xff && bytes[1] == 0xd8 && bytes[2] == 0xff;

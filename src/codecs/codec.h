@@ -240,18 +240,14 @@ const gpuimg_codec_t *gpuimg_codec_find(const char *name);
 /* The codecs compiled in, in the table's order: the i-th, NULL past the last. */
 const gpuimg_codec_t *gpuimg_codec_at(int i);
 
-/* What gpuimg_codec_list() asks of a codec: that it decodes, encodes or does either. */
+/* What gpuimg_codec_list() and gpuimg_format_list() ask of a codec: that it decodes, encodes
+ * or does either. */
 enum { GPUIMG_CODEC_DECODES = 1, GPUIMG_CODEC_ENCODES = 2 };
 /* The names of the codecs compiled in that decode and/or encode (what) fmt, in the table's
  * order, joined by ", " into buf (cap bytes, truncated if short); fmt GPUIMG_FORMAT_NONE:
  * every codec compiled in. Returns buf. */
 const char *gpuimg_codec_list(gpuimg_format_t fmt, int what, char *buf, size_t cap);
 
-/* 1 when this build has libpng, libjpeg, nvJPEG (registry queries, for the command line). */
-int gpuimg_codec_have_libpng(void);
-int gpuimg_codec_have_libjpeg(void);
-int gpuimg_codec_have_nvjpeg(void);
-int gpuimg_codec_have_libwebp(void);
 /* The codec that decodes these file bytes under choice: the chosen codec when it is
  * compiled in and recognises the bytes; under auto (or after a device codec) the
  * recognising codec of highest priority; else the reference, stb (which also reports
