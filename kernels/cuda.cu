@@ -362,9 +362,10 @@ int gpuimg_occupancy(const gpuimg_cuda_t *ctx, const void *kernel, dim3 grid, di
   return 0;
 }
 
-extern "C" void gpuimg_cuda_gpu(const gpuimg_cuda_t *ctx, gpuimg_gpu_t *gpu)
+// The one reading of a device's properties into the model's limits (gpu->product points
+// into p, valid while p lives): a context's and `gpuimg info`'s.
+static void gpu_of_prop(const cudaDeviceProp &p, gpuimg_gpu_t *gpu)
 {
-  const cudaDeviceProp &p = ctx->prop;
   memset(gpu, 0, sizeof *gpu);
   gpu->name = "";
   gpu->product = p.name;
@@ -385,6 +386,11 @@ extern "C" void gpuimg_cuda_gpu(const gpuimg_cuda_t *ctx, gpuimg_gpu_t *gpu)
   gpu->l2_bytes = p.l2CacheSize;
 }
 
+extern "C" void gpuimg_cuda_gpu(const gpuimg_cuda_t *ctx, gpuimg_gpu_t *gpu)
+{
+  gpu_of_prop(ctx->prop, gpu);
+}
+
 extern "C" int gpuimg_cuda_device_info(int device, gpuimg_device_info_t *info)
 {
   cudaDeviceProp p;
@@ -392,25 +398,15 @@ extern "C" int gpuimg_cuda_device_info(int device, gpuimg_device_info_t *info)
   if (device < 0)
     GPUIMG_CUDA_CHECK(cudaGetDevice(&device));
   GPUIMG_CUDA_CHECK(cudaGetDeviceProperties(&p, device));
+  gpu_of_prop(p, &info->gpu);
   snprintf(info->name, sizeof info->name, "%s", p.name);
-  info->cc_major = p.major;
-  info->cc_minor = p.minor;
-  info->sms = p.multiProcessorCount;
-  info->max_threads_per_sm = p.maxThreadsPerMultiProcessor;
+  info->gpu.product = info->name; // not p's, which this function owns
   info->max_warps_per_sm = p.maxThreadsPerMultiProcessor / p.warpSize;
-  info->max_blocks_per_sm = p.maxBlocksPerMultiProcessor;
-  info->regs_per_sm = p.regsPerMultiprocessor;
-  info->regs_per_block = p.regsPerBlock;
-  info->shared_per_sm = p.sharedMemPerMultiprocessor;
-  info->shared_per_block = p.sharedMemPerBlock;
-  info->shared_per_block_optin = p.sharedMemPerBlockOptin;
-  info->max_threads_per_block = p.maxThreadsPerBlock;
   for (int i = 0; i < 3; i++) {
     info->max_block[i] = p.maxThreadsDim[i];
     info->max_grid[i] = p.maxGridSize[i];
   }
   info->warp_size = p.warpSize;
-  info->l2_bytes = (size_t)p.l2CacheSize;
   info->memory_bytes = p.totalGlobalMem;
   int v;
   if (cudaDeviceGetAttribute(&v, cudaDevAttrClockRate, device) == cudaSuccess)

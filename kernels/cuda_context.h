@@ -122,17 +122,15 @@ static inline unsigned gpuimg_launch_blocks(long long n, int per_block)
   return (unsigned)((n + per_block - 1) / per_block);
 }
 
-/* Device description for `gpuimg info`. */
+/* Device description for `gpuimg info`: the model's limits (gpu, read as a context reads
+ * them; gpu.product points to name) and what only the description shows. */
 typedef struct {
   char name[256];
-  int cc_major, cc_minor;
-  int sms;
-  int max_threads_per_sm, max_warps_per_sm, max_blocks_per_sm;
-  int regs_per_sm, regs_per_block;
-  size_t shared_per_sm, shared_per_block, shared_per_block_optin;
-  int max_threads_per_block, max_block[3], max_grid[3];
+  gpuimg_gpu_t gpu;
+  int max_warps_per_sm;
+  int max_block[3], max_grid[3];
   int warp_size;
-  size_t l2_bytes, memory_bytes;
+  size_t memory_bytes;
   int driver_version, runtime_version;
   int clock_khz, memory_bus_bits;
 } gpuimg_device_info_t;

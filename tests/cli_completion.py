@@ -6,7 +6,7 @@ import shutil
 import subprocess
 
 from gpuimg_testlib import (
-    Skip, check, expect_ok, run, test)
+    Skip, built_formats, check, expect_ok, run, test)
 from cli_common import OPERATIONS, usage_error
 
 
@@ -60,6 +60,8 @@ def completion_in_bash():
           "checkerboard after then: no --cell")
     check(complete(["gpuimg", "blur", "--tile", ""]) == {"u8", "float"}, "--tile's values")
     check(complete(["gpuimg", "gray", "--backend", "c"]) == {"cpu", "cuda"}, "--backend's values")
+    check(complete(["gpuimg", "gray", "--format", ""]) ==
+          {f.lower() for f in built_formats("writes")}, "--format's values: the formats written")
     for op in ops:  # each operation after then, by its first two letters
         want = {o for o in ops if o.startswith(op[:2])}
         check(complete(["gpuimg", "gray", "then", op[:2]]) == want,

@@ -163,17 +163,19 @@ def batch_directory_of_heif():
     check(os.listdir(path("avifs")) == ["a.avif"], "--format avif wrote %r" % os.listdir(path("avifs")))
     expect_ok(cpu("convert", "-q", "-o", "pngs", "--format", "png", "avifs"), stdout_expected=False)
     check(png_decode(read("pngs/a.png"))[:3] == (12, 10, 3), "a directory's AVIF read")
-    check(b"heif codecs: libheif;" in run("-V").out, "-V must list libheif")
+    check(b"heic codecs: libheif; avif codecs: libheif;" in run("-V").out,
+          "-V must list libheif")
+    # HEIC is read only: out.heic is refused as a name of no format at all is.
+    refusal = run("convert", "h.png", "out.x").err.decode().split("\n")[0]
     usage_error(["convert", "h.png", "out.heic"],
-                "out.heic: unsupported output format (use .png, .jpg, .jpeg, .bmp, .tga, .webp, "
-                ".tif, .tiff or .avif)")
+                refusal.replace("gpuimg: out.x:", "out.heic:"))
 
 
 @test("noheif")
 def heif_not_built():
     if has_libheif():
         raise Skip("this gpuimg has libheif (configure with -Dheif=disabled to test this)")
-    check(b"heif codecs: none;" in run("-V").out, "-V must say no HEIF codec")
+    check(b"heic codecs: none; avif codecs: none;" in run("-V").out, "-V must say no HEIF codec")
     write("n.png", png_encode_8bit(2, 2, 3, make_pixels(2, 2, 3, seed=8)))
     usage_error(["convert", "n.png", "n.avif"], "n.avif: gpuimg was built without AVIF")
     write("n.heic", struct.pack(">I", 24) + b"ftypheic" + bytes(4) + b"mif1heic")

@@ -13,7 +13,7 @@ import time
 from gpuimg_testlib import (
     EXIT_INPUT, EXIT_OUTPUT, EXIT_USAGE, GPUIMG, GRAY, USAGE, Failure, Skip, check, cpu,
     expect_error, expect_ok, leftovers, make_pixels, path, png_chunk, png_encode_8bit,
-    png_header_only, read, run, test, write)
+    png_header_only, read, run, test, unsupported_format, write)
 import make_images as mi
 from cli_common import (
     CORPUS, range_msg, check_no_leftovers, expected, make_jpeg, read_png, ref_gray, same_image,
@@ -105,7 +105,7 @@ def truncated_png():
         res = run("gray", name, "keep.png")
         try:
             if n < 8:
-                expect_error(res, EXIT_INPUT, name + ": unsupported format (not PNG or JPEG)")
+                expect_error(res, EXIT_INPUT, name + ": " + unsupported_format())
             else:
                 check_reason(decode_failure(res, name, "PNG"), "PNG", res)
         except Failure as e:
@@ -133,7 +133,7 @@ def truncated_jpeg():
         res = run("gray", name, "keep.png")
         try:
             if n < 3:
-                expect_error(res, EXIT_INPUT, name + ": unsupported format (not PNG or JPEG)")
+                expect_error(res, EXIT_INPUT, name + ": " + unsupported_format())
             else:
                 check_reason(decode_failure(res, name, "JPEG"), "JPEG", res)
         except Failure as e:
@@ -226,7 +226,7 @@ def failing_commands(out):
         (["gray", "empty.png", out], EXIT_INPUT, "empty.png: empty file", b""),
         (["gray", "-", out], EXIT_INPUT, "<stdin>: empty file", b""),
         (["gray", "adir", out], EXIT_INPUT, "adir: is a directory", b""),
-        (["gray", "gif.png", out], EXIT_INPUT, "gif.png: unsupported format (not PNG or JPEG)",
+        (["gray", "gif.png", out], EXIT_INPUT, "gif.png: " + unsupported_format(),
          b""),
         (["gray", "trunc.png", out], EXIT_INPUT, None, b""),
         (["--max-pixels", "9", "gray", "rgb8.png", out], EXIT_INPUT,

@@ -5,8 +5,8 @@ import os
 import re
 
 from gpuimg_testlib import (
-    EXIT_DEVICE, EXIT_INPUT, EXIT_OK, EXIT_OUTPUT, GRAY, NOT_WRITTEN, USAGE, Skip, check, cpu,
-    expect,
+    EXIT_DEVICE, EXIT_INPUT, EXIT_OK, EXIT_OUTPUT, EXIT_USAGE, GRAY, NOT_WRITTEN, USAGE, Skip,
+    built_formats, check, cpu, expect, or_list, unsupported_format,
     expect_error, expect_ok,
     leftovers, make_pixels,
     path, png_encode_8bit, png_header_only, read, run, test, write)
@@ -25,6 +25,10 @@ def help_goes_to_stdout():
         out = res.out.decode()
         check(out.startswith("Usage: gpuimg OP [OPTIONS] [then OP [OPTIONS]]... [INPUT [OUTPUT]]\n"),
               "help does not start with the usage line", res)
+        check("\nProcess a %s image " % or_list(built_formats("reads")) in out,
+              "help does not name the formats read", res)
+        check("output format %s\n" % or_list([f.lower() for f in built_formats("writes")]) in out,
+              "--format's help does not name the formats written", res)
         for section in ["\n%s: " % op for op in OPERATIONS] + [
                 "\nGlobal options:\n",
                 "\nExit status: 0 ok, 1 processing failure, 2 usage error, "
@@ -43,14 +47,19 @@ def version():
     want_version = os.environ.get("GPUIMG_VERSION")
     for flag in ("-V", "--version"):
         res = expect_ok(run(flag))
-        m = re.fullmatch(rb"gpuimg (\S+) \(backends: cpu(, cuda)?; "
-                         rb"png encoders: stb, fastpng(, libpng)?; jpeg codecs: stb(, libjpeg)?(, nvjpeg)?; "
-                         rb"webp codecs: (libwebp|none); tiff codecs: (libtiff|none); "
-                         rb"heif codecs: (libheif|none); colour: (lcms2|none)\)\n",
-                         res.out)
+        m = re.fullmatch(rb"gpuimg (\S+) \(backends: cpu(, cuda)?; reads: \w+(, \w+)*; "
+                         rb"writes: \w+(, \w+)*; (\w+ codecs: \w+(, \w+)*; )+"
+                         rb"colour: (lcms2|none)\)\n", res.out)
         check(m is not None, "unexpected version line", res)
         if want_version:
             check(m.group(1).decode() == want_version, "version is not %s" % want_version, res)
+    # A format has codecs listed exactly when it is read or written; each is listed once.
+    served = {f.lower() for f in built_formats("reads") + built_formats("writes")}
+    listed = re.findall(r"(\w+) codecs: ([^;]+);", res.out.decode())
+    check(len({name for name, _ in listed}) == len(listed) and served <= {n for n, _ in listed},
+          "formats listed: %r" % listed, res)
+    for name, codecs in listed:
+        check((codecs != "none") == (name in served), "%s codecs: %s" % (name, codecs), res)
 
 
 @test("usage")
@@ -242,10 +251,26 @@ def numbers_at_the_limits_are_accepted():
 
 @test("usage")
 def bad_output_name():
-    fmt = "%s: unsupported output format (use .png, .jpg, .jpeg, .bmp, .tga, .webp, .tif, .tiff or .avif)"
+    # The extensions the message offers: each is written, and every format written has its
+    # name among them (-V's list, the registry's).
+    res = run("gray", "g8.png", "out.gif")
+    m = re.match(rb"gpuimg: out\.gif: unsupported output format \(use ((\.\w+, )*\.\w+ or \.\w+)\)\n",
+                 res.err)
+    check(res.rc == EXIT_USAGE and m, "unexpected refusal of out.gif", res)
+    extensions = re.split(r", | or ", m.group(1).decode())
+    check({"." + f.lower() for f in built_formats("writes")} <= set(extensions),
+          "formats written missing from %r" % extensions, res)
+    for ext in extensions:
+        expect_ok(cpu("gray", "g8.png", "listed" + ext), stdout_expected=False)
+    fmt = "%s: unsupported output format (use " + m.group(1).decode() + ")"
     for out in ("out.gif", "out", "out.", "out.png.txt", "dir.png/out", ".png/x", "out.svg"):
         usage_error(["gray", "g8.png", out], fmt % out)
-    usage_error(["gray", "sample:", "out.heic"], fmt % "out.heic")
+    # A format read only: its extensions name no output.
+    read_only = set(built_formats("reads")) - set(built_formats("writes"))
+    for name in read_only:
+        out = "out." + name.lower()
+        check(("." + name.lower()) not in extensions, "%s offered as an output" % name, res)
+        usage_error(["gray", "sample:", out], fmt % out)
 
 
 @test("usage")
@@ -352,7 +377,7 @@ def closed_standard_streams():
 
 @test("input")
 def not_an_image():
-    msg = "unsupported format (not PNG or JPEG)"
+    msg = unsupported_format()
     expect_error(run("gray", "text.png", "out.png"), EXIT_INPUT, "text.png: " + msg)
     expect_error(run("gray", "gif.png", "out.png"), EXIT_INPUT, "gif.png: " + msg)
     expect_error(run("gray", "-", stdin=b"GIF89a"), EXIT_INPUT, "<stdin>: " + msg)
@@ -407,7 +432,7 @@ def mask_size_mismatch():
     expect_error(run("portrait", "--mask", "nomask.png", "rgb8.png", "keep.png"), EXIT_INPUT,
                  "nomask.png: No such file or directory")
     expect_error(run("portrait", "--mask", "text.png", "rgb8.png", "keep.png"), EXIT_INPUT,
-                 "text.png: unsupported format (not PNG or JPEG)")
+                 "text.png: " + unsupported_format())
     expect_error(run("portrait", "--mask", "empty.png", "rgb8.png", "keep.png"), EXIT_INPUT,
                  "empty.png: empty file")
     check(read("keep.png") == b"existing output", "the existing output was changed")

@@ -26,6 +26,7 @@ A script imports it by path, wherever it lives under tests/:
 Standard library only.
 """
 
+import functools
 import html.parser
 import itertools
 import os
@@ -382,6 +383,27 @@ def cpu(*args, **kw):
 def built_with(feature):
     """Whether gpuimg -V names feature (cuda, libpng, libjpeg, nvjpeg)."""
     return feature.encode() in run("-V").out
+
+
+@functools.lru_cache(maxsize=None)
+def built_formats(what):
+    """The formats this gpuimg reads or writes (what: "reads" or "writes") as its messages
+    spell them ("PNG", "WebP"), in its order: the codec registry's list, from -V. A format's
+    name (--format's, the report's) is its spelling in lower case."""
+    m = re.search(rb"; %s: ([^;]+);" % what.encode(), run("-V").out)
+    if not m:
+        raise Failure("gpuimg -V does not say what it %s" % what)
+    return tuple(m.group(1).decode().split(", "))
+
+
+def or_list(items):
+    """items as gpuimg's messages list them: "a, b or c"."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " or " + items[-1]
+
+
+def unsupported_format():
+    """The reason an input of no format this build reads is refused with."""
+    return "unsupported format (not %s)" % or_list(built_formats("reads"))
 
 
 def expect(res, code, stderr=b"", usage=USAGE):

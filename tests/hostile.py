@@ -55,7 +55,6 @@ import make_seeds  # noqa: E402  (progressive and restart JPEGs)
 MEMORY_LIMIT = 1536 << 20  # bytes of address space for a plain build
 TIME_LIMIT = 60            # seconds per run, a hang fails
 EXISTING = b"existing output, must survive\n"
-UNSUPPORTED = "unsupported format (not PNG or JPEG)"
 DEFAULT_MAX_PIXELS = 1 << 28
 
 
@@ -231,7 +230,7 @@ def cut_everywhere(data, label, step, magic, kind):
         if n == 0:
             refused(name, "empty file")
         elif n < magic:
-            refused(name, UNSUPPORTED)
+            refused(name, testlib.unsupported_format())
         else:
             refused(name, re.compile(r"cannot decode %s: .{6,}" % kind))
         os.unlink(path(name))
@@ -631,9 +630,9 @@ def other_formats_named_png():
         rc, so, se, _ = run(["blur", "-r", "0", "rgb8.png", "real." + fmt])
         check(rc == 0, "gpuimg could not write a %s: %r" % (fmt, se))
         os.rename(path("real." + fmt), path(fmt + "-renamed.png"))
-        refused(fmt + "-renamed.png", UNSUPPORTED)
-    refused(write("gif-renamed.png", c["gif.png"][0]), UNSUPPORTED)
-    refused(write("text.jpg", b"GIF89a not really\n"), UNSUPPORTED)
+        refused(fmt + "-renamed.png", testlib.unsupported_format())
+    refused(write("gif-renamed.png", c["gif.png"][0]), testlib.unsupported_format())
+    refused(write("text.jpg", b"GIF89a not really\n"), testlib.unsupported_format())
     # A JPEG named .png and a PNG named .jpg decode: the signature decides, not the name.
     write("jpeg-named.png", make_jpeg())
     check(decoded("jpeg-named.png")[:3] == (40, 24, 3), "JPEG named .png")
@@ -668,9 +667,9 @@ def empty_and_directory():
 def endless_devices():
     """/dev/zero has no end: it must be refused from its first bytes, at once, in little
     memory; the same through stdin."""
-    refused("/dev/zero", UNSUPPORTED, max_seconds=5)
+    refused("/dev/zero", testlib.unsupported_format(), max_seconds=5)
     with open("/dev/zero", "rb") as z:
-        refused("-", UNSUPPORTED, stdin=z, shown="<stdin>", max_seconds=5)
+        refused("-", testlib.unsupported_format(), stdin=z, shown="<stdin>", max_seconds=5)
 
 
 @test("special")

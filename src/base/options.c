@@ -228,17 +228,29 @@ int gpuimg_options_parse(gpuimg_args_t *args, const gpuimg_option_set_t *sets, i
   return gpuimg_options_apply(o, spelled, arg, sets[s].target);
 }
 
+/* o's help, with "%s" replaced by its values where it lists them, into buf (cap bytes). */
+static const char *help_text(const gpuimg_option_t *o, char *buf, size_t cap)
+{
+  const char *at = o->values ? strstr(o->help, "%s") : NULL;
+  char values[512];
+  if (!at)
+    return o->help;
+  snprintf(buf, cap, "%.*s%s%s", (int)(at - o->help), o->help,
+           o->values(", ", " or ", values, sizeof values), at + 2);
+  return buf;
+}
+
 void gpuimg_options_help(FILE *f, const gpuimg_option_t *table, int indent, int width)
 {
   for (const gpuimg_option_t *o = table; o->long_name; o++) {
     if (!o->help)
       continue;
-    char left[96];
+    char left[96], text[1024];
     int n = o->short_name ? snprintf(left, sizeof left, "-%c, --%s", o->short_name, o->long_name)
                           : snprintf(left, sizeof left, "--%s", o->long_name);
     if (o->metavar && n > 0 && (size_t)n < sizeof left)
       snprintf(left + n, sizeof left - (size_t)n, " %s", o->metavar);
-    const char *h = o->help;
+    const char *h = help_text(o, text, sizeof text);
     int first = 1;
     while (*h) {
       const char *nl = strchr(h, '\n');

@@ -32,9 +32,13 @@ struct gpuimg_option {
   long long min, max;         /* INT and U64 */
   int value;                  /* FLAG */
   const char *const *choices; /* CHOICE: NULL-terminated names */
-  const char *metavar;        /* the value in --help ("N", "FILE"); NULL for a FLAG */
-  const char *help;           /* --help text; '\n' starts a continuation line */
-  const char *empty_what;     /* STRING: "file name" for "empty file name" */
+  /* CUSTOM: writes the values it takes into buf (cap bytes), separated by sep, the last two
+   * by last, and returns buf: what help's "%s" stands for (", " and " or ": "a, b or c") and
+   * what the completion offers. NULL: its values are not a list (a file name, ...). */
+  const char *(*values)(const char *sep, const char *last, char *buf, size_t cap);
+  const char *metavar;    /* the value in --help ("N", "FILE"); NULL for a FLAG */
+  const char *help;       /* --help text; '\n' starts a continuation line */
+  const char *empty_what; /* STRING: "file name" for "empty file name" */
   /* CUSTOM: reads arg into target (the whole struct); -1 with a usage error set against
    * spelled ("--block"). Also run after a CHOICE is stored, to refuse a choice the build
    * lacks or to set what follows from it (NULL: none). */

@@ -1,4 +1,4 @@
-/* batch_dirs.c: batch inputs that are directories: the PNG and JPEG files in them, by name, and
+/* batch_dirs.c: batch inputs that are directories: the image files in them, by name, and
  * with --recursive those of their subdirectories, whose outputs mirror the tree under DIR. */
 #define _XOPEN_SOURCE 700
 #include "batch.h"
@@ -15,7 +15,7 @@
 
 /* What a directory held besides images. */
 typedef struct {
-  int files;     /* not PNG or JPEG (by content), or not regular files */
+  int files;     /* of no format a codec built in reads (by content), or not regular files */
   int subdirs;   /* subdirectories not descended into (no --recursive) */
   int links;     /* symbolic links to directories (never followed) */
   dev_t out_dev; /* DIR, when it exists: never an input, also when inside the tree */
@@ -72,9 +72,9 @@ static char **list_dir(const char *dir, int *n)
   return names;
 }
 
-/* Whether the file's first bytes begin a format a codec built in reads (PNG, JPEG; WebP
- * where built with libwebp). One that cannot be read counts as
- * an image, so that its conversion fails with the reason. Opened without blocking: a FIFO put
+/* Whether the file's first bytes begin a format a codec built in reads (the registry's
+ * gpuimg_codec_recognised()). One that cannot be read counts as an image, so that its
+ * conversion fails with the reason. Opened without blocking: a FIFO put
  * there since its stat() would wait for a writer (its conversion refuses it). */
 static int is_image(const char *path)
 {
@@ -149,11 +149,13 @@ static int walk(batch_t *b, const char *dir, size_t rel, skipped_t *sk, int dept
 /* Says on stderr what dir held besides images: "gpuimg: DIR: skipped A, B and C". */
 static void say_skipped(const char *dir, const skipped_t *sk)
 {
-  char part[3][96];
+  char part[3][256], reads[192];
   int k = 0;
   if (sk->files)
-    snprintf(part[k++], sizeof part[0], "%d %s not PNG or JPEG", sk->files,
-             sk->files == 1 ? "file" : "files");
+    snprintf(part[k++], sizeof part[0], "%d %s (not %s)", sk->files,
+             sk->files == 1 ? "file" : "files",
+             gpuimg_format_list(GPUIMG_CODEC_DECODES, GPUIMG_SPELL_UPPER, ", ", " or ", reads,
+                                sizeof reads));
   if (sk->subdirs)
     snprintf(part[k++], sizeof part[0], "%d %s (--recursive converts them too)", sk->subdirs,
              sk->subdirs == 1 ? "subdirectory" : "subdirectories");

@@ -51,16 +51,25 @@ static int parse_shard(const gpuimg_option_t *o, const char *spelled, const char
   return 0;
 }
 
+/* --format's values: the formats a codec built in writes, by name. */
+static const char *output_formats(const char *sep, const char *last, char *buf, size_t cap)
+{
+  return gpuimg_format_list(GPUIMG_CODEC_ENCODES, GPUIMG_SPELL_NAME, sep, last, buf, cap);
+}
+
 static int parse_format(const gpuimg_option_t *o, const char *spelled, const char *arg,
                         void *target)
 {
   gpuimg_cli_t *cli = target;
-  char name[8];
+  char name[8], expected[256];
   (void)o;
   snprintf(name, sizeof name, "x.%s", arg);
-  if (strlen(arg) > 4 || (cli->batch_format = gpuimg_format_from_name(name)) == GPUIMG_FORMAT_NONE)
-    return usage_error(spelled,
-                       "invalid value '%s' (expected png, jpg, bmp, tga, webp, tiff or avif)", arg);
+  if (strlen(arg) > 4 ||
+      (cli->batch_format = gpuimg_format_from_name(name)) == GPUIMG_FORMAT_NONE) {
+    gpuimg_error_set(GPUIMG_EXIT_USAGE, spelled, "invalid value '%s' (expected %s)", arg,
+                     output_formats(", ", " or ", expected, sizeof expected));
+    return -1;
+  }
   return gpuimg_format_check_writable(cli->batch_format, spelled);
 }
 
@@ -156,8 +165,9 @@ const gpuimg_option_t gpuimg_cli_batch_options[] = {
     {.long_name = "format",
      .kind = GPUIMG_OPTION_CUSTOM,
      .parse = parse_format,
+     .values = output_formats,
      .metavar = "F",
-     .help = "output format png, jpg, bmp, tga, webp, tiff or avif\n"
+     .help = "output format %s\n"
              "(default: the input's)"},
     {.long_name = "force",
      .kind = GPUIMG_OPTION_FLAG,
@@ -314,14 +324,7 @@ static int check_single(gpuimg_cli_t *cli, const char **positional, int npositio
     }
     if (strcmp(cli->output, "-") == 0)
       cli->format = GPUIMG_FORMAT_PNG;
-    else
-      cli->format = gpuimg_format_from_name(cli->output);
-    if (cli->format == GPUIMG_FORMAT_NONE)
-      return usage_error(cli->output,
-                         "%sunsupported output format (use .png, .jpg, .jpeg, .bmp, .tga, .webp, "
-                         ".tif, .tiff or .avif)",
-                         "");
-    if (gpuimg_format_check_writable(cli->format, cli->output) < 0)
+    else if (gpuimg_format_of_output(cli->output, &cli->format) < 0)
       return -1;
     if (cli->report && strcmp(cli->output, "-") == 0 && strcmp(cli->report, "-") == 0)
       return usage_error("", "%simage and report cannot both go to stdout", "");
@@ -430,20 +433,25 @@ void gpuimg_cli_usage(FILE *f)
 
 void gpuimg_cli_help(FILE *f)
 {
+  char reads[256], writes[256];
   fprintf(f,
           "Usage: gpuimg OP [OPTIONS] [then OP [OPTIONS]]... [INPUT [OUTPUT]]\n"
           "       gpuimg OP [OPTIONS] [then OP [OPTIONS]]... -o DIR INPUT...\n"
-          "Process a PNG, JPEG, WebP, TIFF, HEIC or AVIF image with CUDA kernels (or the\n"
-          "CPU reference backend).\n"
+          "Process a %s image with CUDA kernels\n"
+          "(or the CPU reference backend).\n"
           "\n"
           "Operations run in order on one image; 'then' separates them:\n"
           "  gpuimg %s then %s in.png out.png\n"
           "Without INPUT (or with INPUT 'sample:'), the built-in 1024x768 sample and its\n"
           "subject mask are used.\n"
           "Without OUTPUT, no image is written (a line says so, except with -q or a timing run).\n"
-          "'-' is stdin/stdout. OUTPUT's extension picks the format: .png, .jpg/.jpeg,\n"
-          ".bmp, .tga, .webp, .tif/.tiff or .avif (stdout: PNG).\n",
-          gpuimg_ops[0]->name, gpuimg_ops[1] ? gpuimg_ops[1]->name : gpuimg_ops[0]->name);
+          "'-' is stdin/stdout. OUTPUT's extension picks the format:\n"
+          "%s (stdout: PNG).\n",
+          gpuimg_format_list(GPUIMG_CODEC_DECODES, GPUIMG_SPELL_UPPER, ", ", " or ", reads,
+                             sizeof reads),
+          gpuimg_ops[0]->name, gpuimg_ops[1] ? gpuimg_ops[1]->name : gpuimg_ops[0]->name,
+          gpuimg_format_list(GPUIMG_CODEC_ENCODES, GPUIMG_SPELL_EXTENSIONS, ", ", " or ", writes,
+                             sizeof writes));
   for (int i = 0; gpuimg_ops[i]; i++) {
     const gpuimg_op_t *op = gpuimg_ops[i];
     fprintf(f, "\n%s: %s\n", op->name, op->summary);

@@ -26,18 +26,23 @@ static void print_names(FILE *f, const gpuimg_option_t *table, int values, int n
   }
 }
 
-/* "--name|-x) COMPREPLY=(... choices ...)" for the table's CHOICE options. */
+/* "--name|-x) COMPREPLY=(... choices ...)" for the table's CHOICE options and those that
+ * list their values. */
 static void print_choices(FILE *f, const gpuimg_option_t *table, int n)
 {
   for (const gpuimg_option_t *o = table; o->long_name; o++) {
-    if (!o->help || o->kind != GPUIMG_OPTION_CHOICE || named_before(n, o->long_name))
+    int choice = o->kind == GPUIMG_OPTION_CHOICE;
+    char values[512];
+    if (!o->help || (!choice && !o->values) || named_before(n, o->long_name))
       continue;
     fprintf(f, "    --%s", o->long_name);
     if (o->short_name)
       fprintf(f, "|-%c", o->short_name);
     fprintf(f, ")\n      COMPREPLY=($(compgen -W \"");
-    for (int k = 0; o->choices[k]; k++)
+    for (int k = 0; choice && o->choices[k]; k++)
       fprintf(f, "%s%s", k ? " " : "", o->choices[k]);
+    if (!choice)
+      fputs(o->values(" ", " ", values, sizeof values), f);
     fprintf(f, "\" -- \"$cur\"))\n      return ;;\n");
   }
 }

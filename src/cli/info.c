@@ -72,22 +72,23 @@ static int info_usage(const char *fmt, const char *arg)
 /* The description as text, one line per subject. */
 static void print_device(FILE *f, const gpuimg_device_info_t *d, double gbps)
 {
-  fprintf(f, "device:            %s (compute capability %d.%d)\n", d->name, d->cc_major,
-          d->cc_minor);
-  fprintf(f, "SMs:               %d\n", d->sms);
+  const gpuimg_gpu_t *g = &d->gpu;
+  fprintf(f, "device:            %s (compute capability %d.%d)\n", d->name, g->cc_major,
+          g->cc_minor);
+  fprintf(f, "SMs:               %d\n", g->sms);
   fprintf(f,
           "per SM:            %d threads (%d warps of %d), %d blocks, %d registers, "
-          "%zu KB shared memory\n",
-          d->max_threads_per_sm, d->max_warps_per_sm, d->warp_size, d->max_blocks_per_sm,
-          d->regs_per_sm, d->shared_per_sm / 1024);
+          "%d KB shared memory\n",
+          g->max_threads_per_sm, d->max_warps_per_sm, d->warp_size, g->max_blocks_per_sm,
+          g->regs_per_sm, g->shared_per_sm / 1024);
   fprintf(f,
-          "per block:         %d threads (%dx%dx%d), %d registers, %zu KB shared "
-          "(%zu KB opt-in)\n",
-          d->max_threads_per_block, d->max_block[0], d->max_block[1], d->max_block[2],
-          d->regs_per_block, d->shared_per_block / 1024, d->shared_per_block_optin / 1024);
+          "per block:         %d threads (%dx%dx%d), %d registers, %d KB shared "
+          "(%d KB opt-in)\n",
+          g->max_threads_per_block, d->max_block[0], d->max_block[1], d->max_block[2],
+          g->regs_per_block, g->shared_per_block / 1024, g->shared_per_block_optin / 1024);
   fprintf(f, "grid:              %d x %d x %d blocks at most\n", d->max_grid[0], d->max_grid[1],
           d->max_grid[2]);
-  fprintf(f, "L2 cache:          %.1f MB\n", (double)d->l2_bytes / 1e6);
+  fprintf(f, "L2 cache:          %.1f MB\n", (double)g->l2_bytes / 1e6);
   fprintf(f, "memory:            %.1f GB, %d-bit bus\n", (double)d->memory_bytes / 1e9,
           d->memory_bus_bits);
   fprintf(f, "copy bandwidth:    %.0f GB/s (device to device, read + write, measured)\n", gbps);
@@ -98,26 +99,27 @@ static void print_device(FILE *f, const gpuimg_device_info_t *d, double gbps)
 /* The description as a JSON object (schema_version 1); NULL when out of memory. */
 static cJSON *device_json(const gpuimg_device_info_t *d, double gbps)
 {
+  const gpuimg_gpu_t *g = &d->gpu;
   cJSON *o = cJSON_CreateObject();
   char v[32];
   cJSON_AddNumberToObject(o, "schema_version", 1);
   cJSON_AddStringToObject(o, "device", d->name);
-  snprintf(v, sizeof v, "%d.%d", d->cc_major, d->cc_minor);
+  snprintf(v, sizeof v, "%d.%d", g->cc_major, g->cc_minor);
   cJSON_AddStringToObject(o, "compute_capability", v);
-  cJSON_AddNumberToObject(o, "sms", d->sms);
-  cJSON_AddNumberToObject(o, "max_threads_per_sm", d->max_threads_per_sm);
+  cJSON_AddNumberToObject(o, "sms", g->sms);
+  cJSON_AddNumberToObject(o, "max_threads_per_sm", g->max_threads_per_sm);
   cJSON_AddNumberToObject(o, "max_warps_per_sm", d->max_warps_per_sm);
-  cJSON_AddNumberToObject(o, "max_blocks_per_sm", d->max_blocks_per_sm);
-  cJSON_AddNumberToObject(o, "registers_per_sm", d->regs_per_sm);
-  cJSON_AddNumberToObject(o, "shared_bytes_per_sm", (double)d->shared_per_sm);
-  cJSON_AddNumberToObject(o, "max_threads_per_block", d->max_threads_per_block);
-  cJSON_AddNumberToObject(o, "registers_per_block", d->regs_per_block);
-  cJSON_AddNumberToObject(o, "shared_bytes_per_block", (double)d->shared_per_block);
-  cJSON_AddNumberToObject(o, "shared_bytes_per_block_optin", (double)d->shared_per_block_optin);
+  cJSON_AddNumberToObject(o, "max_blocks_per_sm", g->max_blocks_per_sm);
+  cJSON_AddNumberToObject(o, "registers_per_sm", g->regs_per_sm);
+  cJSON_AddNumberToObject(o, "shared_bytes_per_sm", (double)g->shared_per_sm);
+  cJSON_AddNumberToObject(o, "max_threads_per_block", g->max_threads_per_block);
+  cJSON_AddNumberToObject(o, "registers_per_block", g->regs_per_block);
+  cJSON_AddNumberToObject(o, "shared_bytes_per_block", (double)g->shared_per_block);
+  cJSON_AddNumberToObject(o, "shared_bytes_per_block_optin", (double)g->shared_per_block_optin);
   cJSON_AddItemToObject(o, "max_block", cJSON_CreateIntArray(d->max_block, 3));
   cJSON_AddItemToObject(o, "max_grid", cJSON_CreateIntArray(d->max_grid, 3));
   cJSON_AddNumberToObject(o, "warp_size", d->warp_size);
-  cJSON_AddNumberToObject(o, "l2_bytes", (double)d->l2_bytes);
+  cJSON_AddNumberToObject(o, "l2_bytes", (double)g->l2_bytes);
   cJSON_AddNumberToObject(o, "memory_bytes", (double)d->memory_bytes);
   cJSON_AddNumberToObject(o, "memory_bus_bits", d->memory_bus_bits);
   cJSON_AddNumberToObject(o, "copy_bandwidth_gbps", (double)(long long)(gbps * 10) / 10.0);

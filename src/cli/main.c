@@ -24,26 +24,22 @@ typedef struct {
   int npics, pics_open;
 } outputs_t;
 
-/* The codecs compiled in, from the codec registry. */
+/* The formats read and written and the codecs compiled in, from the codec registry. */
 static void print_version(void)
 {
-  char png[128], jpeg[128], webp[128], tiff[128], heif[128];
+  char list[256];
   printf("gpuimg %s (backends: cpu%s; ", GPUIMG_VERSION,
          gpuimg_pipeline_have_cuda() ? ", cuda" : "");
-  printf("png encoders: %s; jpeg codecs: %s; ",
-         gpuimg_codec_list(GPUIMG_FORMAT_PNG, GPUIMG_CODEC_ENCODES, png, sizeof png),
-         gpuimg_codec_list(GPUIMG_FORMAT_JPEG, GPUIMG_CODEC_DECODES | GPUIMG_CODEC_ENCODES, jpeg,
-                           sizeof jpeg));
-  gpuimg_codec_list(GPUIMG_FORMAT_WEBP, GPUIMG_CODEC_DECODES | GPUIMG_CODEC_ENCODES, webp,
-                    sizeof webp);
-  printf("webp codecs: %s; ", webp[0] ? webp : "none");
-  gpuimg_codec_list(GPUIMG_FORMAT_TIFF, GPUIMG_CODEC_DECODES | GPUIMG_CODEC_ENCODES, tiff,
-                    sizeof tiff);
-  printf("tiff codecs: %s; ", tiff[0] ? tiff : "none");
-  gpuimg_codec_list(GPUIMG_FORMAT_AVIF, GPUIMG_CODEC_DECODES | GPUIMG_CODEC_ENCODES, heif,
-                    sizeof heif);
-  printf("heif codecs: %s; colour: %s)\n", heif[0] ? heif : "none",
-         gpuimg_colour_available() ? "lcms2" : "none");
+  printf("reads: %s; ", gpuimg_format_list(GPUIMG_CODEC_DECODES, GPUIMG_SPELL_UPPER, ", ", ", ",
+                                           list, sizeof list));
+  printf("writes: %s; ", gpuimg_format_list(GPUIMG_CODEC_ENCODES, GPUIMG_SPELL_UPPER, ", ", ", ",
+                                            list, sizeof list));
+  for (int f = GPUIMG_FORMAT_PNG; f <= GPUIMG_FORMAT_LAST; f++) {
+    gpuimg_codec_list((gpuimg_format_t)f, GPUIMG_CODEC_DECODES | GPUIMG_CODEC_ENCODES, list,
+                      sizeof list);
+    printf("%s codecs: %s; ", gpuimg_format_name((gpuimg_format_t)f), list[0] ? list : "none");
+  }
+  printf("colour: %s)\n", gpuimg_colour_available() ? "lcms2" : "none");
 }
 
 /* Never replace an input (the image or a mask) with an output (the image, the report or a

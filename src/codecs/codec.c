@@ -111,26 +111,6 @@ const char *gpuimg_codec_list(gpuimg_format_t fmt, int what, char *buf, size_t c
   return buf;
 }
 
-int gpuimg_codec_have_libpng(void)
-{
-  return gpuimg_codec_find("libpng") != NULL;
-}
-
-int gpuimg_codec_have_libjpeg(void)
-{
-  return gpuimg_codec_find("libjpeg") != NULL;
-}
-
-int gpuimg_codec_have_nvjpeg(void)
-{
-  return gpuimg_codec_find("nvjpeg") != NULL;
-}
-
-int gpuimg_codec_have_libwebp(void)
-{
-  return gpuimg_codec_find("libwebp") != NULL;
-}
-
 int gpuimg_codec_is_jpeg(const uint8_t *bytes, size_t size)
 {
   return size >= 3 && bytes[0] == 0xff && bytes[1] == 0xd8 && bytes[2] == 0xff;
@@ -357,14 +337,19 @@ gpuimg_format_t gpuimg_format_of(const uint8_t *bytes, size_t size)
   return GPUIMG_FORMAT_NONE;
 }
 
-/* Whether a codec built in decodes fmt. */
-static int decodable(gpuimg_format_t fmt)
+/* Whether a codec built in decodes (what GPUIMG_CODEC_DECODES) or encodes fmt. */
+static int built_in(gpuimg_format_t fmt, int what)
 {
   const gpuimg_codec_t *c;
   for (int i = 0; (c = gpuimg_codec_at(i)); i++)
-    if (c->decodes & GPUIMG_FORMAT_BIT(fmt))
+    if (((what & GPUIMG_CODEC_DECODES) ? c->decodes : c->encodes) & GPUIMG_FORMAT_BIT(fmt))
       return 1;
   return 0;
+}
+
+static int decodable(gpuimg_format_t fmt)
+{
+  return built_in(fmt, GPUIMG_CODEC_DECODES);
 }
 
 const char *gpuimg_format_unbuilt(const uint8_t *bytes, size_t size)
@@ -418,14 +403,57 @@ const char *const gpuimg_compression_names[] = {"deflate", "lzw", "none", NULL};
 
 int gpuimg_format_check_writable(gpuimg_format_t fmt, const char *what)
 {
-  const gpuimg_codec_t *c;
-  for (int i = 0; (c = gpuimg_codec_at(i)); i++)
-    if (fmt >= GPUIMG_FORMAT_PNG && fmt <= GPUIMG_FORMAT_LAST &&
-        (c->encodes & GPUIMG_FORMAT_BIT(fmt)))
-      return 0;
+  if (known(fmt) && built_in(fmt, GPUIMG_CODEC_ENCODES))
+    return 0;
   gpuimg_error_set(GPUIMG_EXIT_USAGE, what, "gpuimg was built without %s",
                    known(fmt) ? formats[fmt].upper : "it");
   return -1;
+}
+
+int gpuimg_format_of_output(const char *path, gpuimg_format_t *fmt)
+{
+  char exts[256];
+  if ((*fmt = gpuimg_format_from_name(path)) != GPUIMG_FORMAT_NONE)
+    return gpuimg_format_check_writable(*fmt, path);
+  gpuimg_error_set(GPUIMG_EXIT_USAGE, path, "unsupported output format (use %s)",
+                   gpuimg_format_list(GPUIMG_CODEC_ENCODES, GPUIMG_SPELL_EXTENSIONS, ", ", " or ",
+                                      exts, sizeof exts));
+  return -1;
+}
+
+/* The spellings of formats[f] that spelling asks for into items; how many (1 or 2). */
+static int spellings(int f, gpuimg_spelling_t spelling, const char **items)
+{
+  if (spelling != GPUIMG_SPELL_EXTENSIONS) {
+    items[0] = spelling == GPUIMG_SPELL_UPPER ? formats[f].upper : formats[f].name;
+    return 1;
+  }
+  items[0] = formats[f].ext;
+  items[1] = formats[f].alias;
+  return items[1] ? 2 : 1;
+}
+
+const char *gpuimg_format_list(int what, gpuimg_spelling_t spelling, const char *sep,
+                               const char *last, char *buf, size_t cap)
+{
+  const char *items[2 * (GPUIMG_FORMAT_LAST + 1)];
+  const char *dot = spelling == GPUIMG_SPELL_EXTENSIONS ? "." : "";
+  int n = 0;
+  for (int f = 0; f <= GPUIMG_FORMAT_LAST; f++)
+    if (built_in((gpuimg_format_t)f, what))
+      n += spellings(f, spelling, items + n);
+  size_t len = 0;
+  if (cap)
+    buf[0] = 0;
+  for (int i = 0; i < n && len < cap; i++) {
+    int k = snprintf(buf + len, cap - len, "%s%s%s",
+                     i == 0       ? ""
+                     : i == n - 1 ? last
+                                  : sep,
+                     dot, items[i]);
+    len += k > 0 ? (size_t)k : 0;
+  }
+  return buf;
 }
 
 int gpuimg_encode_check(const gpuimg_image_t *img, gpuimg_format_t fmt, gpuimg_format_t only,

@@ -39,6 +39,25 @@ const char *gpuimg_format_extension(gpuimg_format_t fmt);
 /* 0 when a codec compiled in writes fmt; else -1 with "gpuimg was built without <library>"
  * set (GPUIMG_EXIT_USAGE) against what. */
 int gpuimg_format_check_writable(gpuimg_format_t fmt, const char *what);
+/* The format an output file named path is written in, from its extension, into *fmt: 0, or -1
+ * with a usage error set against path (GPUIMG_EXIT_USAGE): "unsupported output format (use
+ * .png, ...)", the extensions of the formats a codec built in writes, or "gpuimg was built
+ * without WebP" for a format this build knows but cannot write. */
+int gpuimg_format_of_output(const char *path, gpuimg_format_t *fmt);
+
+/* How gpuimg_format_list() spells a format. */
+typedef enum {
+  GPUIMG_SPELL_NAME,       /* the report's and --format's: "png", "jpeg", "webp" */
+  GPUIMG_SPELL_UPPER,      /* messages': "PNG", "JPEG", "WebP" */
+  GPUIMG_SPELL_EXTENSIONS, /* every extension of it, dotted: ".jpg", ".jpeg" */
+} gpuimg_spelling_t;
+/* The formats that a codec built in decodes (what GPUIMG_CODEC_DECODES) or encodes
+ * (GPUIMG_CODEC_ENCODES), in the format table's order, spelled as spelling says, joined into
+ * buf (cap bytes, truncated if short) by sep and the last two by last: ", " and " or " give
+ * "png, jpeg or webp". The registry's own word on what this build reads and writes, for
+ * help and messages. Returns buf. */
+const char *gpuimg_format_list(int what, gpuimg_spelling_t spelling, const char *sep,
+                               const char *last, char *buf, size_t cap);
 
 /* What an encoder is told besides the pixels. Each codec reads the fields of its formats. */
 typedef struct {
@@ -221,18 +240,14 @@ const gpuimg_codec_t *gpuimg_codec_find(const char *name);
 /* The codecs compiled in, in the table's order: the i-th, NULL past the last. */
 const gpuimg_codec_t *gpuimg_codec_at(int i);
 
-/* What gpuimg_codec_list() asks of a codec: that it decodes, encodes or does either. */
+/* What gpuimg_codec_list() and gpuimg_format_list() ask of a codec: that it decodes, encodes
+ * or does either. */
 enum { GPUIMG_CODEC_DECODES = 1, GPUIMG_CODEC_ENCODES = 2 };
 /* The names of the codecs compiled in that decode and/or encode (what) fmt, in the table's
  * order, joined by ", " into buf (cap bytes, truncated if short); fmt GPUIMG_FORMAT_NONE:
  * every codec compiled in. Returns buf. */
 const char *gpuimg_codec_list(gpuimg_format_t fmt, int what, char *buf, size_t cap);
 
-/* 1 when this build has libpng, libjpeg, nvJPEG (registry queries, for the command line). */
-int gpuimg_codec_have_libpng(void);
-int gpuimg_codec_have_libjpeg(void);
-int gpuimg_codec_have_nvjpeg(void);
-int gpuimg_codec_have_libwebp(void);
 /* The codec that decodes these file bytes under choice: the chosen codec when it is
  * compiled in and recognises the bytes; under auto (or after a device codec) the
  * recognising codec of highest priority; else the reference, stb (which also reports

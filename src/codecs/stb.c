@@ -440,7 +440,10 @@ static const char *stb_kind(const uint8_t *bytes, size_t size, const char *what)
                      gpuimg_format_unbuilt(bytes, size));
     return NULL;
   } else {
-    gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "unsupported format (not PNG or JPEG)");
+    char reads[256];
+    gpuimg_error_set(GPUIMG_EXIT_INPUT, what, "unsupported format (not %s)",
+                     gpuimg_format_list(GPUIMG_CODEC_DECODES, GPUIMG_SPELL_UPPER, ", ", " or ",
+                                        reads, sizeof reads));
     return NULL;
   }
   if (size > INT_MAX) {

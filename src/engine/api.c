@@ -256,14 +256,7 @@ int gpuimg_context_convert(gpuimg_context_t *ctx, const char *input, const char 
     return -1;
   forget_run(ctx);
   gpuimg_job_t job = {.input = input, .what = input, .output = output, .output_what = output};
-  if (output && (job.format = gpuimg_format_from_name(output)) == GPUIMG_FORMAT_NONE) {
-    gpuimg_error_set(
-        GPUIMG_EXIT_USAGE, output,
-        "unsupported output format (use .png, .jpg, .jpeg, .bmp, .tga, .webp, .tif, .tiff or "
-        ".avif)");
-    return -1;
-  }
-  if (output && gpuimg_format_check_writable(job.format, output) < 0)
+  if (output && gpuimg_format_of_output(output, &job.format) < 0)
     return -1;
   if (output && check_output(ctx, input, output) < 0)
     return -1;

@@ -641,8 +641,9 @@ def usage_errors():
     expect_usage(["gray", "--from", "list.txt"],
                  "--from, --format, --force, --jobs, --devices, --shard and --recursive need -o DIR")
     expect_usage(["gray", "-o", "o"], "o: no input files (give INPUT... or --from LIST)")
+    writes = [f.lower() for f in testlib.built_formats("writes")]
     expect_usage(["gray", "--format", "gif", "-o", "o", "inu/inu00.png"],
-                 "--format: invalid value 'gif' (expected png, jpg, bmp, tga, webp, tiff or avif)")
+                 "--format: invalid value 'gif' (expected %s)" % testlib.or_list(writes))
     expect_usage(["gray", "--repeat", "3", "-o", "o", "inu/inu00.png"],
                  "--repeat: not available with -o DIR")
     expect_usage(["gray", "--warmup", "1", "-o", "o", "inu/inu00.png"],
