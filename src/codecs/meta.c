@@ -1,5 +1,6 @@
 /* meta.c: reads the ICC profile and EXIF of a JPEG (APP2, APP1) or PNG (iCCP, eXIf) from its bytes,
- * and puts them into an encoded JPEG or PNG, the same for every decoder and encoder. */
+ * and puts them into an encoded JPEG or PNG, the same for every decoder and encoder (or hands
+ * them to the encoder of a format whose container it does not write: AVIF). */
 #include "meta.h"
 
 #include "jpeg_layout.h"
@@ -502,6 +503,18 @@ static int webp_insert(gpuimg_buf_t *enc, const gpuimg_meta_t *meta, const char 
   if (rc < 0)
     return out_of_memory(what);
   return rc ? (icc ? GPUIMG_META_ICC : 0) | (exif ? GPUIMG_META_EXIF : 0) : 0;
+}
+
+int gpuimg_meta_give(gpuimg_format_t fmt, gpuimg_meta_t *meta, gpuimg_encode_opts_t *opts)
+{
+  if (fmt != GPUIMG_FORMAT_AVIF)
+    return 0;
+  int icc = meta->icc.size && icc_space_is(&meta->icc, 0), exif = meta->exif.size != 0;
+  opts->icc = icc ? &meta->icc : NULL;
+  opts->exif = exif ? &meta->exif : NULL;
+  opts->orientation = meta->tags.orientation;
+  gpuimg_meta_upright(meta); /* the file's irot and imir say it: the EXIF says 1 */
+  return (icc ? GPUIMG_META_ICC : 0) | (exif ? GPUIMG_META_EXIF : 0);
 }
 
 int gpuimg_meta_insert(gpuimg_buf_t *enc, gpuimg_format_t fmt, const gpuimg_meta_t *meta,

@@ -59,6 +59,15 @@ void gpuimg_meta_set_size(gpuimg_meta_t *meta, int width, int height);
 int gpuimg_meta_insert(gpuimg_buf_t *enc, gpuimg_format_t fmt, const gpuimg_meta_t *meta,
                        const char *what, char *warning, size_t warning_size);
 
+/* For a format whose encoder puts the metadata into the file itself (AVIF: libheif writes
+ * the container), points opts->icc and opts->exif at meta's blocks that fit (the profile when
+ * its colour space is "RGB ": AVIF is written as RGB) and sets opts->orientation to the
+ * EXIF's Orientation, which the encoder writes as the file's irot and imir, and which becomes
+ * 1 in meta's EXIF (HEIF readers turn the pixels by irot and imir). Returns the set the
+ * encoder is given (GPUIMG_META_*); other formats: 0, opts and meta untouched
+ * (gpuimg_meta_insert() puts theirs in after encoding). meta must outlive the encoding. */
+int gpuimg_meta_give(gpuimg_format_t fmt, gpuimg_meta_t *meta, gpuimg_encode_opts_t *opts);
+
 void gpuimg_meta_free(gpuimg_meta_t *meta);
 
 #endif
