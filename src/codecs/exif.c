@@ -365,9 +365,8 @@ static uint32_t taken(const walk_t *w, uint32_t ifd, int first, size_t *data)
 }
 
 /* Copies the entries the block takes of the file's directory at ifd to the block's directory
- * at b + at (room for them made), their values stored outside to b + *data on; extra
- * (NULL or 2 entries' worth) is appended after them, the pointers to the copied Exif and GPS
- * IFDs, extras of them. */
+ * at b + at (room for them made), their values stored outside to b + *data on, then the
+ * extras entries of extra (IFD0's pointers to the copied Exif and GPS IFDs). */
 static void copy_dir(const walk_t *w, uint32_t ifd, int first, uint8_t *b, size_t at, size_t *data,
                      const uint8_t *extra, uint32_t extras)
 {
