@@ -98,6 +98,43 @@ def png_reader_matches_stb():
     both("short.png")
 
 
+@test("codec")
+def palette_index_past_the_plte_is_black():
+    """An index past the PLTE's entries reads as opaque black, as libpng reads it (it zeroes
+    the entries past the PLTE's; past the tRNS's, entries are opaque), whichever codec
+    decodes: stb would read it from memory it never set. Two PLTE chunks are refused, as
+    libpng refuses them."""
+    pal = [(10, 20, 30), (40, 50, 60)]
+    black = {3: (0, 0, 0), 4: (0, 0, 0, 255)}
+    for depth, idx in ((8, [0, 1, 2, 3, 255, 128, 1, 0]), (4, [0, 1, 2, 15, 7, 1, 0, 9]),
+                       (2, [0, 3, 1, 2, 2, 0, 1, 3])):
+        for trns in (None, b"\7"):
+            c = 4 if trns else 3
+            entries = [p + ((7,) if trns and k == 0 else (255,) if trns else ())
+                       for k, p in enumerate(pal)]
+            want = b"".join(bytes(entries[i] if i < len(pal) else black[c]) for i in idx)
+            write("p.png", png_encode(4, 2, 3, idx, bit_depth=depth, palette=pal, trns=trns))
+            for choice in ("auto", "stb"):
+                expect_ok(cpu("convert", "--codec", choice, "p.png", "p-out.png"),
+                          stdout_expected=False)
+                check(png_decode(read("p-out.png")) == (4, 2, c, want),
+                      "depth %d, tRNS %r, --codec %s: %r" % (depth, trns, choice,
+                                                             png_decode(read("p-out.png"))))
+    full = [(k, 255 - k, k // 2) for k in range(256)]
+    write("full.png", png_encode(3, 1, 3, [0, 255, 77], bit_depth=8, palette=full))
+    expect_ok(cpu("convert", "full.png", "full-out.png"), stdout_expected=False)
+    check(png_decode(read("full-out.png")) == (3, 1, 3, bytes(full[0] + full[255] + full[77])),
+          "a full palette read as it is")
+    data = png_encode(4, 2, 3, [0, 1] * 4, bit_depth=8, palette=pal)
+    at = data.index(b"PLTE") - 4
+    end = at + 12 + 6
+    write("two.png", data[:end] + data[at:end] + data[end:])
+    for choice in ("auto", "stb"):
+        expect_error(cpu("convert", "--codec", choice, "two.png", "two-out.png"), EXIT_INPUT,
+                     "two.png: cannot decode PNG: corrupt image data (a second PLTE chunk)")
+    check(not os.path.exists(path("two-out.png")), "two-out.png written")
+
+
 def codec_images():
     """(name, (w, h, c, pixels)) for every layout at odd sizes: random and smooth pixels."""
     out = []

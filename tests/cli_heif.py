@@ -1,6 +1,7 @@
 # cli_heif.py: test_cli.py's groups heif, noheif: the libheif codec (HEIC and AVIF in, AVIF
 # out) and a build without it.
 
+import json
 import math
 import os
 import shutil
@@ -10,8 +11,9 @@ import subprocess
 from gpuimg_testlib import (
     EXIT_INPUT, Skip, built_with, check, cpu, expect_error, expect_ok, make_pixels, path,
     png_chunks, png_decode, png_encode_8bit, read, run, test, write)
-from cli_common import check_no_leftovers, make_jpeg, same_image, usage_error
-from cli_orient import jpeg_with, tiff
+from cli_common import check_no_leftovers, make_jpeg, range_msg, same_image, usage_error
+from cli_meta import icc_profile, png_meta, with_meta
+from cli_orient import jpeg_with, tiff, upright
 
 # PSNR of the smooth 64x48 image below as AVIF at the default quality (90): 45.6 dB (RGB)
 # with libheif 1.15 and libaom 3.6.
@@ -120,6 +122,109 @@ def exif_carried_with_orientation_one():
     out = decoded("o6.heic", "--strip")
     check(all(kind != b"eXIf" for _, _, kind in png_chunks(read("o6.heic.png"))),
           "--strip kept the EXIF")
+
+
+@test("heif")
+def profile_of_heif_enc_files_read_exactly():
+    """heif-enc puts a PNG's iCCP into its HEIC or AVIF (a colr box of type prof)."""
+    need_libheif()
+    enc = heif_tool("heif-enc")
+    profile = icc_profile(1500)
+    profile = profile[:128] + bytes(4) + profile[132:]  # no tags: what libpng reads quietly
+    write("p.png", with_meta(png_encode_8bit(40, 24, 3, smooth(40, 24, 3)), profile=profile))
+    for name, flags in (("p.heic", []), ("p.avif", ["-A"])):
+        res = subprocess.run([enc, "-q", "90"] + flags + [path("p.png"), "-o", path(name)],
+                             capture_output=True)
+        check(res.returncode == 0, "heif-enc failed: %r" % res.stderr)
+        check(colr_profile(read(name)) == profile, "heif-enc left the profile out of " + name)
+        decoded(name)
+        check(png_meta(read(name + ".png"))[0] == profile, name + ": the profile read back")
+        rep = converted_report("--strip", name, name + ".png")
+        check(png_meta(read(name + ".png"))[0] is None and "metadata" not in rep,
+              name + ": --strip kept the profile")
+
+
+def colr_profile(data):
+    """The profile of an AVIF's colr box of type prof, as the file holds it; None if none."""
+    at = data.find(b"colrprof")
+    if at < 4:
+        return None
+    return data[at + 8:at - 4 + struct.unpack(">I", data[at - 4:at])[0]]
+
+
+def converted_report(*args):
+    expect_ok(cpu("convert", *args, "--report", "r.json"), stdout_expected=False)
+    return json.loads(read("r.json"))["output"]
+
+
+@test("heif")
+def avif_output_carries_profile_and_exif():
+    """The profile as a colr box of type prof, the EXIF as an Exif item (libheif's offset of
+    its TIFF header, 0, before it); both read back exactly; --strip writes neither."""
+    need_libheif()
+    stored = (64, 48, 3, smooth(64, 48, 3))
+    profile = icc_profile(1500)
+    write("m.png", with_meta(png_encode_8bit(*stored), profile=profile, exif=tiff(6)))
+    rep = converted_report("m.png", "m.avif")
+    check(rep.get("metadata") == ["icc", "exif"], "the report says %r" % rep)
+    data = read("m.avif")
+    check(colr_profile(data) == profile, "the AVIF's colr profile differs")
+    check(bytes(4) + tiff(1) in data, "the AVIF's Exif item (Orientation 1 once turned)")
+    w, h, c, px = decoded("m.avif")
+    check(png_meta(read("m.avif.png"))[::2] == (profile, tiff(1)),
+          "the profile and EXIF read back from the AVIF")
+    want = upright(stored, 6)
+    check((w, h, c) == want[:3] and psnr(want[3], px) >= AVIF_MIN_PSNR,
+          "m.avif's pixels: turned by its Orientation 6")
+    rep = converted_report("--strip", "m.png", "s.avif")
+    data = read("s.avif")
+    check("metadata" not in rep, "--strip: the report says %r" % rep)
+    check(b"colrprof" not in data and b"Exif" not in data, "--strip wrote metadata")
+    decoded("s.avif")
+    check(png_meta(read("s.avif.png")) == (None, None, None), "--strip: metadata read back")
+    # A gray profile does not go into AVIF, written as RGB.
+    write("g.png", with_meta(png_encode_8bit(4, 3, 1, make_pixels(4, 3, 1, seed=43)),
+                             profile=icc_profile(600, b"GRAY")))
+    rep = converted_report("g.png", "g.avif")
+    check(colr_profile(read("g.avif")) is None and "metadata" not in rep,
+          "a gray profile in an RGB AVIF: %r" % rep)
+
+
+@test("heif")
+def avif_orientation_kept_without_autorotate():
+    """--no-autorotate keeps the stored pixels: the EXIF Orientation becomes the AVIF's irot
+    and imir (1 in its EXIF), which libheif's readers apply."""
+    need_libheif()
+    heif_tool("heif-convert")
+    stored = (7, 5, 3, make_pixels(7, 5, 3, seed=44))
+    write("s.png", png_encode_8bit(*stored))
+    for o in range(1, 9):
+        write("o.png", with_meta(read("s.png"), exif=tiff(o)))
+        expect_ok(cpu("convert", "--no-autorotate", "o.png", "o.avif"), stdout_expected=False)
+        data = read("o.avif")
+        check(bytes(4) + tiff(1) in data, "Orientation %d: the AVIF's EXIF says 1" % o)
+        check((b"irot" in data) == (o in (5, 6, 7, 8, 3)) and (b"imir" in data) ==
+              (o in (2, 4, 5, 7)), "Orientation %d: irot and imir" % o)
+        got = decoded("o.avif")
+        check(got[:2] == upright(stored, o)[:2], "Orientation %d: decoded %dx%d" % (o, *got[:2]))
+        same_image(got, reference("o.avif"), "Orientation %d against heif-convert" % o)
+
+
+@test("heif")
+def avif_speed():
+    need_libheif()
+    write("sp.png", png_encode_8bit(64, 48, 3, smooth(64, 48, 3)))
+    for speed in ("0", "9"):
+        expect_ok(cpu("convert", "--speed", speed, "sp.png", "sp%s.avif" % speed),
+                  stdout_expected=False)
+    expect_ok(cpu("convert", "sp.png", "default.avif"), stdout_expected=False)
+    expect_ok(cpu("convert", "--speed", "6", "sp.png", "sp6.avif"), stdout_expected=False)
+    check(read("sp0.avif") != read("sp9.avif"), "--speed 0 and 9 wrote the same file")
+    check(read("sp6.avif") == read("default.avif"), "--speed 6 is not the default")
+    for bad in ("10", "-1", "x"):
+        usage_error(["convert", "--speed", bad, "sp.png", "bad.avif"],
+                    range_msg("--speed", bad, 0, 9))
+    check(not os.path.exists(path("bad.avif")), "bad.avif written")
 
 
 def ispe_sized(data, w, h):

@@ -1,5 +1,6 @@
 # cli_tiff.py: test_cli.py's groups tiff, notiff: the libtiff TIFF codec and a build without it.
 
+import json
 import os
 import shutil
 import struct
@@ -9,11 +10,20 @@ from gpuimg_testlib import (
     EXIT_INPUT, Skip, built_with, check, cpu, expect_error, expect_ok, make_pixels, path,
     png_decode, png_encode_8bit, read, run, test, write)
 from cli_common import check_no_leftovers, same_image, usage_error
-from cli_meta import icc_profile, with_meta
-from cli_orient import upright
+from cli_meta import icc_profile, meta_of, with_meta
+from cli_orient import tiff, upright
 from tiff_files import (
     BITS, COLORMAP, COMPRESSION, EXTRA, ICC, LENGTH, LONG, ORIENTATION, PHOTOMETRIC, SHORT,
     STRIP_OFFSETS, UNDEFINED, WIDTH, ifd0, tiff_file, with_entry)
+
+EXIF_IFD, GPS_IFD = 0x8769, 0x8825
+
+
+def converted(out, src, *extra):
+    """Runs gpuimg convert quietly; returns the report's output object."""
+    expect_ok(cpu("convert", *extra, src, out, "--report", "r.json"), stdout_expected=False)
+    return json.loads(read("r.json"))["output"]
+
 
 def has_libtiff():
     return built_with("libtiff")
@@ -168,6 +178,145 @@ def orientation_and_profile():
                              profile=gray_profile))
     expect_ok(cpu("convert", "g.png", "g.tif"), stdout_expected=False)
     check(ICC not in ifd0(read("g.tif")), "a gray profile on an RGB TIFF")
+
+
+def directory(entries, at, order):
+    """A TIFF directory at offset at: its entries (tag, type, count, value bytes), in that
+    order, with the values over 4 bytes after it; the next-IFD pointer 0."""
+    head, tail = struct.pack(order + "H", len(entries)), b""
+    data_at = at + 2 + 12 * len(entries) + 4
+    for tag, kind, count, value in entries:
+        if len(value) > 4:
+            field = struct.pack(order + "I", data_at + len(tail))
+            tail += value + b"\0" * (len(value) & 1)
+        else:
+            field = value.ljust(4, b"\0")
+        head += struct.pack(order + "HHI", tag, kind, count) + field
+    return head + struct.pack(order + "I", 0) + tail
+
+
+def tiff_with_exif(stored, order, exif_at=None):
+    """A TIFF of stored pixels whose IFD0 holds Orientation 6, Make, XResolution (a tag EXIF
+    does not take) and pointers to an Exif IFD (at exif_at, when given) and a GPS IFD."""
+    w, h, c, px = stored
+    e = "<" if order == "II" else ">"
+    entries = [(ORIENTATION, SHORT, 1, 6), (0x010F, 2, 7, b"gpuimg\0"),
+               (0x011A, 5, 1, struct.pack(e + "II", 72, 1)),
+               (EXIF_IFD, LONG, 1, 0), (GPS_IFD, LONG, 1, 0)]
+    base = tiff_file(w, h, 8, 2, c, px, entries, order=e)
+    base += b"\0" * (len(base) & 1)
+    exif = directory([(0x9003, 2, 20, b"2026:12:05 10:11:12\0"),
+                      (0x927C, UNDEFINED, 9, b"maker\0\1\2\3"),
+                      (0xA002, SHORT, 1, struct.pack(e + "H", w)),
+                      (0xA003, SHORT, 1, struct.pack(e + "H", h)),
+                      (0xA005, LONG, 1, struct.pack(e + "I", 8))], len(base), e)
+    gps_at = len(base) + len(exif)
+    gps = directory([(0x0001, 2, 2, b"N\0"),
+                     (0x0002, 5, 3, struct.pack(e + "6I", 48, 1, 51, 1, 30, 1))], gps_at, e)
+    data = base + exif + gps
+    return with_pointer(with_pointer(data, EXIF_IFD, len(base) if exif_at is None else exif_at),
+                        GPS_IFD, gps_at)
+
+
+def with_pointer(data, tag, to):
+    """The TIFF with IFD0's entry tag (one LONG) pointing to offset to."""
+    e = "<" if data[:2] == b"II" else ">"
+    at = struct.unpack(e + "I", data[4:8])[0]
+    for i in range(struct.unpack(e + "H", data[at:at + 2])[0]):
+        pos = at + 2 + 12 * i
+        if struct.unpack(e + "H", data[pos:pos + 2])[0] == tag:
+            return data[:pos + 8] + struct.pack(e + "I", to) + data[pos + 12:]
+    raise AssertionError("no tag %d" % tag)
+
+
+def exif_directories(block):
+    """{"0", "exif", "gps": {tag: (type, count, value bytes)}} of an EXIF block, each value
+    read where it lies; every directory and value must lie inside the block."""
+    e = "<" if block[:2] == b"II" else ">"
+    sizes = {1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 7: 1, 9: 4, 10: 8}
+
+    def read_dir(at):
+        out = {}
+        n = struct.unpack(e + "H", block[at:at + 2])[0]
+        check(at + 2 + 12 * n + 4 <= len(block), "a directory past the block's end")
+        for i in range(n):
+            tag, kind, count = struct.unpack(e + "HHI", block[at + 2 + 12 * i:at + 10 + 12 * i])
+            field = block[at + 10 + 12 * i:at + 14 + 12 * i]
+            size = sizes[kind] * count
+            if size > 4:
+                off = struct.unpack(e + "I", field)[0]
+                check(off + size <= len(block), "a value past the block's end")
+                field = block[off:off + size]
+            out[tag] = (kind, count, field[:size])
+        return out
+
+    dirs = {"0": read_dir(struct.unpack(e + "I", block[4:8])[0])}
+    for name, tag in (("exif", EXIF_IFD), ("gps", GPS_IFD)):
+        if tag in dirs["0"]:
+            dirs[name] = read_dir(struct.unpack(e + "I", dirs["0"][tag][2])[0])
+    return dirs
+
+
+@test("tiff")
+def exif_directory_carried():
+    """A TIFF's Exif and GPS IFDs go on as an EXIF block (IFD0's descriptive tags with them),
+    its Orientation and pixel dimensions as for any EXIF; the Interoperability pointer is
+    left out."""
+    need_libtiff()
+    stored = (5, 3, 3, make_pixels(5, 3, 3, seed=35))
+    for order in ("II", "MM"):
+        e = "<" if order == "II" else ">"
+        write("x.tif", tiff_with_exif(stored, order))
+        for out, extra, o, size in (("x.png", (), 1, (3, 5)), ("x.jpg", (), 1, (3, 5)),
+                                    ("n.png", ("--no-autorotate",), 6, (5, 3))):
+            rep = converted(out, "x.tif", *extra)
+            check(rep.get("metadata") == ["exif"], "%s: the report says %r" % (out, rep))
+            block = meta_of(out)[1]
+            check(block[:2] == order.encode(), "%s: the block's byte order" % out)
+            d = exif_directories(block)
+            check(d["0"] == {ORIENTATION: (SHORT, 1, struct.pack(e + "H", o)),
+                             0x010F: (2, 7, b"gpuimg\0"),
+                             EXIF_IFD: (LONG, 1, d["0"][EXIF_IFD][2]),
+                             GPS_IFD: (LONG, 1, d["0"][GPS_IFD][2])},
+                  "%s: IFD0 %r" % (out, d["0"]))
+            check(d["exif"] == {0x9003: (2, 20, b"2026:12:05 10:11:12\0"),
+                                0x927C: (UNDEFINED, 9, b"maker\0\1\2\3"),
+                                0xA002: (SHORT, 1, struct.pack(e + "H", size[0])),
+                                0xA003: (SHORT, 1, struct.pack(e + "H", size[1]))},
+                  "%s: the Exif IFD %r" % (out, d["exif"]))
+            check(d["gps"] == {1: (2, 2, b"N\0"),
+                               2: (5, 3, struct.pack(e + "6I", 48, 1, 51, 1, 30, 1))},
+                  "%s: the GPS IFD %r" % (out, d["gps"]))
+    rep = converted("s.png", "x.tif", "--strip")
+    check(meta_of("s.png") == (None, None) and "metadata" not in rep, "--strip kept the EXIF")
+    # No Exif IFD: no EXIF block, as before; a broken one: a warning, the pixels still read.
+    write("plain.tif", tiff_file(5, 3, 8, 2, 3, stored[3], [(ORIENTATION, SHORT, 1, 6)]))
+    converted("plain.png", "plain.tif")
+    check(meta_of("plain.png") == (None, None), "a TIFF without an Exif IFD gave an EXIF block")
+    write("bad.tif", tiff_with_exif(stored, "II", exif_at=1 << 30))
+    res = cpu("convert", "bad.tif", "bad.png")
+    check(res.rc == 0 and res.err == b"gpuimg: bad.tif: warning: EXIF directory ignored: its Exif IFD, or a "
+          b"value of it, lies or runs past the end of the file\n", "the warning", res)
+    check(meta_of("bad.png")[1] is None, "a broken Exif IFD carried")
+    same_image(decoded("bad.tif"), upright(stored, 6), "a TIFF with a broken Exif IFD")
+
+
+@test("tiff")
+def orientation_kept_into_tiff():
+    """A TIFF output says Orientation 1 when the pixels were turned, and the input's
+    Orientation with --no-autorotate (the stored pixels)."""
+    need_libtiff()
+    stored = (5, 3, 3, make_pixels(5, 3, 3, seed=36))
+    write("o6.tif", tiff_file(5, 3, 8, 2, 3, stored[3], [(ORIENTATION, SHORT, 1, 6)]))
+    write("o6.png", with_meta(png_encode_8bit(*stored), exif=tiff(6)))
+    for src in ("o6.tif", "o6.png"):
+        expect_ok(cpu("convert", src, "t.tif"), stdout_expected=False)
+        check(short_of(read("t.tif"), ORIENTATION) == 1, src + ": turned, Orientation 1")
+        same_image(decoded("t.tif"), upright(stored, 6), src + ": turned pixels")
+        expect_ok(cpu("convert", "--no-autorotate", src, "k.tif"), stdout_expected=False)
+        check(short_of(read("k.tif"), ORIENTATION) == 6, src + ": --no-autorotate kept 6")
+        same_image(decoded("k.tif", "--no-autorotate"), stored, src + ": stored pixels")
+        same_image(decoded("k.tif"), upright(stored, 6), src + ": shown turned")
 
 
 def converted_by(tool_args, name, src, after=()):

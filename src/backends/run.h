@@ -38,6 +38,7 @@ typedef struct {
   int no_autorotate; /* keep the stored pixels: no EXIF orientation applied (images, masks) */
   int lossless;      /* WebP outputs lossless (--lossless), else lossy at quality */
   int compression;   /* TIFF outputs: a gpuimg_compression_t (--compression) */
+  int speed;         /* AVIF outputs: libaom's speed 0..9 (--speed) */
   int strip;         /* write no metadata: the input's ICC profile and EXIF are not carried */
   int to_srgb;       /* an input with an ICC profile converted to sRGB on decode (--to-srgb) */
   int exact_decode;  /* no shrink-on-load: every input decoded at its full size */

@@ -68,6 +68,13 @@ typedef struct {
                       calling thread only. The bytes do not depend on it. */
   int lossless;    /* WebP: 1 lossless (--lossless), 0 lossy at quality */
   int compression; /* TIFF: a gpuimg_compression_t (--compression) */
+  int speed;       /* AVIF: libaom's speed 0..9 (--speed): 0 slowest and smallest, 9 fastest;
+                      GPUIMG_DEFAULT_SPEED is libheif's own */
+  /* AVIF: the metadata its encoder puts into the file itself, as gpuimg_meta_give() hands it
+   * over (NULL: none): the ICC profile, the EXIF block (a TIFF block), and the EXIF
+   * Orientation the file's irot and imir say (1..8; 0 or 1: none). */
+  const gpuimg_buf_t *icc, *exif;
+  int orientation;
 } gpuimg_encode_opts_t;
 
 /* --compression: how a TIFF output's strips are compressed. */
@@ -80,6 +87,7 @@ typedef enum {
 extern const char *const gpuimg_compression_names[];
 
 #define GPUIMG_DEFAULT_PNG_LEVEL 1
+#define GPUIMG_DEFAULT_SPEED 6
 
 /* What every encoder checks first: fmt is the one format it writes (only), and img has 1..4
  * channels and a size. 0, or -1 with "cannot encode ..." set (exit 4) against what. */

@@ -1,5 +1,5 @@
 /* exif.c: checks an EXIF block (its TIFF structure), finds and rewrites its Orientation and pixel
- * dimensions, and applies the Orientation to pixels. */
+ * dimensions, applies the Orientation to pixels, and moves EXIF between TIFF files and blocks. */
 #include "exif.h"
 
 #include <string.h>
@@ -8,6 +8,8 @@
 
 #define TAG_ORIENTATION 0x0112
 #define TAG_EXIF_IFD 0x8769
+#define TAG_GPS_IFD 0x8825
+#define TAG_INTEROP_IFD 0xA005
 #define TAG_PIXEL_X 0xA002 /* PixelXDimension; PixelYDimension follows it */
 #define TAG_BITS 0x0102    /* BitsPerSample */
 #define TAG_ICC 0x8773     /* InterColorProfile */
@@ -102,6 +104,13 @@ static const char *visit_exif_ifd(walk_t *w, const uint8_t *e)
   if (k > 1 || w->tags->size_at[k] || !one_of(w, e, TYPE_SHORT, TYPE_LONG))
     return NULL;
   w->tags->size_at[k] = (size_t)(e + 8 - w->p);
+  return NULL;
+}
+
+/* A directory whose entries are only checked to lie inside the block. */
+static const char *visit_nothing(walk_t *w, const uint8_t *e)
+{
+  (void)w, (void)e;
   return NULL;
 }
 
@@ -292,4 +301,160 @@ int gpuimg_tiff_add_icc(gpuimg_buf_t *enc, const uint8_t *icc, size_t n, int che
   append_even(enc, old + ENTRY * (size_t)before, ENTRY * (size_t)(count - before) + 4);
   tiff_put(enc->data + 4, little, 4, ifd);
   return 1;
+}
+
+int gpuimg_tiff_set_orientation(gpuimg_buf_t *enc, int o)
+{
+  uint32_t at, count;
+  int gray, icc;
+  if (o < 1 || o > 8 || file_ifd0(enc, &at, &count, &gray, &icc) < 0)
+    return 0;
+  int little = enc->data[0] == 'I';
+  walk_t w = {enc->data, enc->size, little, 0, NULL, NULL};
+  for (uint32_t i = 0; i < count; i++) {
+    uint8_t *e = enc->data + at + 2 + ENTRY * (size_t)i;
+    if (tiff_u(e, little, 2) == TAG_ORIENTATION && one_of(&w, e, TYPE_SHORT, TYPE_SHORT)) {
+      tiff_put(e + 8, little, 2, (uint32_t)o);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* ---- A TIFF file's EXIF as a block ------------------------------------------------------ */
+
+/* Whether an EXIF block takes entry e of a file's directory: of IFD0 (first), the
+ * descriptive tags TIFF and Exif share; of the Exif and GPS IFDs, every entry of a TIFF type
+ * but pointers to further directories, which are not copied. */
+static int takes(const walk_t *w, const uint8_t *e, int first)
+{
+  static const uint16_t shared[] = {0x010E, 0x010F, 0x0110, TAG_ORIENTATION,
+                                    0x0131, 0x0132, 0x013B, 0x8298};
+  uint32_t tag = tiff_u(e, w->little, 2), type = tiff_u(e + 2, w->little, 2);
+  if (first) {
+    for (size_t k = 0; k < sizeof shared / sizeof shared[0]; k++)
+      if (tag == shared[k])
+        return type_size(type) != 0;
+    return 0;
+  }
+  return type_size(type) != 0 && type != TYPE_IFD && tag != TAG_EXIF_IFD && tag != TAG_GPS_IFD &&
+         tag != TAG_INTEROP_IFD;
+}
+
+/* The bytes of entry e's values when stored outside it (over 4), else 0. */
+static size_t outside(const walk_t *w, const uint8_t *e)
+{
+  uint64_t bytes = (uint64_t)tiff_u(e + 4, w->little, 4) * type_size(tiff_u(e + 2, w->little, 2));
+  return bytes > 4 ? (size_t)bytes : 0;
+}
+
+/* The entries the block takes of the file's directory at ifd (checked), and in *data the
+ * bytes their values stored outside take (each padded to an even size). */
+static uint32_t taken(const walk_t *w, uint32_t ifd, int first, size_t *data)
+{
+  uint32_t count = tiff_u(w->p + ifd, w->little, 2), n = 0;
+  for (uint32_t i = 0; i < count; i++) {
+    const uint8_t *e = w->p + ifd + 2 + ENTRY * (size_t)i;
+    if (takes(w, e, first)) {
+      size_t b = outside(w, e);
+      *data += b + (b & 1);
+      n++;
+    }
+  }
+  return n;
+}
+
+/* Copies the entries the block takes of the file's directory at ifd to the block's directory
+ * at b + at (room for them made), their values stored outside to b + *data on, then the
+ * extras entries of extra (IFD0's pointers to the copied Exif and GPS IFDs). */
+static void copy_dir(const walk_t *w, uint32_t ifd, int first, uint8_t *b, size_t at, size_t *data,
+                     const uint8_t *extra, uint32_t extras)
+{
+  uint32_t count = tiff_u(w->p + ifd, w->little, 2), n = 0;
+  for (uint32_t i = 0; i < count; i++) {
+    const uint8_t *e = w->p + ifd + 2 + ENTRY * (size_t)i;
+    if (!takes(w, e, first))
+      continue;
+    uint8_t *d = b + at + 2 + ENTRY * (size_t)n++;
+    memcpy(d, e, ENTRY);
+    size_t bytes = outside(w, e);
+    if (bytes) {
+      memcpy(b + *data, w->p + tiff_u(e + 8, w->little, 4), bytes);
+      tiff_put(d + 8, w->little, 4, (uint32_t)*data);
+      *data += bytes + (bytes & 1);
+    }
+  }
+  if (extras)
+    memcpy(b + at + 2 + ENTRY * (size_t)n, extra, ENTRY * (size_t)extras);
+  tiff_put(b + at, w->little, 2, n + extras);
+  tiff_put(b + at + 2 + ENTRY * (size_t)(n + extras), w->little, 4, 0);
+}
+
+/* A pointer entry to the directory at offset to. */
+static void pointer(const walk_t *w, uint8_t *e, uint32_t tag, uint32_t to)
+{
+  tiff_put(e, w->little, 2, tag);
+  tiff_put(e + 2, w->little, 2, TYPE_LONG);
+  tiff_put(e + 4, w->little, 4, 1);
+  tiff_put(e + 8, w->little, 4, to);
+}
+
+/* The file's GPS IFD, from IFD0's tag 0x8825 (one LONG or IFD), when it is well formed; 0:
+ * none. */
+static uint32_t gps_ifd(walk_t *w, uint32_t ifd0)
+{
+  uint32_t count = tiff_u(w->p + ifd0, w->little, 2);
+  for (uint32_t i = 0; i < count; i++) {
+    const uint8_t *e = w->p + ifd0 + 2 + ENTRY * (size_t)i;
+    size_t end;
+    uint32_t at = tiff_u(e + 8, w->little, 4);
+    if (tiff_u(e, w->little, 2) == TAG_GPS_IFD && one_of(w, e, TYPE_LONG, TYPE_IFD))
+      return check_dir(w, at, visit_nothing, &end) ? 0 : at;
+  }
+  return 0;
+}
+
+int gpuimg_tiff_exif(const uint8_t *p, size_t n, size_t limit, gpuimg_buf_t *out, const char **why)
+{
+  gpuimg_exif_tags_t tags;
+  gpuimg_tiff_ifd0_t file;
+  size_t end;
+  *why = NULL;
+  if (gpuimg_tiff_ifd0(p, n, &tags, &file) != NULL)
+    return 0; /* the decoder says what is wrong */
+  walk_t w = {p, n, p[0] == 'I', 0, &tags, &file};
+  uint32_t ifd0 = tiff_u(p + 4, w.little, 4);
+  check_dir(&w, ifd0, visit_ifd0, &end); /* sets w.exif_ifd: IFD0 is well formed */
+  uint32_t exif = w.exif_ifd;
+  if (!exif)
+    return 0;
+  if (check_dir(&w, exif, visit_nothing, &end)) {
+    *why = "its Exif IFD, or a value of it, lies or runs past the end of the file";
+    return 0;
+  }
+  uint32_t gps = gps_ifd(&w, ifd0);
+  /* The block: header, IFD0, the Exif IFD, the GPS IFD, then every value stored outside. */
+  size_t data = 0;
+  uint32_t k0 = taken(&w, ifd0, 1, &data) + (gps ? 2 : 1), ke = taken(&w, exif, 0, &data);
+  uint32_t kg = gps ? taken(&w, gps, 0, &data) : 0;
+  size_t at_exif = 8 + 2 + ENTRY * (size_t)k0 + 4, at_gps = at_exif + 2 + ENTRY * (size_t)ke + 4;
+  size_t at_data = at_gps + (gps ? 2 + ENTRY * (size_t)kg + 4 : 0), size = at_data + data;
+  if (size > limit) {
+    *why = "it is larger than 1 MiB";
+    return 0;
+  }
+  if (gpuimg_buf_reserve(out, size) < 0)
+    return -1;
+  uint8_t *b = out->data + out->size, extra[2 * ENTRY];
+  memset(b, 0, size);
+  memcpy(b, p, 4); /* the byte order and 42 */
+  tiff_put(b + 4, w.little, 4, 8);
+  pointer(&w, extra, TAG_EXIF_IFD, (uint32_t)at_exif);
+  pointer(&w, extra + ENTRY, TAG_GPS_IFD, (uint32_t)at_gps);
+  copy_dir(&w, ifd0, 1, b, 8, &at_data, extra, gps ? 2 : 1);
+  copy_dir(&w, exif, 0, b, at_exif, &at_data, NULL, 0);
+  if (gps)
+    copy_dir(&w, gps, 0, b, at_gps, &at_data, NULL, 0);
+  out->size += size;
+  return 0;
 }

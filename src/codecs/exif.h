@@ -51,6 +51,20 @@ const char *gpuimg_tiff_ifd0(const uint8_t *p, size_t n, gpuimg_exif_tags_t *tag
  * or has a profile, -1 out of memory. */
 int gpuimg_tiff_add_icc(gpuimg_buf_t *enc, const uint8_t *icc, size_t n, int check, int *gray);
 
+/* Sets the Orientation entry (one SHORT) of a TIFF file's IFD0 (enc, as an encoder wrote it)
+ * to o (1..8); 1 when set, 0 when enc has none or is not such a file. */
+int gpuimg_tiff_set_orientation(gpuimg_buf_t *enc, int o);
+
+/* The EXIF of a TIFF file (p[0..n-1]) as an EXIF block, appended to out: a TIFF block in the
+ * file's byte order whose IFD0 holds the descriptive tags IFD0 shares with Exif
+ * (ImageDescription, Make, Model, Orientation, Software, DateTime, Artist, Copyright) and
+ * pointers to copies of the Exif IFD (IFD0's tag 0x8769) and of the GPS IFD (0x8825, when well
+ * formed), with their values; pointers to further directories (Interoperability) are left
+ * out, a MakerNote is copied as it is. Nothing when the file has no Exif IFD or is not read
+ * by gpuimg_tiff_ifd0(); *why says why none was made from a malformed Exif IFD or one whose
+ * block would be over limit bytes (static text; NULL otherwise). 0, or -1 out of memory. */
+int gpuimg_tiff_exif(const uint8_t *p, size_t n, size_t limit, gpuimg_buf_t *out, const char **why);
+
 /* Writes Orientation o where tags found it (nothing when none), in the block's byte order. */
 void gpuimg_exif_set_orientation(uint8_t *p, const gpuimg_exif_tags_t *tags, int o);
 

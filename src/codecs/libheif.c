@@ -1,9 +1,11 @@
 /* libheif.c: the libheif codec: the primary image of a HEIC (libde265) or AVIF (dav1d, libaom)
  * file decoded upright (its irot and imir applied), its ICC profile and EXIF read; AVIF
- * encoded with libaom at --quality. */
+ * encoded with libaom at --quality and --speed, with the profile, EXIF and orientation it is
+ * given. */
 #include "codec.h"
 
 #ifdef GPUIMG_HAVE_LIBHEIF
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,6 +203,50 @@ static struct heif_image *heif_rgb(const gpuimg_image_t *img)
   return out;
 }
 
+/* The encoder for AV1 at opts' quality and speed. */
+static struct heif_error heif_av1_encoder(struct heif_context *ctx,
+                                          const gpuimg_encode_opts_t *opts,
+                                          struct heif_encoder **enc)
+{
+  struct heif_error err = heif_context_get_encoder_for_format(ctx, heif_compression_AV1, enc);
+  if (err.code == heif_error_Ok)
+    err = heif_encoder_set_lossy_quality(*enc, opts->quality);
+  if (err.code == heif_error_Ok)
+    err = heif_encoder_set_parameter_integer(*enc, "speed", opts->speed);
+  return err;
+}
+
+/* im encoded into ctx as its primary image, with opts' profile (a colr box of type prof),
+ * EXIF block (an Exif item: libheif puts the 4-byte offset of its TIFF header before it) and
+ * orientation (irot and imir). */
+static struct heif_error heif_add(struct heif_context *ctx, struct heif_image *im,
+                                  struct heif_encoder *enc, const gpuimg_encode_opts_t *opts)
+{
+  struct heif_error err = {heif_error_Ok, heif_suberror_Unspecified, "ok"};
+  if (opts->icc && opts->icc->size)
+    err = heif_image_set_raw_color_profile(im, "prof", opts->icc->data, opts->icc->size);
+  struct heif_encoding_options *eo = heif_encoding_options_alloc();
+  if (!eo)
+    return (struct heif_error){heif_error_Memory_allocation_error, heif_suberror_Unspecified,
+                               "out of memory"};
+  if (opts->orientation >= 1 && opts->orientation <= 8)
+    eo->image_orientation = (enum heif_orientation)opts->orientation;
+  struct heif_image_handle *handle = NULL;
+  if (err.code == heif_error_Ok)
+    err = heif_context_encode_image(ctx, im, enc, eo, &handle);
+  heif_encoding_options_free(eo);
+  if (err.code == heif_error_Ok && opts->exif && opts->exif->size) {
+    if (opts->exif->size > INT_MAX) /* meta.c carries no such block; libheif takes an int */
+      err = (struct heif_error){heif_error_Usage_error, heif_suberror_Unspecified,
+                                "EXIF block too large"};
+    else
+      err = heif_context_add_exif_metadata(ctx, handle, opts->exif->data, (int)opts->exif->size);
+  }
+  if (handle)
+    heif_image_handle_release(handle);
+  return err;
+}
+
 static int heif_encode_avif(const gpuimg_image_t *img, gpuimg_format_t fmt,
                             const gpuimg_encode_opts_t *opts, const char *what, gpuimg_buf_t *out)
 {
@@ -212,13 +258,9 @@ static int heif_encode_avif(const gpuimg_image_t *img, gpuimg_format_t fmt,
   struct heif_writer writer = {1, heif_append};
   struct heif_error err = {heif_error_Memory_allocation_error, heif_suberror_Unspecified,
                            "out of memory"};
-  if (im && (err = heif_context_get_encoder_for_format(ctx, heif_compression_AV1, &enc)).code ==
-                heif_error_Ok) {
-    heif_encoder_set_lossy_quality(enc, opts->quality);
-    err = heif_context_encode_image(ctx, im, enc, NULL, NULL);
-    if (err.code == heif_error_Ok)
-      err = heif_context_write(ctx, &writer, out);
-  }
+  if (im && (err = heif_av1_encoder(ctx, opts, &enc)).code == heif_error_Ok &&
+      (err = heif_add(ctx, im, enc, opts)).code == heif_error_Ok)
+    err = heif_context_write(ctx, &writer, out);
   if (enc)
     heif_encoder_release(enc);
   heif_image_release(im);

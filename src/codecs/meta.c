@@ -1,5 +1,6 @@
 /* meta.c: reads the ICC profile and EXIF of a JPEG (APP2, APP1) or PNG (iCCP, eXIf) from its bytes,
- * and puts them into an encoded JPEG or PNG, the same for every decoder and encoder. */
+ * and puts them into an encoded JPEG or PNG, the same for every decoder and encoder (or hands
+ * them to the encoder of a format whose container it does not write: AVIF). */
 #include "meta.h"
 
 #include "jpeg_layout.h"
@@ -19,6 +20,7 @@
 #define PNG_IHDR_END 33 /* the signature and the IHDR chunk, which comes first */
 #define ICC_DEFAULT_NAME "ICC profile"
 _Static_assert(GPUIMG_META_MAX_ICC == (size_t)1 << 20, "GPUIMG_META_ICC_TOO_LARGE says 1 MiB");
+#define TIFF_EXIF_MAX ((size_t)1 << 20) /* gpuimg_tiff_exif()'s reason says 1 MiB */
 
 /* The blocks of one file, pointing into its bytes, before any is checked. */
 typedef struct {
@@ -259,9 +261,25 @@ static int take_exif(const found_t *f, gpuimg_meta_t *meta, const char *what)
   return 0;
 }
 
-/* A TIFF file: the Orientation, the profile of its IFD0 (a whole file is one TIFF block), and
- * notices that only the first page is read and that 16-bit samples become 8-bit. Its EXIF
- * IFD is not carried. */
+/* A TIFF file's Exif IFD as an EXIF block (gpuimg_tiff_exif()), its tags found in it. */
+static int tiff_exif(const uint8_t *bytes, size_t size, const char *what, gpuimg_meta_t *meta)
+{
+  const char *why;
+  gpuimg_exif_tags_t ifd0 = meta->tags;
+  if (gpuimg_tiff_exif(bytes, size, TIFF_EXIF_MAX, &meta->exif, &why) < 0)
+    return out_of_memory(what);
+  if (why)
+    warn(meta->warning, sizeof meta->warning, "EXIF directory ignored: %s", why);
+  if (meta->exif.size && gpuimg_exif_check(meta->exif.data, meta->exif.size, &meta->tags)) {
+    gpuimg_buf_free(&meta->exif); /* not so: what gpuimg_tiff_exif() makes is well formed */
+    meta->tags = ifd0;
+  }
+  return 0;
+}
+
+/* A TIFF file: the Orientation, the profile of its IFD0 (a whole file is one TIFF block), its
+ * Exif IFD as an EXIF block, and notices that only the first page is read and that 16-bit
+ * samples become 8-bit. */
 static int tiff_read(const uint8_t *bytes, size_t size, int want_icc, const char *what,
                      gpuimg_meta_t *meta)
 {
@@ -272,6 +290,8 @@ static int tiff_read(const uint8_t *bytes, size_t size, int want_icc, const char
     warn(meta->warning, sizeof meta->warning, "multi-page TIFF: only its first page is read");
   if (ifd0.bits == 16)
     warn(meta->warning, sizeof meta->warning, GPUIMG_META_16BIT);
+  if (tiff_exif(bytes, size, what, meta) < 0)
+    return -1;
   if (!want_icc || !ifd0.icc_size)
     return 0;
   if (ifd0.icc_size > GPUIMG_META_MAX_ICC) {
@@ -480,11 +500,13 @@ static int icc_fits(const gpuimg_buf_t *icc, const gpuimg_buf_t *enc, gpuimg_for
   return icc_space_is(icc, gray);
 }
 
-/* A TIFF takes the profile into its first directory (no EXIF: TIFF keeps it in a directory
- * of its own, which is not written). */
+/* A TIFF takes the profile into its first directory, and the EXIF's Orientation when it is
+ * kept (--no-autorotate) as its own; not the EXIF (TIFF keeps it in a directory of its own,
+ * which is not written). */
 static int tiff_insert(gpuimg_buf_t *enc, const gpuimg_meta_t *meta, const char *what)
 {
   int gray;
+  gpuimg_tiff_set_orientation(enc, meta->tags.orientation);
   if (!meta->icc.size || gpuimg_tiff_add_icc(enc, NULL, 0, 1, &gray) != 1 ||
       !icc_space_is(&meta->icc, gray))
     return 0;
@@ -502,6 +524,18 @@ static int webp_insert(gpuimg_buf_t *enc, const gpuimg_meta_t *meta, const char 
   if (rc < 0)
     return out_of_memory(what);
   return rc ? (icc ? GPUIMG_META_ICC : 0) | (exif ? GPUIMG_META_EXIF : 0) : 0;
+}
+
+int gpuimg_meta_give(gpuimg_format_t fmt, gpuimg_meta_t *meta, gpuimg_encode_opts_t *opts)
+{
+  if (fmt != GPUIMG_FORMAT_AVIF)
+    return 0;
+  int icc = meta->icc.size && icc_space_is(&meta->icc, 0), exif = meta->exif.size != 0;
+  opts->icc = icc ? &meta->icc : NULL;
+  opts->exif = exif ? &meta->exif : NULL;
+  opts->orientation = meta->tags.orientation;
+  gpuimg_meta_upright(meta); /* the file's irot and imir say it: the EXIF says 1 */
+  return (icc ? GPUIMG_META_ICC : 0) | (exif ? GPUIMG_META_EXIF : 0);
 }
 
 int gpuimg_meta_insert(gpuimg_buf_t *enc, gpuimg_format_t fmt, const gpuimg_meta_t *meta,

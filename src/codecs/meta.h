@@ -34,7 +34,8 @@ typedef struct {
 /* Reads the first EXIF block (JPEG APP1 "Exif\0\0", PNG eXIf) and, when want_icc, the ICC
  * profile (JPEG APP2 "ICC_PROFILE\0" markers joined by their sequence numbers, PNG iCCP
  * inflated) of a JPEG or PNG file's bytes, before its image data; of a TIFF file, the
- * Orientation and profile of its first directory (no EXIF). meta->warning says when a PNG
+ * Orientation and profile of its first directory and its Exif IFD as a block
+ * (gpuimg_tiff_exif()). meta->warning says when a PNG
  * or TIFF has 16-bit samples and when a TIFF has more pages. A malformed block
  * (gpuimg_exif_check(); a profile's markers missing, repeated or inconsistent, a bad CRC or
  * deflate stream, a profile without its header) or a profile over GPUIMG_META_MAX_ICC
@@ -53,11 +54,22 @@ void gpuimg_meta_set_size(gpuimg_meta_t *meta, int width, int height);
 /* Puts meta into enc, a whole JPEG or PNG as an encoder wrote it: after SOI and a JFIF APP0,
  * an APP1 Exif and the profile over as many APP2 markers as it needs; after IHDR, an iCCP and
  * an eXIf chunk. The profile goes only where its colour space fits the file: "GRAY" a gray
- * PNG or a one-component JPEG, "RGB " any other; other formats take nothing. What does not fit (an
+ * PNG or a one-component JPEG, "RGB " any other. A WebP takes both in its chunks, a TIFF the
+ * profile in IFD0 and the EXIF's Orientation as its own; other formats take nothing here
+ * (AVIF: gpuimg_meta_give()). What does not fit (an
  * EXIF block over one APP1, a profile over 255 APP2) is left out and said in warning. Returns the
  * set carried (GPUIMG_META_*), or -1 with the error set against what (out of memory). */
 int gpuimg_meta_insert(gpuimg_buf_t *enc, gpuimg_format_t fmt, const gpuimg_meta_t *meta,
                        const char *what, char *warning, size_t warning_size);
+
+/* For a format whose encoder puts the metadata into the file itself (AVIF: libheif writes
+ * the container), points opts->icc and opts->exif at meta's blocks that fit (the profile when
+ * its colour space is "RGB ": AVIF is written as RGB) and sets opts->orientation to the
+ * EXIF's Orientation, which the encoder writes as the file's irot and imir, and which becomes
+ * 1 in meta's EXIF (HEIF readers turn the pixels by irot and imir). Returns the set the
+ * encoder is given (GPUIMG_META_*); other formats: 0, opts and meta untouched
+ * (gpuimg_meta_insert() puts theirs in after encoding). meta must outlive the encoding. */
+int gpuimg_meta_give(gpuimg_format_t fmt, gpuimg_meta_t *meta, gpuimg_encode_opts_t *opts);
 
 void gpuimg_meta_free(gpuimg_meta_t *meta);
 

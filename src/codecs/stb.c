@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 /* The one translation unit that instantiates stb_image and stb_image_write. Only the
  * formats gpuimg supports are compiled in. stb's allocations go through stb_alloc() and
@@ -200,11 +201,14 @@ typedef struct {
   int sixteen;        /* a 16-bit PNG: decoded to 16 bits, reduced here (gpuimg_reduce16()) */
   uint64_t max_alloc; /* the largest buffer a correct decode of this header needs */
   int channels;       /* the channels a decode gives (PNG colour type, JPEG components) */
+  int short_palette;  /* a PNG with a PLTE of fewer than 256 entries (png_full_palette()) */
 } probe_t;
 
 /* Deflate cannot expand one input byte into more than 1032 output bytes (a 258-byte match
  * in 2 bits), so IDAT data smaller than the pixels / 1032 cannot hold the image. */
 #define DEFLATE_MAX_RATIO 1032
+/* A PLTE chunk of 256 entries, the most there are. */
+#define PLTE_FULL 768
 /* Small decodes may allocate this much whatever their header says (stb's own structures);
  * every limit also has this slack for stb's padding (+1, +15 alignment bytes). */
 #define STB_ALLOC_FLOOR ((uint64_t)1 << 20)
@@ -231,7 +235,7 @@ static const char *chunk_name(const uint8_t *t, char name[9])
 static void png_probe(const uint8_t *b, size_t n, probe_t *p)
 {
   size_t pos = sizeof png_signature;
-  int first = 1, depth = 8, color = 2, interlace = 0, trns = 0;
+  int first = 1, depth = 8, color = 2, interlace = 0, trns = 0, plte = 0;
   uint64_t idat = 0;
 
   while (n - pos >= 8) {
@@ -262,6 +266,12 @@ static void png_probe(const uint8_t *b, size_t n, probe_t *p)
       idat += len;
     if (memcmp(type, "tRNS", 4) == 0)
       trns = 1;
+    if (memcmp(type, "PLTE", 4) == 0 && plte++) { /* libpng's "duplicate" error */
+      snprintf(p->bad, sizeof p->bad, "corrupt image data (a second PLTE chunk)");
+      break;
+    }
+    if (memcmp(type, "PLTE", 4) == 0 && len > 0 && len < PLTE_FULL && len % 3 == 0)
+      p->short_palette = 1;
     if (is_end)
       break;
     pos += 12 + (size_t)len;
@@ -290,6 +300,39 @@ static void png_probe(const uint8_t *b, size_t n, probe_t *p)
   /* stb converts 16-bit samples in int arithmetic: refuse what would overflow it. */
   p->too_deep = bits == 16 && out > (uint64_t)INT_MAX;
   p->sixteen = bits == 16 && color != 3;
+}
+
+/* The PNG (its chunks checked by png_probe(): one PLTE at most) with its PLTE chunk of fewer
+ * than 256 entries padded to 256 with black ones, into copy (freed with gpuimg_buf_free()); 0, or
+ * -1 out of memory. stb keeps the palette in an uninitialised array and reads an index past the
+ * PLTE's entries from it: the pixels would show what its stack held. libpng reads such an
+ * index as black (it zeroes the entries past the PLTE's; a benign error, a warning on read),
+ * and so does gpuimg: opaque black, as stb makes every entry past the tRNS opaque. */
+static int png_full_palette(const uint8_t *b, size_t n, gpuimg_buf_t *copy)
+{
+  static const uint8_t black[PLTE_FULL] = {0};
+  size_t pos = sizeof png_signature, done = 0;
+  while (n - pos >= 12) {
+    uint32_t len = be32(b + pos);
+    if (len > n - pos - 12)
+      break;
+    if (!memcmp(b + pos + 4, "PLTE", 4) && len > 0 && len < PLTE_FULL && len % 3 == 0) {
+      uint8_t head[8] = {0, 0, PLTE_FULL >> 8, PLTE_FULL & 0xff, 'P', 'L', 'T', 'E'}, crc[4];
+      uLong c = crc32(crc32(crc32(0, head + 4, 4), b + pos + 8, len), black, PLTE_FULL - len);
+      for (int k = 0; k < 4; k++)
+        crc[k] = (uint8_t)(c >> (24 - 8 * k));
+      if (gpuimg_buf_append(copy, b + done, pos - done) < 0 ||
+          gpuimg_buf_append(copy, head, 8) < 0 || gpuimg_buf_append(copy, b + pos + 8, len) < 0 ||
+          gpuimg_buf_append(copy, black, PLTE_FULL - len) < 0 ||
+          gpuimg_buf_append(copy, crc, 4) < 0)
+        return -1;
+      done = pos + 12 + len;
+    }
+    if (!memcmp(b + pos + 4, "IEND", 4))
+      break;
+    pos += 12 + (size_t)len;
+  }
+  return gpuimg_buf_append(copy, b + done, n - done);
 }
 
 /* What the walk over a JPEG's segments gathers besides the probe. */
@@ -589,7 +632,15 @@ static int stb_decode(const uint8_t *bytes, size_t size, const char *what, uint6
   if (stb_probe_check(&probe, kind, what, max_pixels) < 0 ||
       (kind[0] == 'J' && stb_jpeg_work_check(bytes, size, what) < 0))
     return -1;
-  uint8_t *px = stb_load(bytes, size, &probe, kind, what, &w, &h, &n);
+  gpuimg_buf_t padded = {0};
+  if (probe.short_palette && png_full_palette(bytes, size, &padded) < 0) {
+    gpuimg_buf_free(&padded);
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, what, "out of memory");
+    return -1;
+  }
+  uint8_t *px = padded.size ? stb_load(padded.data, padded.size, &probe, kind, what, &w, &h, &n)
+                            : stb_load(bytes, size, &probe, kind, what, &w, &h, &n);
+  gpuimg_buf_free(&padded);
   if (!px)
     return -1;
   if ((uint64_t)w * (uint64_t)h > max_pixels) { /* a header we could not read */

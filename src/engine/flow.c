@@ -320,12 +320,25 @@ static int steps(image_t *im)
   return rc;
 }
 
+/* Hands the input's metadata to an encoder that writes it itself (AVIF; not with --strip),
+ * its EXIF pixel dimensions set to the output's size (run->out_w, out_h), and records what
+ * the encoder is given. */
+static void give_meta(image_t *im, gpuimg_encode_opts_t *eo)
+{
+  im->run->metadata = 0;
+  if (im->flow->plan->strip)
+    return;
+  gpuimg_meta_set_size(&im->meta, im->run->out_w, im->run->out_h);
+  im->run->metadata = gpuimg_meta_give(im->job->format, &im->meta, eo);
+}
+
 /* Puts the input's metadata into the encoded output (not with --strip), its EXIF pixel
- * dimensions set to the output's size (run->out_w, out_h), and records what it carried. */
-static int carry_meta(image_t *im)
+ * dimensions set to the output's size (run->out_w, out_h), and records what it carried,
+ * with what give_meta() handed the encoder. */
+static int carry_meta(image_t *im, int given)
 {
   char warning[256] = "";
-  im->run->metadata = 0;
+  im->run->metadata = given;
   if (im->flow->plan->strip)
     return 0;
   gpuimg_meta_set_size(&im->meta, im->run->out_w, im->run->out_h);
@@ -333,7 +346,7 @@ static int carry_meta(image_t *im)
                                    warning, sizeof warning);
   if (carried < 0)
     return -1;
-  im->run->metadata = carried;
+  im->run->metadata |= carried;
   warn(im->flow->plan, im->job->output_what, warning);
   return 0;
 }
@@ -354,12 +367,14 @@ static int store(image_t *im)
                                .png_level = plan->png_level,
                                .lossless = plan->lossless,
                                .compression = plan->compression,
+                               .speed = plan->speed,
                                .threads = plan->threads > 0 ? plan->threads : gpuimg_cpu_cores()};
     run->out_w = d->width;
     run->out_h = d->height;
     run->out_c = d->channels;
+    give_meta(im, &eo);
     if (codec->encode(d, job->format, &eo, job->output_what, &im->encoded) < 0 ||
-        carry_meta(im) < 0)
+        carry_meta(im, run->metadata) < 0)
       return -1;
     double t1 = gpuimg_now_ms();
     if (stage_add(run, "encode", t1 - t0,
@@ -367,7 +382,7 @@ static int store(image_t *im)
                   codec->name) < 0)
       return -1;
     t0 = t1;
-  } else if (carry_meta(im) < 0) {
+  } else if (carry_meta(im, 0) < 0) {
     return -1;
   }
   gpuimg_output_t own = {.fd = -1}, *out = job->out ? job->out : &own;

@@ -13,6 +13,7 @@ void gpuimg_plan_init(gpuimg_plan_t *plan)
   plan->repeat = 1;
   plan->quality = GPUIMG_DEFAULT_QUALITY;
   plan->png_level = GPUIMG_DEFAULT_PNG_LEVEL;
+  plan->speed = GPUIMG_DEFAULT_SPEED;
   plan->codec = GPUIMG_CODEC_AUTO;
   plan->max_pixels = GPUIMG_DEFAULT_MAX_PIXELS;
 }
@@ -51,7 +52,7 @@ _Static_assert(sizeof(gpuimg_backend_t) == sizeof(int), "gpuimg_backend_t is not
 _Static_assert(sizeof(gpuimg_codec_choice_t) == sizeof(int), "codec choice is not int-sized");
 /* The defaults the help below states. */
 _Static_assert(GPUIMG_DEFAULT_QUALITY == 90 && GPUIMG_DEFAULT_PNG_LEVEL == 1 &&
-                   GPUIMG_DEFAULT_MAX_PIXELS == 268435456,
+                   GPUIMG_DEFAULT_SPEED == 6 && GPUIMG_DEFAULT_MAX_PIXELS == 268435456,
                "update the defaults in the options' help");
 
 #define PLAN(field) offsetof(gpuimg_plan_t, field)
@@ -100,7 +101,7 @@ const gpuimg_option_t gpuimg_plan_options[] = {
      .min = 1,
      .max = 100,
      .metavar = "Q",
-     .help = "JPEG and lossy WebP quality 1..100 (default 90)"},
+     .help = "JPEG, lossy WebP and AVIF quality 1..100 (default 90)"},
     {.long_name = "lossless",
      .kind = GPUIMG_OPTION_FLAG,
      .offset = PLAN(lossless),
@@ -112,6 +113,14 @@ const gpuimg_option_t gpuimg_plan_options[] = {
      .choices = gpuimg_compression_names,
      .metavar = "C",
      .help = "TIFF outputs: deflate (default), lzw or none"},
+    {.long_name = "speed",
+     .kind = GPUIMG_OPTION_INT,
+     .offset = PLAN(speed),
+     .min = 0,
+     .max = 9,
+     .metavar = "N",
+     .help = "AVIF outputs: encoder speed 0..9, 0 slowest and smallest,\n"
+             "9 fastest (libaom's cpu-used; default 6)"},
     {.long_name = "codec",
      .kind = GPUIMG_OPTION_CHOICE,
      .offset = PLAN(codec),

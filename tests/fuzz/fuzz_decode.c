@@ -429,6 +429,24 @@ static void check_libtiff(const uint8_t *data, size_t size, uint32_t h)
 #endif
 
 #ifdef GPUIMG_HAVE_LIBHEIF
+/* The metadata handed to the AVIF encoder (meta, the set given) reads back from its file
+ * (enc) the same. */
+static void check_given(const gpuimg_buf_t *enc, const gpuimg_meta_t *meta, int given)
+{
+  gpuimg_meta_t got = {0};
+  must(gpuimg_meta_read(enc->data, enc->size, 1, "fuzz.avif", &got) == 0 && !got.warning[0],
+       "metadata in an AVIF does not read back");
+  const gpuimg_buf_t *want_icc = given & GPUIMG_META_ICC ? &meta->icc : NULL;
+  const gpuimg_buf_t *want_exif = given & GPUIMG_META_EXIF ? &meta->exif : NULL;
+  must(got.icc.size == (want_icc ? want_icc->size : 0) &&
+           (!want_icc || !memcmp(got.icc.data, want_icc->data, want_icc->size)),
+       "the AVIF's profile read back differs");
+  must(got.exif.size == (want_exif ? want_exif->size : 0) &&
+           (!want_exif || !memcmp(got.exif.data, want_exif->data, want_exif->size)),
+       "the AVIF's EXIF read back differs");
+  gpuimg_meta_free(&got);
+}
+
 /* A HEIC or AVIF: libheif's decode refuses it with exit code 3 and a one-line reason, or gives
  * an RGB or RGBA image within the limits, whose AVIF (small images) decodes to its size. */
 static void check_libheif(const uint8_t *data, size_t size)
@@ -448,13 +466,18 @@ static void check_libheif(const uint8_t *data, size_t size)
        "libheif returned an image over the pixel limit");
   if ((uint64_t)img.width * (uint64_t)img.height * (uint64_t)img.channels <= FUZZ_REF_WORK / 16) {
     gpuimg_buf_t enc = {0};
-    gpuimg_encode_opts_t opts = {.quality = 50};
+    gpuimg_encode_opts_t opts = {.quality = 50, .speed = 9};
+    gpuimg_meta_t meta = {0};
+    must(gpuimg_meta_read(data, size, 1, "fuzz", &meta) == 0, "metadata read failed");
+    int given = gpuimg_meta_give(GPUIMG_FORMAT_AVIF, &meta, &opts);
     must(gpuimg_codec_libheif.encode(&img, GPUIMG_FORMAT_AVIF, &opts, "fuzz.avif", &enc) == 0,
          "AVIF encode failed");
     must(gpuimg_codec_libheif.decode(enc.data, enc.size, "fuzz.avif", FUZZ_MAX_PIXELS, &back) == 0,
          "libheif's own AVIF does not decode");
     must(back.width == img.width && back.height == img.height && back.channels == img.channels,
          "an AVIF round trip changed the size or layout");
+    check_given(&enc, &meta, given);
+    gpuimg_meta_free(&meta);
     gpuimg_image_free(&back);
     gpuimg_buf_free(&enc);
   }

@@ -299,6 +299,9 @@ def write_seeds(outdir):
         jpeg = jpeg_encode(17, 9, ((1, 1),) * 3)
         with open(os.path.join(outdir, name), "wb") as f:
             f.write(jpeg[:2] + _segment(0xE1, b"Exif\0\0" + exif_block(order)) + jpeg[2:])
+        # The block alone is a TIFF file without an image: its Exif IFD made an EXIF block.
+        with open(os.path.join(outdir, "exif-%s.tif" % order.lower()), "wb") as f:
+            f.write(exif_block(order))
 
 
 if __name__ == "__main__":
