@@ -89,6 +89,23 @@ static inline int gpuimg_blur_band_rows(int sms, long long tiles, int h, int row
   return rows;
 }
 
+/* The pair kernel's runs of rows (blur_pair.cu): from the chunk kernel's (rows), shortened so
+ * that its blocks fill whole waves of the slots resident blocks the GPU holds (8K RGB: one
+ * wave of 55 rows at r = 127 where 128 rows gave 1.3 blocks per SM; two of 22 rows at r = 1),
+ * to a quarter of rows (8 at least) at most: its window's set-up, loaded several rows at a
+ * time, costs less than the chunk kernel's, which sets the runs' floor at r + 1 rows. */
+static inline int gpuimg_blur_pair_rows(int h, long long tiles, int rows, long long slots)
+{
+  long long waves = (tiles * ((h + rows - 1) / rows) + slots - 1) / (slots > 0 ? slots : 1);
+  long long gy = waves * slots / tiles;
+  int least = rows / 4 > 8 ? rows / 4 : 8, even;
+  if (gy < 1)
+    return rows;
+  even = (int)((h + gy - 1) / gy);
+  even = even > least ? even : least;
+  return even < rows ? even : rows;
+}
+
 /* Whether the two passes beat the designs that walk down runs of rows. Those pay 2r + 1
  * set-up rows per run, and a small image gives short runs (to fill the GPU), so their time
  * grows with r; the two passes' does not, while the image and its row sums stay in L2. On
@@ -242,23 +259,29 @@ static inline int gpuimg_blur_fast_launch(int w, int h, int r, int channels, int
     return GPUIMG_LAUNCH_KERNEL;
   }
   case GPUIMG_BLUR_PAIR: {
-    /* The chunk kernel's tiles and runs of rows (GPUIMG_PAIR_ROWS sets the runs' rows, for
+    /* The chunk kernel's tiles and runs of rows, the runs then shortened to fill whole waves
+     * of resident blocks (gpuimg_blur_pair_rows(); GPUIMG_PAIR_ROWS sets them, for
      * measurements); registers capped for 3 resident blocks per SM unless 2 or 4 are asked
      * for; two rows of per-channel prefix sums in dynamic shared memory (55 KiB for RGB). */
     long long tiles = (w + gpuimg_blur_chunk_tile(r) - 1) / gpuimg_blur_chunk_tile(r);
     int span = GPUIMG_BLUR_CHUNK_PX * GPUIMG_BLUR_CHUNK_THREADS;
-    int padded = span + 1 + span / 8; /* a channel row's words, padding included */
+    size_t shared = 2 * (size_t)channels * (size_t)(span + 1 + span / 8) * 4; /* 2C padded rows */
+    size_t per_block = shared + 2 * (size_t)channels * 8 * 4 + /* the warps' totals */
+                       (size_t)env->gpu->reserved_shared_per_block;
+    if (f->minb == 0)
+      f->minb = 3;
+    long long resident = (long long)env->gpu->shared_per_sm / (long long)per_block;
+    resident = resident < f->minb ? resident : f->minb;
     f->tile = (int)((w + tiles - 1) / tiles + 7) & ~7;
     f->rows = gpuimg_blur_band_rows(sms, tiles, h, 128, r + 1 < 8 ? 8 : r + 1, 4);
+    f->rows = gpuimg_blur_pair_rows(h, tiles, f->rows, resident * sms);
     f->rows = gpuimg_env_int("GPUIMG_PAIR_ROWS", f->rows, 1, 1 << 20);
     if ((h + f->rows - 1) / f->rows > 65535)
       f->rows = (h + 65534) / 65535;
-    if (f->minb == 0)
-      f->minb = 3;
     snprintf(args, sizeof args, "%d, %d", channels, f->minb);
     gpuimg_launch_set(l, "blur_pair_kernel", args, (unsigned)tiles,
                       (unsigned)((h + f->rows - 1) / f->rows), GPUIMG_BLUR_CHUNK_THREADS, 1,
-                      2 * (size_t)channels * (size_t)padded * 4);
+                      shared);
     return GPUIMG_LAUNCH_KERNEL;
   }
   case GPUIMG_BLUR_FUSED: {

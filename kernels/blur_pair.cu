@@ -12,6 +12,19 @@ namespace
 // Rows of prefix sums a block holds in shared memory: the rows one pair of barriers serves.
 constexpr int kPairRows = 2;
 
+// The sum of v over the warp's 32 lanes, in every lane; every lane must call it.
+__device__ __forceinline__ uint32_t warp_sum(uint32_t v)
+{
+#if __CUDA_ARCH__ >= 800
+  return __reduce_add_sync(0xffffffffu, v);
+#else
+#pragma unroll
+  for (int d = 16; d > 0; d >>= 1)
+    v += __shfl_xor_sync(0xffffffffu, v, d);
+  return v;
+#endif
+}
+
 // Adds the 8C bytes of v into packed column sums: even bytes to lo, odd bytes to hi.
 template <int C>
 __device__ __forceinline__ void pair_add(uint32_t (&lo)[2 * C], uint32_t (&hi)[2 * C],
@@ -95,6 +108,8 @@ __device__ __forceinline__ void pair_output(const uint32_t *P, const uint8_t *sr
 // - two rows per pair of barriers: each thread holds V of rows y and y + 1, scans both (the
 //   warps' shuffle scans of both rows interleave), and after one barrier writes both rows of
 //   P (dynamic shared memory, 2C rows), after the second writes both rows of output;
+// - a thread's base from the warps before its own: one shared load a lane and a warp-wide sum
+//   (redux.sync from sm_80) per row and channel, instead of 8 loads, selects and adds;
 // - the window's set-up loads 32 / (2C) rows at a time (5 for RGB), their latencies overlapped,
 //   instead of one after another: at r = 127 it reads 255 rows before the first output;
 // - the rows that move V to the next pair's two rows are loaded before this pair's outputs,
@@ -108,7 +123,7 @@ __global__ void __launch_bounds__(kChunkThreads, MINB)
 {
   constexpr int W = 2 * C, NW = kChunkThreads / 32, NB = 32 / W;
   extern __shared__ __align__(16) uint32_t pair_smem[]; // P: [kPairRows][C][kChunkPadded]
-  __shared__ __align__(16) uint32_t warp_tot[kPairRows][C][NW];
+  __shared__ uint32_t warp_tot[kPairRows][C][NW];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int x0 = blockIdx.x * tile, tn = min(tile, s.w - x0);
   const int xs = (x0 - s.r) & ~7; // the span's first pixel (rounded towards -infinity)
@@ -193,16 +208,12 @@ __global__ void __launch_bounds__(kChunkThreads, MINB)
         }
     }
     __syncthreads();
+    // The warps before this one: lane j < warp reads warp j's total, the warp sums them.
 #pragma unroll
     for (int k = 0; k < kPairRows; k++)
 #pragma unroll
-      for (int c = 0; c < C; c++) {
-        uint4 t0 = *(const uint4 *)&warp_tot[k][c][0], t1 = *(const uint4 *)&warp_tot[k][c][4];
-        uint32_t t[NW] = {t0.x, t0.y, t0.z, t0.w, t1.x, t1.y, t1.z, t1.w};
-#pragma unroll
-        for (int wp = 0; wp < NW; wp++)
-          base[k][c] += wp < warp ? t[wp] : 0u;
-      }
+      for (int c = 0; c < C; c++)
+        base[k][c] += warp_sum(lane < warp ? warp_tot[k][c][lane] : 0u);
     uint32_t *P1 = pair_smem + C * kChunkPadded; // the second row's prefix sums
     pair_prefix<C>(pair_smem, tid, lo, hi, base[0]);
     pair_prefix<C>(P1, tid, lo1, hi1, base[1]);
@@ -224,11 +235,10 @@ __global__ void __launch_bounds__(kChunkThreads, MINB)
     fetch(y + 4, in2, out2);
     __syncthreads();
 
-    if (outputs) {
-      pair_output<C>(pair_smem, src, d_mask, dst, s, y, px, ia, ib);
-      if (two)
-        pair_output<C>(P1, src, d_mask, dst, s, y + 1, px, ia, ib);
-    }
+    if (outputs) // one row after the other: two rows at once would spill
+#pragma unroll 1
+      for (int k = 0; k < (two ? kPairRows : 1); k++)
+        pair_output<C>(pair_smem + k * C * kChunkPadded, src, d_mask, dst, s, y + k, px, ia, ib);
   }
 }
 
@@ -255,7 +265,7 @@ int enqueue_pair(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurS
                  const uint8_t *d_mask, const gpuimg_blur_fast_t &f, gpuimg_launch_t *info)
 {
   // Tiles, runs of rows, shared memory and the register cap as gpuimg_blur_fast_launch()
-  // (kernels/blur.h) chose them: 3 resident blocks per SM (80 registers; sm_90 RGB spills 84
+  // (kernels/blur.h) chose them: 3 resident blocks per SM (80 registers; sm_90 RGB spills 56
   // bytes a thread), or 2 (no spill) or 4 (64 registers) asked for.
   if (f.minb == 2)
     return launch_pair<C, 2>(ctx, d_src, d_dst, s, d_mask, f.tile, f.rows, info);
