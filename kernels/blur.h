@@ -45,7 +45,8 @@ typedef enum {
   GPUIMG_BLUR_FUSED,
   GPUIMG_BLUR_TWOPASS,
   GPUIMG_BLUR_TILED,
-  GPUIMG_BLUR_CHUNK
+  GPUIMG_BLUR_CHUNK,
+  GPUIMG_BLUR_PAIR
 } gpuimg_blur_design_t;
 
 #define GPUIMG_BLUR_CHUNK_PX 8        /* chunk kernel: pixels a thread owns */
@@ -88,6 +89,23 @@ static inline int gpuimg_blur_band_rows(int sms, long long tiles, int h, int row
   return rows;
 }
 
+/* The pair kernel's runs of rows (blur_pair.cu): from the chunk kernel's (rows), shortened so
+ * that its blocks fill whole waves of the slots resident blocks the GPU holds (8K RGB: one
+ * wave of 55 rows at r = 127 where 128 rows gave 1.3 blocks per SM; two of 22 rows at r = 1),
+ * to a quarter of rows (8 at least) at most: its window's set-up, loaded several rows at a
+ * time, costs less than the chunk kernel's, which sets the runs' floor at r + 1 rows. */
+static inline int gpuimg_blur_pair_rows(int h, long long tiles, int rows, long long slots)
+{
+  long long waves = (tiles * ((h + rows - 1) / rows) + slots - 1) / (slots > 0 ? slots : 1);
+  long long gy = waves * slots / tiles;
+  int least = rows / 4 > 8 ? rows / 4 : 8, even;
+  if (gy < 1)
+    return rows;
+  even = (int)((h + gy - 1) / gy);
+  even = even > least ? even : least;
+  return even < rows ? even : rows;
+}
+
 /* Whether the two passes beat the designs that walk down runs of rows. Those pay 2r + 1
  * set-up rows per run, and a small image gives short runs (to fill the GPU), so their time
  * grows with r; the two passes' does not, while the image and its row sums stay in L2. On
@@ -102,17 +120,19 @@ static inline int gpuimg_blur_twopass_faster(int w, int h, int r, int channels)
   return r >= 16 && (long long)r * 1000000 * 10 >= px * (channels + 2) * 18;
 }
 
-/* GPUIMG_FAST_BLUR: the design a benchmark or test forces ("chunk", "strip", "fused",
- * "twopass"; NULL: none, as for any other value), and for chunk2 and chunk3 the chunk kernel's
- * resident blocks per SM (*blocks; 0: its own choice). */
+/* GPUIMG_FAST_BLUR: the design a benchmark or test forces ("chunk", "pair", "strip", "fused",
+ * "twopass"; NULL: none, as for any other value), and for chunk2, chunk3, pair2 and pair4 the
+ * chunk or pair kernel's resident blocks per SM (*blocks; 0: its own choice). */
 static inline const char *gpuimg_blur_forced(int *blocks)
 {
-  static const char *const value[] = {"chunk", "chunk2", "chunk3", "strip", "fused", "twopass"};
-  static const char *const design[] = {"chunk", "chunk", "chunk", "strip", "fused", "twopass"};
-  static const int forced_blocks[] = {0, 2, 3, 0, 0, 0};
+  static const char *const value[] = {"chunk", "chunk2", "chunk3", "pair",   "pair2",
+                                      "pair4", "strip",  "fused",  "twopass"};
+  static const char *const design[] = {"chunk", "chunk", "chunk", "pair",   "pair",
+                                       "pair",  "strip", "fused", "twopass"};
+  static const int forced_blocks[] = {0, 2, 3, 0, 2, 4, 0, 0, 0};
   const char *v = getenv("GPUIMG_FAST_BLUR");
   *blocks = 0;
-  for (int i = 0; v && i < 6; i++)
+  for (int i = 0; v && i < (int)(sizeof value / sizeof value[0]); i++)
     if (strcmp(v, value[i]) == 0) {
       *blocks = forced_blocks[i];
       return design[i];
@@ -151,6 +171,8 @@ static inline gpuimg_blur_design_t gpuimg_blur_choose(int w, int h, int r, int c
   int chunk = gpuimg_blur_chunk_fits(w, r, channels, aligned);
   if (impl && strcmp(impl, "chunk") == 0)
     return chunk ? GPUIMG_BLUR_CHUNK : GPUIMG_BLUR_TWOPASS;
+  if (impl && strcmp(impl, "pair") == 0) /* the chunk kernel's shapes, for now only forced */
+    return chunk ? GPUIMG_BLUR_PAIR : GPUIMG_BLUR_TWOPASS;
   long long px = (long long)w * h;
   /* The tiled kernel at its own 16x16 blocks (not a --block, which shapes the teaching
    * kernels), on an image its grid can cover (a very tall one cannot: 65535 block rows). */
@@ -181,9 +203,10 @@ static inline gpuimg_blur_design_t gpuimg_blur_choose(int w, int h, int r, int c
 /* What the fast blur launches besides l's shape: its design and the numbers its kernel takes. */
 typedef struct {
   gpuimg_blur_design_t design;
-  int tile; /* chunk, fused: output pixels of a block's row span */
-  int rows; /* chunk, fused, strip: rows a block walks down */
-  int minb; /* chunk: the resident blocks per SM its registers are capped for (2 or 3) */
+  int tile; /* chunk, pair, fused: output pixels of a block's row span */
+  int rows; /* chunk, pair, fused, strip: rows a block walks down */
+  int minb; /* chunk (2 or 3), pair (2, 3 or 4): the resident blocks per SM its registers
+               are capped for */
   int band; /* two passes: rows a band */
   int wide; /* two passes: 32-bit row sums (r > 128), else 16-bit */
 } gpuimg_blur_fast_t;
@@ -233,6 +256,32 @@ static inline int gpuimg_blur_fast_launch(int w, int h, int r, int channels, int
     snprintf(args, sizeof args, "%d, %d", channels, f->minb);
     gpuimg_launch_set(l, "blur_chunk_kernel", args, (unsigned)tiles, gy, GPUIMG_BLUR_CHUNK_THREADS,
                       1, 0);
+    return GPUIMG_LAUNCH_KERNEL;
+  }
+  case GPUIMG_BLUR_PAIR: {
+    /* The chunk kernel's tiles and runs of rows, the runs then shortened to fill whole waves
+     * of resident blocks (gpuimg_blur_pair_rows(); GPUIMG_PAIR_ROWS sets them, for
+     * measurements); registers capped for 3 resident blocks per SM unless 2 or 4 are asked
+     * for; two rows of per-channel prefix sums in dynamic shared memory (55 KiB for RGB). */
+    long long tiles = (w + gpuimg_blur_chunk_tile(r) - 1) / gpuimg_blur_chunk_tile(r);
+    int span = GPUIMG_BLUR_CHUNK_PX * GPUIMG_BLUR_CHUNK_THREADS;
+    size_t shared = 2 * (size_t)channels * (size_t)(span + 1 + span / 8) * 4; /* 2C padded rows */
+    size_t per_block = shared + 2 * (size_t)channels * 8 * 4 + /* the warps' totals */
+                       (size_t)env->gpu->reserved_shared_per_block;
+    if (f->minb == 0)
+      f->minb = 3;
+    long long resident = (long long)env->gpu->shared_per_sm / (long long)per_block;
+    resident = resident < f->minb ? resident : f->minb;
+    f->tile = (int)((w + tiles - 1) / tiles + 7) & ~7;
+    f->rows = gpuimg_blur_band_rows(sms, tiles, h, 128, r + 1 < 8 ? 8 : r + 1, 4);
+    f->rows = gpuimg_blur_pair_rows(h, tiles, f->rows, resident * sms);
+    f->rows = gpuimg_env_int("GPUIMG_PAIR_ROWS", f->rows, 1, 1 << 20);
+    if ((h + f->rows - 1) / f->rows > 65535)
+      f->rows = (h + 65534) / 65535;
+    snprintf(args, sizeof args, "%d, %d", channels, f->minb);
+    gpuimg_launch_set(l, "blur_pair_kernel", args, (unsigned)tiles,
+                      (unsigned)((h + f->rows - 1) / f->rows), GPUIMG_BLUR_CHUNK_THREADS, 1,
+                      shared);
     return GPUIMG_LAUNCH_KERNEL;
   }
   case GPUIMG_BLUR_FUSED: {

@@ -1,6 +1,7 @@
 // blur_fast.cu: the fast box blur's strip and fused running-sum kernels, and the launch of the
 // design gpuimg_blur_fast_launch() (kernels/blur.h) chooses among them, the chunk kernel
-// (blur_chunk.cu), the two passes (blur_twopass.cu) and the tiled kernel.
+// (blur_chunk.cu), the pair kernel (blur_pair.cu), the two passes (blur_twopass.cu) and the
+// tiled kernel.
 #include "blur_internal.cuh"
 
 namespace gpuimg_blur
@@ -391,6 +392,8 @@ int enqueue_fast(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurS
   switch (f.design) {
   case GPUIMG_BLUR_CHUNK:
     return enqueue_chunk<C>(ctx, d_src, d_dst, s, d_mask, f, info);
+  case GPUIMG_BLUR_PAIR:
+    return enqueue_pair<C>(ctx, d_src, d_dst, s, d_mask, f, info);
   case GPUIMG_BLUR_FUSED:
     return launch_fused<C>(ctx, d_src, d_dst, s, d_mask, f, info);
   case GPUIMG_BLUR_STRIP:

@@ -79,6 +79,12 @@ template <int C>
 int enqueue_chunk(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape s,
                   const uint8_t *d_mask, const gpuimg_blur_fast_t &f, gpuimg_launch_t *info);
 
+// blur_pair.cu: the pair kernel, the chunk kernel two rows per pair of barriers (d_mask as
+// enqueue_fast), on the shape and numbers gpuimg_blur_fast_launch() gave.
+template <int C>
+int enqueue_pair(gpuimg_cuda_t *ctx, const uint8_t *d_src, uint8_t *d_dst, BlurShape s,
+                 const uint8_t *d_mask, const gpuimg_blur_fast_t &f, gpuimg_launch_t *info);
+
 // blur_twopass.cu: row sums into scratch, then the column walk (d_mask as enqueue_fast), in
 // the bands gpuimg_blur_fast_launch() gave.
 template <int C>

@@ -602,14 +602,16 @@ static int run_bands(gpuimg_cuda_t *ctx)
 }
 
 /* Each design of the fast blur (GPUIMG_FAST_BLUR: the fused single pass, the strip kernel,
- * the two passes, the chunk kernel at 2 and 3 blocks per SM) on multi-block widths, every
+ * the two passes, the chunk kernel at 2 and 3 blocks per SM, the pair kernel at 3, 2 and 4,
+ * pair2 with runs of 3 rows: odd runs, a set-up every 3 rows) on multi-block widths, every
  * layout, radii up to the fused and chunk kernels' limit; the widths of a multiple of 8 pixels
- * are the chunk kernel's (the others fall back to the two passes under chunk2 and chunk3),
- * down to 8 pixels wide and 1 row high; with quick, one radius set on smaller images (for the
- * sanitizers). */
+ * are the chunk and pair kernels' (the others fall back to the two passes under chunk2,
+ * chunk3 and pair*), down to 8 pixels wide and 1 row high; with quick, one radius set on
+ * smaller images (for the sanitizers). */
 static int run_impls(gpuimg_cuda_t *ctx, int quick)
 {
-  static const char *impls[] = {"fused", "strip", "twopass", "chunk2", "chunk3"};
+  static const char *impls[] = {"fused",  "strip", "twopass", "chunk2",
+                                "chunk3", "pair",  "pair2",   "pair4"};
   static const int radii[] = {1, 3, 16, 33, 64, 127};
   static const int shapes[][3] = {{2400, 97, 3}, {1001, 77, 4}, {1500, 301, 3}, {640, 480, 1},
                                   {333, 200, 2}, {1998, 65, 2}, {700, 120, 3},  {1608, 61, 4},
@@ -625,6 +627,10 @@ static int run_impls(gpuimg_cuda_t *ctx, int quick)
     fill_random(mask.data, (size_t)w * h);
     for (size_t m = 0; m < sizeof impls / sizeof impls[0]; m++) {
       setenv("GPUIMG_FAST_BLUR", impls[m], 1);
+      if (strcmp(impls[m], "pair2") == 0)
+        setenv("GPUIMG_PAIR_ROWS", "3", 1);
+      else
+        unsetenv("GPUIMG_PAIR_ROWS");
       for (int k = 0; k < nradii; k++) {
         values_t p;
         char label[96];
@@ -638,6 +644,7 @@ static int run_impls(gpuimg_cuda_t *ctx, int quick)
       }
     }
     unsetenv("GPUIMG_FAST_BLUR");
+    unsetenv("GPUIMG_PAIR_ROWS");
     gpuimg_image_free(&src);
     gpuimg_image_free(&mask);
   }

@@ -1,0 +1,120 @@
+// blur_chunk.cuh: what the chunk kernel (blur_chunk.cu) and the pair kernel (blur_pair.cu)
+// share: a thread's chunk of 8 pixels, its loads, stores and packed column sums, and the
+// padded shared-memory row of a block's prefix sums.
+#ifndef GPUIMG_BLUR_CHUNK_CUH
+#define GPUIMG_BLUR_CHUNK_CUH
+
+#include <stdint.h>
+
+#include "blur_internal.cuh"
+
+namespace gpuimg_blur
+{
+namespace
+{
+
+constexpr int kChunkPx = GPUIMG_BLUR_CHUNK_PX;           // pixels a thread owns
+constexpr int kChunkThreads = GPUIMG_BLUR_CHUNK_THREADS; // threads a block
+constexpr int kChunkSpan = kChunkPx * kChunkThreads;     // pixels of a block's row span
+constexpr uint32_t kLanes = 0x00ff00ffu;                 // bytes 0 and 2 of a word
+
+// Shared-memory index of P's pixel i in a channel's row: one padding word after every 8, so
+// that threads reading or writing pixel i + 8 * thread hit 32 different banks (stride 9).
+__host__ __device__ inline int chunk_pad(int i)
+{
+  return i + (i >> 3);
+}
+constexpr int kChunkPadded = kChunkSpan + 1 + kChunkSpan / 8; // chunk_pad(kChunkSpan) + 1
+
+// The 8C bytes of pixels [px, px + 8) of row rp as 2C words (byte 4k + e of the chunk in
+// byte e of word k), pixels outside [0, w) clamped to the nearest edge.
+template <int C>
+__device__ __forceinline__ void chunk_load(const uint8_t *rp, int px, int w, uint32_t (&v)[2 * C])
+{
+  if (px >= 0 && px + kChunkPx <= w) {
+    const uint8_t *p = rp + (size_t)px * C;
+    if (C % 2 == 0) {
+#pragma unroll
+      for (int k = 0; k < C / 2; k++) {
+        uint4 q = __ldg((const uint4 *)p + k);
+        v[4 * k] = q.x, v[4 * k + 1] = q.y, v[4 * k + 2] = q.z, v[4 * k + 3] = q.w;
+      }
+    } else {
+#pragma unroll
+      for (int k = 0; k < C; k++) {
+        uint2 q = __ldg((const uint2 *)p + k);
+        v[2 * k] = q.x, v[2 * k + 1] = q.y;
+      }
+    }
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < 2 * C; k++) {
+    uint32_t word = 0;
+#pragma unroll
+    for (int e = 0; e < 4; e++) {
+      int m = 4 * k + e, x = gpuimg_clampi(px + m / C, 0, w - 1);
+      word |= (uint32_t)rp[(size_t)x * C + m % C] << (8 * e);
+    }
+    v[k] = word;
+  }
+}
+
+// Stores 2C words as the 8C bytes at p (16-byte aligned when C is even, else 8-byte).
+template <int C> __device__ __forceinline__ void chunk_store(uint8_t *p, const uint32_t (&v)[2 * C])
+{
+  if (C % 2 == 0) {
+#pragma unroll
+    for (int k = 0; k < C / 2; k++)
+      ((uint4 *)p)[k] = make_uint4(v[4 * k], v[4 * k + 1], v[4 * k + 2], v[4 * k + 3]);
+  } else {
+#pragma unroll
+    for (int k = 0; k < C; k++)
+      ((uint2 *)p)[k] = make_uint2(v[2 * k], v[2 * k + 1]);
+  }
+}
+
+// Value m (byte m of the chunk) of the packed column sums: even bytes in lo, odd in hi, 16
+// bits each.
+template <int C>
+__device__ __forceinline__ uint32_t chunk_value(const uint32_t (&lo)[2 * C],
+                                                const uint32_t (&hi)[2 * C], int m)
+{
+  uint32_t p = (m & 1) ? hi[m >> 2] : lo[m >> 2];
+  return (m & 2) ? p >> 16 : p & 0xffffu;
+}
+
+// Portrait: the bytes of o (pixels [px, px + 8) of a row) whose pixel is subject (its mask
+// byte in mrow >= 128), and alpha, take the source row srow's bytes.
+template <int C>
+__device__ __forceinline__ void chunk_keep_source(const uint8_t *srow, const uint8_t *mrow, int px,
+                                                  int w, uint32_t (&o)[2 * C])
+{
+  constexpr int W = 2 * C;
+  uint2 mk = *(const uint2 *)(mrow + px);
+  uint32_t keep[W], sv[W];
+  bool any = false;
+#pragma unroll
+  for (int k = 0; k < W; k++) {
+    keep[k] = 0;
+#pragma unroll
+    for (int e = 0; e < 4; e++) {
+      int m = 4 * k + e, j = m / C;
+      uint32_t mj = ((j < 4 ? mk.x : mk.y) >> (8 * (j & 3))) & 0xffu;
+      if (((C == 2 || C == 4) && m % C == C - 1) || mj >= 128)
+        keep[k] |= 0xffu << (8 * e);
+    }
+    any |= keep[k] != 0;
+  }
+  if (any) {
+    chunk_load<C>(srow, px, w, sv);
+#pragma unroll
+    for (int k = 0; k < W; k++)
+      o[k] = (o[k] & ~keep[k]) | (sv[k] & keep[k]);
+  }
+}
+
+} // namespace
+} // namespace gpuimg_blur
+
+#endif
