@@ -123,7 +123,8 @@ static inline unsigned gpuimg_launch_blocks(long long n, int per_block)
 }
 
 /* Device description for `gpuimg info`: the model's limits (gpu, read as a context reads
- * them; gpu.product points to name) and what only the description shows. */
+ * them; gpu.product points to name, so a copy of the struct must not outlive the original)
+ * and what only the description shows. */
 typedef struct {
   char name[256];
   gpuimg_gpu_t gpu;

@@ -120,6 +120,16 @@ def palette_index_past_the_plte_is_black():
                 check(png_decode(read("p-out.png")) == (4, 2, c, want),
                       "depth %d, tRNS %r, --codec %s: %r" % (depth, trns, choice,
                                                              png_decode(read("p-out.png"))))
+    # A tRNS of more entries than the PLTE has: ignored, as libpng ignores it (RGB out).
+    write("long.png", png_encode(4, 2, 3, [0, 1, 2, 1, 0, 1, 0, 1], bit_depth=8, palette=pal,
+                                 trns=b"\1\2\3\4\5"))
+    for choice in ("auto", "stb"):
+        expect_ok(cpu("convert", "--codec", choice, "long.png", "long-out.png"),
+                  stdout_expected=False)
+        want = b"".join(bytes(pal[i] if i < 2 else (0, 0, 0)) for i in [0, 1, 2, 1, 0, 1, 0, 1])
+        check(png_decode(read("long-out.png")) == (4, 2, 3, want),
+              "a tRNS longer than the PLTE, --codec %s: %r" % (choice,
+                                                               png_decode(read("long-out.png"))))
     full = [(k, 255 - k, k // 2) for k in range(256)]
     write("full.png", png_encode(3, 1, 3, [0, 255, 77], bit_depth=8, palette=full))
     expect_ok(cpu("convert", "full.png", "full-out.png"), stdout_expected=False)

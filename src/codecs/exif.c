@@ -345,7 +345,7 @@ static int takes(const walk_t *w, const uint8_t *e, int first)
 static size_t outside(const walk_t *w, const uint8_t *e)
 {
   uint64_t bytes = (uint64_t)tiff_u(e + 4, w->little, 4) * type_size(tiff_u(e + 2, w->little, 2));
-  return bytes > 4 ? (size_t)bytes : 0;
+  return bytes <= 4 ? 0 : bytes > SIZE_MAX / 4 ? SIZE_MAX / 4 : (size_t)bytes;
 }
 
 /* The entries the block takes of the file's directory at ifd (checked), and in *data the
@@ -356,8 +356,10 @@ static uint32_t taken(const walk_t *w, uint32_t ifd, int first, size_t *data)
   for (uint32_t i = 0; i < count; i++) {
     const uint8_t *e = w->p + ifd + 2 + ENTRY * (size_t)i;
     if (takes(w, e, first)) {
-      size_t b = outside(w, e);
-      *data += b + (b & 1);
+      size_t b = outside(w, e); /* at most SIZE_MAX / 4 */
+      b += b & 1;
+      if (*data <= SIZE_MAX / 2) /* past it the sum stays put: the caller's limit refuses it */
+        *data += b;
       n++;
     }
   }

@@ -203,7 +203,9 @@ static struct heif_image *heif_rgb(const gpuimg_image_t *img)
   return out;
 }
 
-/* The encoder for AV1 at opts' quality and speed. */
+/* The encoder for AV1 at opts' quality and speed. An AV1 encoder other than libaom (rav1e,
+ * SVT-AV1, where libheif prefers one) may refuse libaom's speed: then the default speed is left
+ * to it, and another one is an error that says so. */
 static struct heif_error heif_av1_encoder(struct heif_context *ctx,
                                           const gpuimg_encode_opts_t *opts,
                                           struct heif_encoder **enc)
@@ -211,8 +213,13 @@ static struct heif_error heif_av1_encoder(struct heif_context *ctx,
   struct heif_error err = heif_context_get_encoder_for_format(ctx, heif_compression_AV1, enc);
   if (err.code == heif_error_Ok)
     err = heif_encoder_set_lossy_quality(*enc, opts->quality);
-  if (err.code == heif_error_Ok)
+  if (err.code == heif_error_Ok) {
     err = heif_encoder_set_parameter_integer(*enc, "speed", opts->speed);
+    if (err.code != heif_error_Ok && opts->speed == GPUIMG_DEFAULT_SPEED)
+      err = (struct heif_error){heif_error_Ok, heif_suberror_Unspecified, "ok"};
+    else if (err.code != heif_error_Ok)
+      err.message = "the AV1 encoder takes no --speed (libaom's 0..9)";
+  }
   return err;
 }
 

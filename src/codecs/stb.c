@@ -270,8 +270,8 @@ static void png_probe(const uint8_t *b, size_t n, probe_t *p)
       snprintf(p->bad, sizeof p->bad, "corrupt image data (a second PLTE chunk)");
       break;
     }
-    if (memcmp(type, "PLTE", 4) == 0 && len > 0 && len < PLTE_FULL && len % 3 == 0)
-      p->short_palette = 1;
+    if (memcmp(type, "PLTE", 4) == 0 && color == 3 && len > 0 && len < PLTE_FULL && len % 3 == 0)
+      p->short_palette = 1; /* a suggested palette of an RGB image is not read */
     if (is_end)
       break;
     pos += 12 + (size_t)len;
@@ -307,16 +307,25 @@ static void png_probe(const uint8_t *b, size_t n, probe_t *p)
  * -1 out of memory. stb keeps the palette in an uninitialised array and reads an index past the
  * PLTE's entries from it: the pixels would show what its stack held. libpng reads such an
  * index as black (it zeroes the entries past the PLTE's; a benign error, a warning on read),
- * and so does gpuimg: opaque black, as stb makes every entry past the tRNS opaque. */
+ * and so does gpuimg: opaque black, as stb makes every entry past the tRNS opaque. A tRNS of
+ * more entries than the PLTE had is left out, as libpng ignores it (stb refused it before the
+ * padding made it fit). */
 static int png_full_palette(const uint8_t *b, size_t n, gpuimg_buf_t *copy)
 {
   static const uint8_t black[PLTE_FULL] = {0};
   size_t pos = sizeof png_signature, done = 0;
+  uint32_t entries = 0; /* the PLTE's, before the padding */
   while (n - pos >= 12) {
     uint32_t len = be32(b + pos);
     if (len > n - pos - 12)
       break;
+    if (!memcmp(b + pos + 4, "tRNS", 4) && entries && len > entries) {
+      if (gpuimg_buf_append(copy, b + done, pos - done) < 0)
+        return -1;
+      done = pos + 12 + len;
+    }
     if (!memcmp(b + pos + 4, "PLTE", 4) && len > 0 && len < PLTE_FULL && len % 3 == 0) {
+      entries = len / 3;
       uint8_t head[8] = {0, 0, PLTE_FULL >> 8, PLTE_FULL & 0xff, 'P', 'L', 'T', 'E'}, crc[4];
       uLong c = crc32(crc32(crc32(0, head + 4, 4), b + pos + 8, len), black, PLTE_FULL - len);
       for (int k = 0; k < 4; k++)
