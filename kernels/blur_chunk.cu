@@ -46,25 +46,12 @@ __global__ void __launch_bounds__(kChunkThreads, MINB)
   for (int k = 0; k < W; k++)
     lo[k] = hi[k] = 0;
   if (needed) { // V at y0: rows above and below the image count as its edge rows
-    int top = max(s.r - y0, 0), bottom = max(y0 + s.r - last, 0);
-    if (top + bottom) {
-      uint32_t a[W], b[W];
-      chunk_load<C>(row(0), px, s.w, a);
-      chunk_load<C>(row(last), px, s.w, b);
-#pragma unroll
-      for (int k = 0; k < W; k++) {
-        lo[k] = (a[k] & kLanes) * top + (b[k] & kLanes) * bottom;
-        hi[k] = ((a[k] >> 8) & kLanes) * top + ((b[k] >> 8) & kLanes) * bottom;
-      }
-    }
+    chunk_edges<C>(src, row_bytes, last, px, s.w, max(s.r - y0, 0), max(y0 + s.r - last, 0), lo,
+                   hi);
     for (int yy = max(y0 - s.r, 0); yy <= min(y0 + s.r, last); yy++) {
       uint32_t a[W];
       chunk_load<C>(src + (size_t)yy * row_bytes, px, s.w, a);
-#pragma unroll
-      for (int k = 0; k < W; k++) {
-        lo[k] += a[k] & kLanes;
-        hi[k] += (a[k] >> 8) & kLanes;
-      }
+      chunk_add<C>(lo, hi, a);
     }
   }
 
@@ -126,11 +113,7 @@ __global__ void __launch_bounds__(kChunkThreads, MINB)
     }
 
     if (needed && y + 1 < y1)
-#pragma unroll
-      for (int k = 0; k < W; k++) {
-        lo[k] = lo[k] + (in[k] & kLanes) - (out[k] & kLanes);
-        hi[k] = hi[k] + ((in[k] >> 8) & kLanes) - ((out[k] >> 8) & kLanes);
-      }
+      chunk_move<C>(lo, hi, in, out);
   };
   // The rows entering and leaving the window at row y, loaded two rows ahead so that their
   // latency hides behind two rows of work.

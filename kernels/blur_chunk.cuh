@@ -74,6 +74,51 @@ template <int C> __device__ __forceinline__ void chunk_store(uint8_t *p, const u
   }
 }
 
+// Adds the 8C bytes of v into packed column sums: even bytes to lo, odd bytes to hi.
+template <int C>
+__device__ __forceinline__ void chunk_add(uint32_t (&lo)[2 * C], uint32_t (&hi)[2 * C],
+                                          const uint32_t (&v)[2 * C])
+{
+#pragma unroll
+  for (int k = 0; k < 2 * C; k++) {
+    lo[k] += v[k] & kLanes;
+    hi[k] += (v[k] >> 8) & kLanes;
+  }
+}
+
+// Moves packed column sums down a row: adds the row entering (in), subtracts the leaving one.
+template <int C>
+__device__ __forceinline__ void chunk_move(uint32_t (&lo)[2 * C], uint32_t (&hi)[2 * C],
+                                           const uint32_t (&in)[2 * C],
+                                           const uint32_t (&out)[2 * C])
+{
+#pragma unroll
+  for (int k = 0; k < 2 * C; k++) {
+    lo[k] = lo[k] + (in[k] & kLanes) - (out[k] & kLanes);
+    hi[k] = hi[k] + ((in[k] >> 8) & kLanes) - ((out[k] >> 8) & kLanes);
+  }
+}
+
+// Adds to packed column sums the window's rows above and below the image, which count as its
+// edge rows: top copies of the image's first row (at src) and bottom copies of its last (row
+// last, row_bytes apart); nothing when the window lies inside the image.
+template <int C>
+__device__ __forceinline__ void chunk_edges(const uint8_t *src, size_t row_bytes, int last, int px,
+                                            int w, int top, int bottom, uint32_t (&lo)[2 * C],
+                                            uint32_t (&hi)[2 * C])
+{
+  if (top + bottom) {
+    uint32_t a[2 * C], b[2 * C];
+    chunk_load<C>(src, px, w, a);
+    chunk_load<C>(src + (size_t)last * row_bytes, px, w, b);
+#pragma unroll
+    for (int k = 0; k < 2 * C; k++) {
+      lo[k] = (a[k] & kLanes) * top + (b[k] & kLanes) * bottom;
+      hi[k] = ((a[k] >> 8) & kLanes) * top + ((b[k] >> 8) & kLanes) * bottom;
+    }
+  }
+}
+
 // Value m (byte m of the chunk) of the packed column sums: even bytes in lo, odd in hi, 16
 // bits each.
 template <int C>

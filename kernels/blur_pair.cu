@@ -25,30 +25,6 @@ __device__ __forceinline__ uint32_t warp_sum(uint32_t v)
 #endif
 }
 
-// Adds the 8C bytes of v into packed column sums: even bytes to lo, odd bytes to hi.
-template <int C>
-__device__ __forceinline__ void pair_add(uint32_t (&lo)[2 * C], uint32_t (&hi)[2 * C],
-                                         const uint32_t (&v)[2 * C])
-{
-#pragma unroll
-  for (int k = 0; k < 2 * C; k++) {
-    lo[k] += v[k] & kLanes;
-    hi[k] += (v[k] >> 8) & kLanes;
-  }
-}
-
-// Moves packed column sums down a row: adds the row entering (in), subtracts the leaving one.
-template <int C>
-__device__ __forceinline__ void pair_move(uint32_t (&lo)[2 * C], uint32_t (&hi)[2 * C],
-                                          const uint32_t (&in)[2 * C], const uint32_t (&out)[2 * C])
-{
-#pragma unroll
-  for (int k = 0; k < 2 * C; k++) {
-    lo[k] = lo[k] + (in[k] & kLanes) - (out[k] & kLanes);
-    hi[k] = hi[k] + ((in[k] >> 8) & kLanes) - ((out[k] >> 8) & kLanes);
-  }
-}
-
 // This thread's per-channel sums of its packed column sums.
 template <int C>
 __device__ __forceinline__ void pair_totals(const uint32_t (&lo)[2 * C],
@@ -140,17 +116,8 @@ __global__ void __launch_bounds__(kChunkThreads, MINB)
   for (int k = 0; k < W; k++)
     lo[k] = hi[k] = 0;
   if (needed) { // V at y0: rows above and below the image count as its edge rows
-    int top = max(s.r - y0, 0), bottom = max(y0 + s.r - last, 0);
-    if (top + bottom) {
-      uint32_t a[W], b[W];
-      chunk_load<C>(row(0), px, s.w, a);
-      chunk_load<C>(row(last), px, s.w, b);
-#pragma unroll
-      for (int k = 0; k < W; k++) {
-        lo[k] = (a[k] & kLanes) * top + (b[k] & kLanes) * bottom;
-        hi[k] = ((a[k] >> 8) & kLanes) * top + ((b[k] >> 8) & kLanes) * bottom;
-      }
-    }
+    chunk_edges<C>(src, row_bytes, last, px, s.w, max(s.r - y0, 0), max(y0 + s.r - last, 0), lo,
+                   hi);
     const int yb = min(y0 + s.r, last);
     int yy = max(y0 - s.r, 0);
     if (px >= 0 && px + kChunkPx <= s.w) // whole chunks: NB rows' loads in flight at once
@@ -161,12 +128,12 @@ __global__ void __launch_bounds__(kChunkThreads, MINB)
           chunk_load<C>(src + (size_t)(yy + q) * row_bytes, px, s.w, a[q]);
 #pragma unroll
         for (int q = 0; q < NB; q++)
-          pair_add<C>(lo, hi, a[q]);
+          chunk_add<C>(lo, hi, a[q]);
       }
     for (; yy <= yb; yy++) {
       uint32_t a[W];
       chunk_load<C>(src + (size_t)yy * row_bytes, px, s.w, a);
-      pair_add<C>(lo, hi, a);
+      chunk_add<C>(lo, hi, a);
     }
   }
 
@@ -188,7 +155,7 @@ __global__ void __launch_bounds__(kChunkThreads, MINB)
     for (int k = 0; k < W; k++)
       lo1[k] = lo[k], hi1[k] = hi[k];
     if (needed && two)
-      pair_move<C>(lo1, hi1, in1, out1);
+      chunk_move<C>(lo1, hi1, in1, out1);
 
     // Both rows' per-channel totals, scanned across the warp; the warps' totals cross warps
     // through shared memory.
@@ -229,7 +196,7 @@ __global__ void __launch_bounds__(kChunkThreads, MINB)
 #pragma unroll
       for (int k = 0; k < W; k++)
         lo[k] = lo1[k], hi[k] = hi1[k];
-      pair_move<C>(lo, hi, in2, out2);
+      chunk_move<C>(lo, hi, in2, out2);
     }
     fetch(y + 3, in1, out1);
     fetch(y + 4, in2, out2);
