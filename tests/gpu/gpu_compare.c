@@ -19,6 +19,18 @@
 
 static int failures, checks;
 static int verbose; /* a line for every comparison (--huge, where each takes seconds) */
+/* --huge OP...: only these operations (NULL: all), to finish a run that a time limit stopped. */
+static char **only_ops;
+
+static int skipped(const gpuimg_op_t *op)
+{
+  if (!only_ops)
+    return 0;
+  for (char **o = only_ops; *o; o++)
+    if (strcmp(*o, op->name) == 0)
+      return 0;
+  return 1;
+}
 
 static void progress(const char *op, const char *label, int w, int h, int c)
 {
@@ -203,6 +215,8 @@ done:
 static int compare_params(gpuimg_cuda_t *ctx, const gpuimg_op_t *op, const void *p,
                           const gpuimg_image_t *src, const gpuimg_image_t *mask, const char *label)
 {
+  if (skipped(op))
+    return 0;
   if (op->measure_gpu)
     return compare_measure(ctx, op, p, src, label);
   int w = src->width, h = src->height, c = src->channels, oc = gpuimg_op_out_channels(op, c);
@@ -328,7 +342,7 @@ static int registry_variants(gpuimg_cuda_t *ctx, int i, const char *option, cons
     if (rc < 0 ||
         (rc == 0 && compare_params(ctx, op, p, src, op->needs_mask ? mask : NULL, label) < 0))
       return -1;
-    registry_cases[i] += rc == 0;
+    registry_cases[i] += rc == 0 && !skipped(op);
   }
   return 0;
 }
@@ -746,6 +760,8 @@ int main(int argc, char **argv)
   printf("device: %s\n", gpuimg_cuda_device_name(ctx));
   if (huge) { /* only the image over 2^31 bytes (23200 x 23200 x 4): the suite has the rest */
     verbose = 1;
+    if (argc > 2)
+      only_ops = argv + 2; /* argv[argc] is NULL */
     pool_threads = gpuimg_cpu_cores();
     if (!(pool = gpuimg_pool_create(pool_threads)))
       return finish(ctx, -1);
