@@ -200,15 +200,51 @@ static inline gpuimg_blur_design_t gpuimg_blur_choose(int w, int h, int r, int c
   return fused ? GPUIMG_BLUR_FUSED : strip ? GPUIMG_BLUR_STRIP : GPUIMG_BLUR_TWOPASS;
 }
 
+/* The pair kernel's window sums computed ahead (blur_heads_kernel, blur_pair.cu). A run of
+ * rows rows starting at row y0 = b * rows needs the column sums of rows [y0 - r, y0 + r]; the
+ * rows b * rows - r and b * rows + r + 1 (over every b) fall at two offsets of each period of
+ * rows rows, o0 <= o1, and cut the image into segments, segment j from boundary j to j + 1:
+ * boundary 2k + i at row k * rows + (i ? o1 : o0), clamped to [0, h]. One kernel sums each
+ * segment once (each row read once); a run's set-up then adds its window's few segments
+ * instead of loading its 2r + 1 rows. */
+typedef struct {
+  int kmin;     /* the period of run 0's first window row, b = 0's boundary 0 */
+  int kr;       /* periods from a run's first row to the row past its first window */
+  int o0, o1;   /* the boundaries' offsets in a period */
+  int sa, sc;   /* run b's window: segments 2b + sa to 2(b + kr - kmin) + sc, end excluded */
+  int segments; /* segments summed (the heads kernel's grid height) */
+  int chunks;   /* chunks of 8 pixels a segment, from pixel -128 to past w + 127 */
+} gpuimg_blur_heads_t;
+
+/* The segments for runs of rows rows of an image w x h at radius r in g; 0 where their 16-bit
+ * sums could overflow (runs over 256 rows) or the grid be too tall, else 1. */
+static inline int gpuimg_blur_heads_plan(int w, int h, int r, int rows, gpuimg_blur_heads_t *g)
+{
+  long long gy = (h + (long long)rows - 1) / rows;
+  g->kmin = -((r + rows - 1) / rows);
+  g->kr = (r + 1) / rows;
+  int a = -r - g->kmin * rows, c = r + 1 - g->kr * rows; /* both in [0, rows) */
+  g->o0 = a <= c ? a : c;
+  g->o1 = a <= c ? c : a;
+  g->sa = a <= c ? 0 : 1;
+  g->sc = 1 - g->sa;
+  long long segments = 2 * (gy - 1 + g->kr - g->kmin) + 1;
+  g->chunks = w / GPUIMG_BLUR_CHUNK_PX + 32;
+  g->segments = rows <= 256 && segments <= 65535 ? (int)segments : 0;
+  return g->segments > 0;
+}
+
 /* What the fast blur launches besides l's shape: its design and the numbers its kernel takes. */
 typedef struct {
   gpuimg_blur_design_t design;
-  int tile; /* chunk, pair, fused: output pixels of a block's row span */
-  int rows; /* chunk, pair, fused, strip: rows a block walks down */
-  int minb; /* chunk (2 or 3), pair (2, 3 or 4): the resident blocks per SM its registers
-               are capped for */
-  int band; /* two passes: rows a band */
-  int wide; /* two passes: 32-bit row sums (r > 128), else 16-bit */
+  int tile;  /* chunk, pair, fused: output pixels of a block's row span */
+  int rows;  /* chunk, pair, fused, strip: rows a block walks down */
+  int minb;  /* chunk (2 or 3), pair (2, 3 or 4): the resident blocks per SM its registers
+                are capped for */
+  int band;  /* two passes: rows a band */
+  int wide;  /* two passes: 32-bit row sums (r > 128), else 16-bit */
+  int ahead; /* pair: its window sums computed ahead, as heads says (a launch before it) */
+  gpuimg_blur_heads_t heads;
 } gpuimg_blur_fast_t;
 
 /* Two passes: a row-sum block's shared memory (its segment and 2r apron, 4 bytes a value), and
@@ -240,7 +276,7 @@ static inline int gpuimg_blur_fast_launch(int w, int h, int r, int channels, int
   char args[24];
   int sms = env->gpu->sms;
   f->design = gpuimg_blur_choose(w, h, r, channels, has_mask, aligned, env, &f->minb);
-  f->tile = f->rows = f->band = f->wide = 0;
+  f->tile = f->rows = f->band = f->wide = f->ahead = 0;
   switch (f->design) {
   case GPUIMG_BLUR_CHUNK: {
     /* As few tiles as the span allows, of equal width (a multiple of 8 pixels); runs of rows
@@ -282,6 +318,11 @@ static inline int gpuimg_blur_fast_launch(int w, int h, int r, int channels, int
     gpuimg_launch_set(l, "blur_pair_kernel", args, (unsigned)tiles,
                       (unsigned)((h + f->rows - 1) / f->rows), GPUIMG_BLUR_CHUNK_THREADS, 1,
                       shared);
+    /* The window sums ahead where the window has more rows than a run (GPUIMG_BLUR_AHEAD = 0
+     * or 1 decides, for measurements). */
+    f->ahead = gpuimg_env_int("GPUIMG_BLUR_AHEAD", 2 * r + 1 > f->rows, 0, 1) &&
+               gpuimg_blur_heads_plan(w, h, r, f->rows, &f->heads);
+    l->launches = 1 + f->ahead;
     return GPUIMG_LAUNCH_KERNEL;
   }
   case GPUIMG_BLUR_FUSED: {

@@ -99,6 +99,33 @@ __device__ __forceinline__ void chunk_move(uint32_t (&lo)[2 * C], uint32_t (&hi)
   }
 }
 
+// Adds rows [ya, yb] of the image (row_bytes apart from src, every one inside it) into packed
+// column sums; for whole chunks 32 / (2C) rows at a time (5 for RGB), their loads in flight
+// together.
+template <int C>
+__device__ __forceinline__ void chunk_sum_rows(const uint8_t *src, size_t row_bytes, int px, int w,
+                                               int ya, int yb, uint32_t (&lo)[2 * C],
+                                               uint32_t (&hi)[2 * C])
+{
+  constexpr int W = 2 * C, NB = 32 / W;
+  int yy = ya;
+  if (px >= 0 && px + kChunkPx <= w)
+    for (; yy + NB - 1 <= yb; yy += NB) {
+      uint32_t a[NB][W];
+#pragma unroll
+      for (int q = 0; q < NB; q++)
+        chunk_load<C>(src + (size_t)(yy + q) * row_bytes, px, w, a[q]);
+#pragma unroll
+      for (int q = 0; q < NB; q++)
+        chunk_add<C>(lo, hi, a[q]);
+    }
+  for (; yy <= yb; yy++) {
+    uint32_t a[W];
+    chunk_load<C>(src + (size_t)yy * row_bytes, px, w, a);
+    chunk_add<C>(lo, hi, a);
+  }
+}
+
 // Adds to packed column sums the window's rows above and below the image, which count as its
 // edge rows: top copies of the image's first row (at src) and bottom copies of its last (row
 // last, row_bytes apart); nothing when the window lies inside the image.

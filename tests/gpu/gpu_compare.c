@@ -617,7 +617,9 @@ static int run_bands(gpuimg_cuda_t *ctx)
 
 /* Each design of the fast blur (GPUIMG_FAST_BLUR: the fused single pass, the strip kernel,
  * the two passes, the chunk kernel at 2 and 3 blocks per SM, the pair kernel at 3, 2 and 4,
- * pair2 with runs of 3 rows: odd runs, a set-up every 3 rows) on multi-block widths, every
+ * pair2 with runs of 3 rows: odd runs, a set-up every 3 rows, from the window sums computed
+ * ahead (GPUIMG_BLUR_AHEAD: up to 170 segments a window), pair4 without them, pair at its own
+ * choice) on multi-block widths, every
  * layout, radii up to the fused and chunk kernels' limit; the widths of a multiple of 8 pixels
  * are the chunk and pair kernels' (the others fall back to the two passes under chunk2,
  * chunk3 and pair*), down to 8 pixels wide and 1 row high; with quick, one radius set on
@@ -645,6 +647,10 @@ static int run_impls(gpuimg_cuda_t *ctx, int quick)
         setenv("GPUIMG_PAIR_ROWS", "3", 1);
       else
         unsetenv("GPUIMG_PAIR_ROWS");
+      if (strncmp(impls[m], "pair", 4) == 0 && impls[m][4]) /* pair: its own choice */
+        setenv("GPUIMG_BLUR_AHEAD", impls[m][4] == '2' ? "1" : "0", 1);
+      else
+        unsetenv("GPUIMG_BLUR_AHEAD");
       for (int k = 0; k < nradii; k++) {
         values_t p;
         char label[96];
@@ -659,6 +665,7 @@ static int run_impls(gpuimg_cuda_t *ctx, int quick)
     }
     unsetenv("GPUIMG_FAST_BLUR");
     unsetenv("GPUIMG_PAIR_ROWS");
+    unsetenv("GPUIMG_BLUR_AHEAD");
     gpuimg_image_free(&src);
     gpuimg_image_free(&mask);
   }
