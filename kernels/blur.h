@@ -148,13 +148,16 @@ static inline int gpuimg_blur_chunk_fits(int w, int r, int channels, int aligned
          (long long)w * channels < (1LL << 31) && gpuimg_blur_chunk_tile(r) >= 256;
 }
 
-/* Four designs, all O(1) per pixel in r: the chunk kernel (blur_chunk.cu: widths of a
- * multiple of 8 pixels, r <= 127), the single-pass strip kernel (r <= 64), the fused
- * single-pass kernel (4-byte aligned rows, r <= 127) and row sums + column walk. By default
- * the chunk kernel serves what it takes (the fastest of the four at every radius on the H200
- * at 8K: 0.17 ms at r = 1 against the strip kernel's 0.29, 0.39 at r = 64 against the fused
- * kernel's 0.69); then the strip kernel blur (not portrait) with r <= 16 on images that give
- * it enough blocks, the fused kernel the rest it takes, the two passes what is left.
+/* Five designs, all O(1) per pixel in r: the pair kernel and the chunk kernel it grew from
+ * (blur_pair.cu, blur_chunk.cu: widths of a multiple of 8 pixels, r <= 127), the single-pass
+ * strip kernel (r <= 64), the fused single-pass kernel (4-byte aligned rows, r <= 127) and row
+ * sums + column walk. By default the pair kernel at 2 blocks per SM serves what it takes: on
+ * the H100 at 8K it equals the chunk kernel at r = 1 and beats it at every other radius
+ * measured, gray, RGB and RGBA (RGB r = 127: 0.30 ms against 0.53; docs/performance.md),
+ * and the chunk kernel was the fastest of the other four on the H200 (0.17 ms at r = 1
+ * against the strip kernel's 0.29, 0.39 at r = 64 against the fused kernel's 0.69); then the
+ * strip kernel blur (not portrait) with r <= 16 on images that give it enough blocks, the
+ * fused kernel the rest it takes, the two passes what is left.
  * GPUIMG_FAST_BLUR (gpuimg_blur_forced()) overrides the choice, for benchmarks and tests, falling
  * back to the two passes where the kernel cannot serve (*blocks: the chunk kernel's resident
  * blocks per SM it asks for, 0 for the launcher's own). On a small image at a small radius
@@ -171,7 +174,7 @@ static inline gpuimg_blur_design_t gpuimg_blur_choose(int w, int h, int r, int c
   int chunk = gpuimg_blur_chunk_fits(w, r, channels, aligned);
   if (impl && strcmp(impl, "chunk") == 0)
     return chunk ? GPUIMG_BLUR_CHUNK : GPUIMG_BLUR_TWOPASS;
-  if (impl && strcmp(impl, "pair") == 0) /* the chunk kernel's shapes, for now only forced */
+  if (impl && strcmp(impl, "pair") == 0) /* the chunk kernel's shapes */
     return chunk ? GPUIMG_BLUR_PAIR : GPUIMG_BLUR_TWOPASS;
   long long px = (long long)w * h;
   /* The tiled kernel at its own 16x16 blocks (not a --block, which shapes the teaching
@@ -183,8 +186,10 @@ static inline gpuimg_blur_design_t gpuimg_blur_choose(int w, int h, int r, int c
     return GPUIMG_BLUR_TILED;
   if (!impl && gpuimg_blur_twopass_faster(w, h, r, channels))
     return GPUIMG_BLUR_TWOPASS;
-  if (!impl && chunk)
-    return GPUIMG_BLUR_CHUNK;
+  if (!impl && chunk) {
+    *blocks = 2;
+    return GPUIMG_BLUR_PAIR;
+  }
   int strip = impl ? strcmp(impl, "strip") == 0 && r <= 64 : r <= 16 && !has_mask;
   if (strip && !impl) {
     /* The strip kernel needs tall runs of rows per warp; a small image then gives too few
@@ -297,8 +302,9 @@ static inline int gpuimg_blur_fast_launch(int w, int h, int r, int channels, int
   case GPUIMG_BLUR_PAIR: {
     /* The chunk kernel's tiles and runs of rows, the runs then shortened to fill whole waves
      * of resident blocks (gpuimg_blur_pair_rows(); GPUIMG_PAIR_ROWS sets them, for
-     * measurements); registers capped for 3 resident blocks per SM unless 2 or 4 are asked
-     * for; two rows of per-channel prefix sums in dynamic shared memory (55 KiB for RGB). */
+     * measurements); registers capped for the resident blocks per SM asked for (the default
+     * choice asks for 2, GPUIMG_FAST_BLUR=pair for 3); two rows of per-channel prefix sums in
+     * dynamic shared memory (55 KiB for RGB). */
     long long tiles = (w + gpuimg_blur_chunk_tile(r) - 1) / gpuimg_blur_chunk_tile(r);
     int span = GPUIMG_BLUR_CHUNK_PX * GPUIMG_BLUR_CHUNK_THREADS;
     size_t shared = 2 * (size_t)channels * (size_t)(span + 1 + span / 8) * 4; /* 2C padded rows */
@@ -318,9 +324,11 @@ static inline int gpuimg_blur_fast_launch(int w, int h, int r, int channels, int
     gpuimg_launch_set(l, "blur_pair_kernel", args, (unsigned)tiles,
                       (unsigned)((h + f->rows - 1) / f->rows), GPUIMG_BLUR_CHUNK_THREADS, 1,
                       shared);
-    /* The window sums ahead where the window has more rows than a run (GPUIMG_BLUR_AHEAD = 0
+    /* The window sums ahead where the window has more than twice a run's rows: on the H100
+     * at 8K RGB, at 2 blocks per SM, they cost 0.018 ms at r = 16 (33 rows, runs of 22) and
+     * saved 0.075 at r = 64 (129 rows, runs of 42), 0.13 at r = 127 (GPUIMG_BLUR_AHEAD = 0
      * or 1 decides, for measurements). */
-    f->ahead = gpuimg_env_int("GPUIMG_BLUR_AHEAD", 2 * r + 1 > f->rows, 0, 1) &&
+    f->ahead = gpuimg_env_int("GPUIMG_BLUR_AHEAD", 2 * r + 1 > 2 * f->rows, 0, 1) &&
                gpuimg_blur_heads_plan(w, h, r, f->rows, &f->heads);
     l->launches = 1 + f->ahead;
     return GPUIMG_LAUNCH_KERNEL;

@@ -193,13 +193,13 @@ def fast_blur():
     res, lines = explained("blur", "-r", "16", "--explain", "--device", "h200")
     has(lines[1], " 288 blocks in 0.3 waves (1,056 resident), last wave 288 blocks (27.3% full)",
         res=res)
-    # 4096x4096 at r = 40: 3 tiles x 100 runs of 41 rows, over 2 blocks an SM: registers capped
-    # for 3 resident blocks.
+    # 4096x4096 at r = 40: the pair kernel's 3 tiles x 171 runs of 24 rows, registers capped
+    # for 2 resident blocks, the runs shortened to nearly fill whole waves.
     big = flat_png("big.png", 4096, 4096)
     res, lines = explained("blur", "-r", "40", "--explain", "--device", "h100", big)
-    has(lines[1], "blur fast: predicted for h100: blur_chunk_kernel, 256x1 blocks, ",
-        " registers -> 3 blocks/SM (limited by registers)", " 300 blocks in 0.8 waves (396 "
-        "resident)", res=res)
+    has(lines[1], "blur fast: predicted for h100: blur_pair_kernel, 256x1 blocks, 54.2 KB shared",
+        " registers -> 2 blocks/SM (limited by registers)", " 513 blocks in 1.9 waves (264 "
+        "resident), last wave 249 blocks (94.3% full)", res=res)
     # The two passes size their bands by the L2 cache, which the table lacks for the B200.
     res, lines = explained("blur", "-r", "16", "--explain", "--device", "b200")
     check(lines[1] == "blur fast: predicted for b200: not predicted: the launch depends on the "
