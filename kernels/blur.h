@@ -325,7 +325,7 @@ static inline int gpuimg_blur_fast_launch(int w, int h, int r, int channels, int
                       (unsigned)((h + f->rows - 1) / f->rows), GPUIMG_BLUR_CHUNK_THREADS, 1,
                       shared);
     /* The window sums ahead where the window has more than twice a run's rows: on the H100
-     * at 8K RGB, at 2 blocks per SM, they cost 0.018 ms at r = 16 (33 rows, runs of 22) and
+     * at 8K RGB, at 2 blocks per SM, they cost 0.017 ms at r = 16 (33 rows, runs of 22) and
      * saved 0.075 at r = 64 (129 rows, runs of 42), 0.13 at r = 127 (GPUIMG_BLUR_AHEAD = 0
      * or 1 decides, for measurements). */
     f->ahead = gpuimg_env_int("GPUIMG_BLUR_AHEAD", 2 * r + 1 > 2 * f->rows, 0, 1) &&
