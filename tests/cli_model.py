@@ -171,9 +171,11 @@ def every_step():
     has(lines[3], "checkerboard naive: predicted for l4: checkerboard_kernel, 32x8 blocks, ",
         "-> 6 blocks/SM (limited by threads)", "; 24,576 of 24,576 warps divergent (100.0%)",
         res=res)
-    has(lines[4], "portrait tiled: predicted for l4: portrait_composite_kernel, 32x8 blocks, ",
+    has(lines[4], "portrait tiled: predicted for l4: portrait_composite_kernel (one of 2 "
+        "launches), 32x8 blocks, ",
         " warps divergent (", res=res)
-    has(lines[5], "resize fast -> 512x384: predicted for l4: resize_rows_kernel, 32x8 blocks, ",
+    has(lines[5], "resize fast -> 512x384: predicted for l4: resize_rows_kernel (one of 2 "
+        "launches), 32x8 blocks, ",
         res=res)
     # The fast blur of a small image at a small radius runs the tiled kernel at 16x16 blocks.
     has(lines[6], "blur fast: predicted for l4: blur_tiled_kernel, 16x16 blocks, ", res=res)
@@ -185,9 +187,10 @@ def fast_blur():
     # chooses it: the two passes at r = 16 on the sample, the chunk kernel at r = 40 on a large
     # image whose width is a multiple of 8 pixels, the tiled kernel at r = 2; portrait folds its
     # composite into the two passes.
-    for args, kernel in ((["blur", "-r", "16"], "blur_columns_kernel, 256x1 blocks, "),
+    for args, kernel in ((["blur", "-r", "16"], "blur_columns_kernel (one of 2 launches), 256x1 "
+                          "blocks, "),
                          (["blur", "-r", "2"], "blur_tiled_kernel, 16x16 blocks, "),
-                         (["portrait"], "blur_columns_kernel, 256x1 blocks, ")):
+                         (["portrait"], "blur_columns_kernel (one of 2 launches), 256x1 blocks, ")):
         res, lines = explained(*args, "--explain", "--device", "h200")
         has(lines[1], ": predicted for h200: " + kernel, res=res)
     res, lines = explained("blur", "-r", "16", "--explain", "--device", "h200")
@@ -197,7 +200,8 @@ def fast_blur():
     # for 2 resident blocks, the runs shortened to nearly fill whole waves.
     big = flat_png("big.png", 4096, 4096)
     res, lines = explained("blur", "-r", "40", "--explain", "--device", "h100", big)
-    has(lines[1], "blur fast: predicted for h100: blur_pair_kernel, 256x1 blocks, 54.2 KB shared",
+    has(lines[1], "blur fast: predicted for h100: blur_pair_kernel (one of 2 launches), 256x1 "
+        "blocks, 54.2 KB shared",
         " registers -> 2 blocks/SM (limited by registers)", " 513 blocks in 1.9 waves (264 "
         "resident), last wave 249 blocks (94.3% full)", res=res)
     # The two passes size their bands by the L2 cache, which the table lacks for the B200.

@@ -139,7 +139,8 @@ def explain_without_a_gpu():
         check(res.rc == 0, "stats --explain", res)
         return res.err.decode().splitlines()[1]
     two, three = line("--variant", "2"), line("--variant", "3")
-    check("reduce_strided_kernel, 256x1 blocks, 15.0 KB shared each" in two and
+    check("reduce_strided_kernel (one of 2 launches), 256x1 blocks, 15.0 KB shared "
+          "each" in two and
           "3,072 blocks in 3.6 waves (864 resident)" in two and
           "shared loads 4 B/lane 8 B apart: 2-way bank conflict" in two, two)
     check("reduce_sequential_kernel" in three and
@@ -317,6 +318,7 @@ def equalize_and_normalize_cases():
 def equalize_explain_without_a_gpu():
     res = cpu("equalize", "--explain", "--device", "h100")
     line = res.err.decode().splitlines()[1]
-    check(res.rc == 0 and line.startswith("equalize shared: predicted for h100: lut_map_kernel,") and
+    check(res.rc == 0 and line.startswith("equalize shared: predicted for h100: lut_map_kernel (one of 2 "
+                                    "launches),") and
           "1,056 blocks in 1.0 waves (1,056 resident)" in line and
           "loads 1 B/lane 1 B apart: 1 sector/request (100% used)" in line, line)

@@ -30,6 +30,17 @@ static double median_ms(const gpuimg_stage_t *s)
   return m;
 }
 
+/* The kernel's name (the step's main kernel, whose launch the rest of the line describes),
+ * and the step's launches where there are several (the two passes' bands, the blur's window
+ * sums ahead, stats' histogram). */
+static void print_kernel(FILE *f, const gpuimg_launch_t *l)
+{
+  fprintf(f, "%s", l->kernel);
+  if (l->launches > 1)
+    fprintf(f, " (one of %d launches)", l->launches);
+  fprintf(f, ", ");
+}
+
 /* The block shape, and the lanes a block leaves idle in its last warp (threads not a
  * multiple of 32). */
 static void print_block(FILE *f, const gpuimg_launch_t *l)
@@ -120,7 +131,7 @@ static void print_model(FILE *f, const gpuimg_plan_t *plan, const gpuimg_stage_t
     fprintf(f, "no launch: the kernel does not fit this GPU's limits\n");
     return;
   }
-  fprintf(f, "%s, ", l->kernel);
+  print_kernel(f, l);
   print_block(f, l);
   if (l->has_occupancy) {
     print_occupancy(f, l);
@@ -188,7 +199,7 @@ void gpuimg_explain_stage(FILE *f, const gpuimg_plan_t *plan, const gpuimg_run_t
     fprintf(f, "%s, %.3f ms\n", l->kernel ? l->kernel : "copy", ms);
     return;
   }
-  fprintf(f, "%s, ", l->kernel);
+  print_kernel(f, l);
   print_block(f, l);
   print_occupancy(f, l);
   fprintf(f, ", %.3f ms, %.2f TB/s", ms, gbps / 1000.0);
