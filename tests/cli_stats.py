@@ -318,7 +318,7 @@ def equalize_and_normalize_cases():
 def equalize_explain_without_a_gpu():
     res = cpu("equalize", "--explain", "--device", "h100")
     line = res.err.decode().splitlines()[1]
-    check(res.rc == 0 and line.startswith("equalize shared: predicted for h100: lut_map_kernel (one of 2 "
-                                    "launches),") and
+    check(res.rc == 0 and line.startswith("equalize shared: predicted for h100: lut_map_kernel "
+                                          "(one of 2 launches),") and
           "1,056 blocks in 1.0 waves (1,056 resident)" in line and
           "loads 1 B/lane 1 B apart: 1 sector/request (100% used)" in line, line)
