@@ -79,33 +79,15 @@ static void blur_columns_init(const gpuimg_image_t *src, int r, int y0, uint32_t
   }
 }
 
-/* The blur runs in two passes per output row, both O(1) per value whatever r is:
- * col[i] keeps, for every x and channel, the sum of the 2r+1 clamped rows around y
- * (one add and one subtract per value when y advances, contiguous, vectorised), and
- * the row of column sums, padded with r copies of its edge pixels, becomes exclusive
- * prefix sums whose differences are the window sums. uint32 arithmetic wraps, but
- * every difference is a true window sum below 2^32, so it is exact. */
-int gpuimg_blur_cpu_rows(const gpuimg_image_t *src, int radius, gpuimg_image_t *dst, int y0, int y1)
+/* Rows [y0, y1) of dst from the column sums col of row y0 (blur_columns_init()), prefix a row
+ * of scratch: col moves down a row at a time, each row then becomes output (blur_row()). Built
+ * for x86-64-v3 too (GPUIMG_CPU_CLONES): 32-byte vectors for the column moves and the
+ * divisions. */
+GPUIMG_CPU_CLONES static void blur_rows(const gpuimg_image_t *src, int r, gpuimg_image_t *dst,
+                                        int y0, int y1, uint32_t *col, uint32_t *prefix)
 {
-  int w = src->width, c = src->channels, r = radius, last = src->height - 1;
+  int w = src->width, c = src->channels, last = src->height - 1;
   size_t row_len = (size_t)w * (size_t)c;
-  size_t pad_len = ((size_t)w + 2 * (size_t)r) * (size_t)c;
-
-  if (r == 0) {
-    memcpy(dst->data + (size_t)y0 * row_len, src->data + (size_t)y0 * row_len,
-           row_len * (size_t)(y1 - y0));
-    return 0;
-  }
-  uint32_t *col = malloc(row_len * sizeof *col);
-  uint32_t *prefix = malloc((pad_len + (size_t)c) * sizeof *prefix);
-  if (!col || !prefix) {
-    free(col);
-    free(prefix);
-    gpuimg_error_set(GPUIMG_EXIT_FAILURE, "blur", "out of memory");
-    return -1;
-  }
-  blur_columns_init(src, r, y0, col);
-
   uint32_t count = (uint32_t)(2 * r + 1) * (uint32_t)(2 * r + 1);
   uint32_t half = count / 2;
   divider_t div = divider_make(count);
@@ -132,6 +114,35 @@ int gpuimg_blur_cpu_rows(const gpuimg_image_t *src, int radius, gpuimg_image_t *
       break;
     }
   }
+}
+
+/* The blur runs in two passes per output row, both O(1) per value whatever r is:
+ * col[i] keeps, for every x and channel, the sum of the 2r+1 clamped rows around y
+ * (one add and one subtract per value when y advances, contiguous, vectorised), and
+ * the row of column sums, padded with r copies of its edge pixels, becomes exclusive
+ * prefix sums whose differences are the window sums. uint32 arithmetic wraps, but
+ * every difference is a true window sum below 2^32, so it is exact. */
+int gpuimg_blur_cpu_rows(const gpuimg_image_t *src, int radius, gpuimg_image_t *dst, int y0, int y1)
+{
+  int w = src->width, c = src->channels, r = radius;
+  size_t row_len = (size_t)w * (size_t)c;
+  size_t pad_len = ((size_t)w + 2 * (size_t)r) * (size_t)c;
+
+  if (r == 0) {
+    memcpy(dst->data + (size_t)y0 * row_len, src->data + (size_t)y0 * row_len,
+           row_len * (size_t)(y1 - y0));
+    return 0;
+  }
+  uint32_t *col = malloc(row_len * sizeof *col);
+  uint32_t *prefix = malloc((pad_len + (size_t)c) * sizeof *prefix);
+  if (!col || !prefix) {
+    free(col);
+    free(prefix);
+    gpuimg_error_set(GPUIMG_EXIT_FAILURE, "blur", "out of memory");
+    return -1;
+  }
+  blur_columns_init(src, r, y0, col);
+  blur_rows(src, r, dst, y0, y1, col, prefix);
   free(col);
   free(prefix);
   return 0;
