@@ -148,19 +148,36 @@ static inline int gpuimg_blur_chunk_fits(int w, int r, int channels, int aligned
          (long long)w * channels < (1LL << 31) && gpuimg_blur_chunk_tile(r) >= 256;
 }
 
+/* The pair kernel's blocks an SM of gpu holds by their shared memory (two rows of padded
+ * per-channel prefix sums, *shared bytes of them dynamic, and the warps' totals): 0 where one
+ * block exceeds what a block may have (RGBA on a T4: 72.3 KB). */
+static inline long long gpuimg_blur_pair_resident(int channels, const gpuimg_gpu_t *gpu,
+                                                  size_t *shared)
+{
+  int span = GPUIMG_BLUR_CHUNK_PX * GPUIMG_BLUR_CHUNK_THREADS;
+  *shared = 2 * (size_t)channels * (size_t)(span + 1 + span / 8) * 4;
+  size_t per_block = *shared + 2 * (size_t)channels * 8 * 4 + /* the warps' totals */
+                     (size_t)gpu->reserved_shared_per_block;
+  if (per_block - (size_t)gpu->reserved_shared_per_block > (size_t)gpu->shared_per_block_optin)
+    return 0;
+  return (long long)gpu->shared_per_sm / (long long)per_block;
+}
+
 /* Five designs, all O(1) per pixel in r: the pair kernel and the chunk kernel it grew from
  * (blur_pair.cu, blur_chunk.cu: widths of a multiple of 8 pixels, r <= 127), the single-pass
  * strip kernel (r <= 64), the fused single-pass kernel (4-byte aligned rows, r <= 127) and row
- * sums + column walk. By default the pair kernel at 2 blocks per SM serves what it takes: on
- * the H100 at 8K it equals the chunk kernel at r = 1 and beats it at every other radius
- * measured, gray, RGB and RGBA (RGB r = 127: 0.30 ms against 0.53; docs/performance.md),
- * and the chunk kernel was the fastest of the other four on the H200 (0.17 ms at r = 1
+ * sums + column walk. By default the pair kernel at 2 blocks per SM serves what it takes
+ * where an SM's shared memory holds 2 of its blocks (H100, H200, A100: every layout; L4, T4:
+ * gray and two channels), else the chunk kernel: on the H100 at 8K the pair kernel was within
+ * 1% of the chunk kernel for RGB and RGBA at r = 1 and 1.04x to 2.1x faster at every other
+ * radius and layout measured (RGB r = 127: 0.30 ms against 0.55; docs/performance.md), and
+ * the chunk kernel was the fastest of the other four on the H200 (0.17 ms at r = 1
  * against the strip kernel's 0.29, 0.39 at r = 64 against the fused kernel's 0.69); then the
  * strip kernel blur (not portrait) with r <= 16 on images that give it enough blocks, the
  * fused kernel the rest it takes, the two passes what is left.
  * GPUIMG_FAST_BLUR (gpuimg_blur_forced()) overrides the choice, for benchmarks and tests, falling
- * back to the two passes where the kernel cannot serve (*blocks: the chunk kernel's resident
- * blocks per SM it asks for, 0 for the launcher's own). On a small image at a small radius
+ * back to the two passes where the kernel cannot serve (*blocks: the chunk or pair kernel's
+ * resident blocks per SM it asks for, 0 for the launcher's own). On a small image at a small radius
  * none of them fills the GPU as well as the tiled kernel, one block per 16x16 pixels
  * (H200, docs/performance.md: 1024x768 up to r = 8, 640x480 up to r = 15, and gray at 16), so a
  * blur (not portrait: the tiled kernel has no composite) takes it; at a larger radius the two
@@ -174,8 +191,10 @@ static inline gpuimg_blur_design_t gpuimg_blur_choose(int w, int h, int r, int c
   int chunk = gpuimg_blur_chunk_fits(w, r, channels, aligned);
   if (impl && strcmp(impl, "chunk") == 0)
     return chunk ? GPUIMG_BLUR_CHUNK : GPUIMG_BLUR_TWOPASS;
+  size_t pair_shared;
+  long long pair_resident = gpuimg_blur_pair_resident(channels, env->gpu, &pair_shared);
   if (impl && strcmp(impl, "pair") == 0) /* the chunk kernel's shapes */
-    return chunk ? GPUIMG_BLUR_PAIR : GPUIMG_BLUR_TWOPASS;
+    return chunk && pair_resident > 0 ? GPUIMG_BLUR_PAIR : GPUIMG_BLUR_TWOPASS;
   long long px = (long long)w * h;
   /* The tiled kernel at its own 16x16 blocks (not a --block, which shapes the teaching
    * kernels), on an image its grid can cover (a very tall one cannot: 65535 block rows). */
@@ -186,10 +205,12 @@ static inline gpuimg_blur_design_t gpuimg_blur_choose(int w, int h, int r, int c
     return GPUIMG_BLUR_TILED;
   if (!impl && gpuimg_blur_twopass_faster(w, h, r, channels))
     return GPUIMG_BLUR_TWOPASS;
-  if (!impl && chunk) {
+  if (!impl && chunk && pair_resident >= 2) {
     *blocks = 2;
     return GPUIMG_BLUR_PAIR;
   }
+  if (!impl && chunk)
+    return GPUIMG_BLUR_CHUNK;
   int strip = impl ? strcmp(impl, "strip") == 0 && r <= 64 : r <= 16 && !has_mask;
   if (strip && !impl) {
     /* The strip kernel needs tall runs of rows per warp; a small image then gives too few
@@ -233,7 +254,7 @@ static inline int gpuimg_blur_heads_plan(int w, int h, int r, int rows, gpuimg_b
   g->o1 = a <= c ? c : a;
   g->sa = a <= c ? 0 : 1;
   g->sc = 1 - g->sa;
-  long long segments = 2 * (gy - 1 + g->kr - g->kmin) + 1;
+  long long segments = 2 * (gy - 1 + g->kr - g->kmin) + g->sc; /* the last run's end */
   g->chunks = w / GPUIMG_BLUR_CHUNK_PX + 32;
   g->segments = rows <= 256 && segments <= 65535 ? (int)segments : 0;
   return g->segments > 0;
@@ -282,6 +303,7 @@ static inline int gpuimg_blur_fast_launch(int w, int h, int r, int channels, int
   int sms = env->gpu->sms;
   f->design = gpuimg_blur_choose(w, h, r, channels, has_mask, aligned, env, &f->minb);
   f->tile = f->rows = f->band = f->wide = f->ahead = 0;
+  memset(&f->heads, 0, sizeof f->heads);
   switch (f->design) {
   case GPUIMG_BLUR_CHUNK: {
     /* As few tiles as the span allows, of equal width (a multiple of 8 pixels); runs of rows
@@ -306,13 +328,10 @@ static inline int gpuimg_blur_fast_launch(int w, int h, int r, int channels, int
      * choice asks for 2, GPUIMG_FAST_BLUR=pair for 3); two rows of per-channel prefix sums in
      * dynamic shared memory (55 KiB for RGB). */
     long long tiles = (w + gpuimg_blur_chunk_tile(r) - 1) / gpuimg_blur_chunk_tile(r);
-    int span = GPUIMG_BLUR_CHUNK_PX * GPUIMG_BLUR_CHUNK_THREADS;
-    size_t shared = 2 * (size_t)channels * (size_t)(span + 1 + span / 8) * 4; /* 2C padded rows */
-    size_t per_block = shared + 2 * (size_t)channels * 8 * 4 + /* the warps' totals */
-                       (size_t)env->gpu->reserved_shared_per_block;
+    size_t shared;
+    long long resident = gpuimg_blur_pair_resident(channels, env->gpu, &shared);
     if (f->minb == 0)
       f->minb = 3;
-    long long resident = (long long)env->gpu->shared_per_sm / (long long)per_block;
     resident = resident < f->minb ? resident : f->minb;
     f->tile = (int)((w + tiles - 1) / tiles + 7) & ~7;
     f->rows = gpuimg_blur_band_rows(sms, tiles, h, 128, r + 1 < 8 ? 8 : r + 1, 4);
@@ -326,7 +345,7 @@ static inline int gpuimg_blur_fast_launch(int w, int h, int r, int channels, int
                       shared);
     /* The window sums ahead where the window has more than twice a run's rows: on the H100
      * at 8K RGB, at 2 blocks per SM, they cost 0.017 ms at r = 16 (33 rows, runs of 22) and
-     * saved 0.075 at r = 64 (129 rows, runs of 42), 0.13 at r = 127 (GPUIMG_BLUR_AHEAD = 0
+     * saved 0.07 at r = 64 (129 rows, runs of 42), 0.12 at r = 127 (GPUIMG_BLUR_AHEAD = 0
      * or 1 decides, for measurements). */
     f->ahead = gpuimg_env_int("GPUIMG_BLUR_AHEAD", 2 * r + 1 > 2 * f->rows, 0, 1) &&
                gpuimg_blur_heads_plan(w, h, r, f->rows, &f->heads);

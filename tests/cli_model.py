@@ -184,9 +184,10 @@ def every_step():
 @test("model")
 def fast_blur():
     # The fast blur's design follows the image, the radius and the GPU, as its launcher
-    # chooses it: the two passes at r = 16 on the sample, the chunk kernel at r = 40 on a large
-    # image whose width is a multiple of 8 pixels, the tiled kernel at r = 2; portrait folds its
-    # composite into the two passes.
+    # chooses it: the two passes at r = 16 on the sample, the pair kernel at r = 40 on a large
+    # image whose width is a multiple of 8 pixels (the chunk kernel where an SM's shared memory
+    # holds fewer than 2 pair blocks), the tiled kernel at r = 2; portrait folds its composite
+    # into the two passes.
     for args, kernel in ((["blur", "-r", "16"], "blur_columns_kernel (one of 2 launches), 256x1 "
                           "blocks, "),
                          (["blur", "-r", "2"], "blur_tiled_kernel, 16x16 blocks, "),
@@ -204,6 +205,11 @@ def fast_blur():
         "blocks, 54.2 KB shared",
         " registers -> 2 blocks/SM (limited by registers)", " 513 blocks in 1.9 waves (264 "
         "resident), last wave 249 blocks (94.3% full)", res=res)
+    # An RGB pair block takes 54.2 KB of shared memory: an L4's SM holds one, so the chunk
+    # kernel runs there.
+    res, lines = explained("blur", "-r", "40", "--explain", "--device", "l4", big)
+    has(lines[1], "blur fast: predicted for l4: blur_chunk_kernel, 256x1 blocks, 27.2 KB shared",
+        res=res)
     # The two passes size their bands by the L2 cache, which the table lacks for the B200.
     res, lines = explained("blur", "-r", "16", "--explain", "--device", "b200")
     check(lines[1] == "blur fast: predicted for b200: not predicted: the launch depends on the "

@@ -769,6 +769,11 @@ int main(int argc, char **argv)
     verbose = 1;
     if (argc > 2)
       only_ops = argv + 2; /* argv[argc] is NULL */
+    for (char **o = only_ops; o && *o; o++)
+      if (!gpuimg_ops_find(*o)) {
+        printf("ERROR --huge %s: no such operation\n", *o);
+        return finish(ctx, -1);
+      }
     pool_threads = gpuimg_cpu_cores();
     if (!(pool = gpuimg_pool_create(pool_threads)))
       return finish(ctx, -1);
