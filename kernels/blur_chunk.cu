@@ -28,29 +28,22 @@ __global__ void __launch_bounds__(kChunkThreads, MINB)
     blur_chunk_kernel(const uint8_t *__restrict__ src, const uint8_t *__restrict__ d_mask,
                       uint8_t *__restrict__ dst, BlurShape s, int tile, int rows)
 {
-  constexpr int W = 2 * C, B = kChunkPx * C, NW = kChunkThreads / 32;
+  constexpr int W = 2 * C, NW = kChunkThreads / 32;
   __shared__ uint32_t P[C][kChunkPadded];
   __shared__ __align__(16) uint32_t warp_tot[2][C][NW];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int x0 = blockIdx.x * tile, tn = min(tile, s.w - x0);
-  const int xs = (x0 - s.r) & ~7; // the span's first pixel (rounded towards -infinity)
-  const int px = xs + kChunkPx * tid;
-  const bool needed = px <= x0 + tn + s.r; // some output's window reads this chunk's P
-  const bool outputs = px >= x0 && px < x0 + tn;
-  const int y0 = blockIdx.y * rows, y1 = min(y0 + rows, s.h), last = s.h - 1;
-  const size_t row_bytes = (size_t)s.w * C;
-  auto row = [&](int yy) { return src + (size_t)gpuimg_clampi(yy, 0, last) * row_bytes; };
+  const ChunkPlace t = chunk_place<C>(s, tile, rows);
 
   uint32_t lo[W], hi[W];
 #pragma unroll
   for (int k = 0; k < W; k++)
     lo[k] = hi[k] = 0;
-  if (needed) { // V at y0: rows above and below the image count as its edge rows
-    chunk_edges<C>(src, row_bytes, last, px, s.w, max(s.r - y0, 0), max(y0 + s.r - last, 0), lo,
-                   hi);
-    for (int yy = max(y0 - s.r, 0); yy <= min(y0 + s.r, last); yy++) {
+  if (t.needed) { // V at y0: rows above and below the image count as its edge rows
+    chunk_edges<C>(src, t.row_bytes, t.last, t.px, s.w, max(s.r - t.y0, 0),
+                   max(t.y0 + s.r - t.last, 0), lo, hi);
+    for (int yy = max(t.y0 - s.r, 0); yy <= min(t.y0 + s.r, t.last); yy++) {
       uint32_t a[W];
-      chunk_load<C>(src + (size_t)yy * row_bytes, px, s.w, a);
+      chunk_load<C>(src + (size_t)yy * t.row_bytes, t.px, s.w, a);
       chunk_add<C>(lo, hi, a);
     }
   }
@@ -60,12 +53,7 @@ __global__ void __launch_bounds__(kChunkThreads, MINB)
   auto step = [&](int y, int buf, const uint32_t(&in)[W], const uint32_t(&out)[W]) {
     // This thread's per-channel totals, and where its values start in the block's prefix.
     uint32_t tot[C], base[C];
-#pragma unroll
-    for (int c = 0; c < C; c++)
-      tot[c] = 0;
-#pragma unroll
-    for (int m = 0; m < B; m++)
-      tot[m % C] += chunk_value<C>(lo, hi, m);
+    chunk_totals<C>(lo, hi, tot);
 #pragma unroll
     for (int c = 0; c < C; c++) {
       uint32_t incl = warp_inclusive_sum(tot[c], lane);
@@ -77,60 +65,51 @@ __global__ void __launch_bounds__(kChunkThreads, MINB)
 #pragma unroll
     for (int c = 0; c < C; c++) {
       uint4 t0 = *(const uint4 *)&warp_tot[buf][c][0], t1 = *(const uint4 *)&warp_tot[buf][c][4];
-      uint32_t t[NW] = {t0.x, t0.y, t0.z, t0.w, t1.x, t1.y, t1.z, t1.w};
+      uint32_t tw[NW] = {t0.x, t0.y, t0.z, t0.w, t1.x, t1.y, t1.z, t1.w};
 #pragma unroll
       for (int wp = 0; wp < NW; wp++)
-        base[c] += wp < warp ? t[wp] : 0u;
+        base[c] += wp < warp ? tw[wp] : 0u;
     }
-    uint32_t *own = &P[0][chunk_pad(kChunkPx * tid)];
-#pragma unroll
-    for (int m = 0; m < B; m++) {
-      own[(m % C) * kChunkPadded + m / C] = base[m % C];
-      base[m % C] += chunk_value<C>(lo, hi, m);
-    }
+    chunk_prefix<C>(&P[0][0], tid, lo, hi, base);
     if (tid == kChunkThreads - 1)
 #pragma unroll
       for (int c = 0; c < C; c++)
         P[c][chunk_pad(kChunkSpan)] = base[c];
     __syncthreads();
 
-    if (outputs) {
-      const int ia = px - xs - s.r, ib = px - xs + s.r + 1; // P's pixels of the first window
+    // The outputs, as chunk_output() writes them but in the order this kernel was measured
+    // with: through chunk_output() ptxas schedules RGB at 2 blocks per SM in 121 registers,
+    // not 117.
+    if (t.outputs) {
       uint32_t o[W];
 #pragma unroll
       for (int k = 0; k < W; k++)
         o[k] = 0;
 #pragma unroll
-      for (int m = 0; m < B; m++) {
+      for (int m = 0; m < kChunkPx * C; m++) {
         const uint32_t *pc = P[m % C];
-        uint32_t v = pc[chunk_pad(ib + m / C)] - pc[chunk_pad(ia + m / C)] + s.half;
+        uint32_t v = pc[chunk_pad(t.ib + m / C)] - pc[chunk_pad(t.ia + m / C)] + s.half;
         o[m >> 2] |= div_small(v, s) << (8 * (m & 3));
       }
-      size_t at = (size_t)y * row_bytes + (size_t)px * C;
+      size_t at = (size_t)y * t.row_bytes + (size_t)t.px * C;
       if (d_mask) // portrait: subject pixels and alpha keep the source's bytes
-        chunk_keep_source<C>(src + (size_t)y * row_bytes, d_mask + (size_t)y * s.w, px, s.w, o);
+        chunk_keep_source<C>(src + (size_t)y * t.row_bytes, d_mask + (size_t)y * s.w, t.px, s.w, o);
       chunk_store<C>(dst + at, o);
     }
 
-    if (needed && y + 1 < y1)
+    if (t.needed && y + 1 < t.y1)
       chunk_move<C>(lo, hi, in, out);
   };
-  // The rows entering and leaving the window at row y, loaded two rows ahead so that their
-  // latency hides behind two rows of work.
-  auto fetch = [&](int y, uint32_t(&in)[W], uint32_t(&out)[W]) {
-    if (needed && y < y1) {
-      chunk_load<C>(row(y + s.r), px, s.w, in);
-      chunk_load<C>(row(y - 1 - s.r), px, s.w, out);
-    }
-  };
+  // The rows entering and leaving the window at row y are loaded two rows ahead, so that
+  // their latency hides behind two rows of work.
   uint32_t in_a[W], out_a[W], in_b[W], out_b[W];
-  fetch(y0 + 1, in_a, out_a);
-  for (int y = y0; y < y1; y += 2) {
-    fetch(y + 2, in_b, out_b);
+  chunk_fetch<C>(src, s, t, t.y0 + 1, in_a, out_a);
+  for (int y = t.y0; y < t.y1; y += 2) {
+    chunk_fetch<C>(src, s, t, y + 2, in_b, out_b);
     step(y, 0, in_a, out_a);
-    if (y + 1 >= y1)
+    if (y + 1 >= t.y1)
       break;
-    fetch(y + 3, in_a, out_a);
+    chunk_fetch<C>(src, s, t, y + 3, in_a, out_a);
     step(y + 1, 1, in_b, out_b);
   }
 }

@@ -186,6 +186,102 @@ __device__ __forceinline__ void chunk_keep_source(const uint8_t *srow, const uin
   }
 }
 
+// This thread's per-channel sums of its packed column sums.
+template <int C>
+__device__ __forceinline__ void chunk_totals(const uint32_t (&lo)[2 * C],
+                                             const uint32_t (&hi)[2 * C], uint32_t (&tot)[C])
+{
+#pragma unroll
+  for (int c = 0; c < C; c++)
+    tot[c] = 0;
+#pragma unroll
+  for (int m = 0; m < kChunkPx * C; m++)
+    tot[m % C] += chunk_value<C>(lo, hi, m);
+}
+
+// Writes this thread's exclusive prefix sums (from base, per channel) of its column sums into
+// one row of prefix sums P (C channel rows of kChunkPadded words), at its own pixels.
+template <int C>
+__device__ __forceinline__ void chunk_prefix(uint32_t *P, int tid, const uint32_t (&lo)[2 * C],
+                                             const uint32_t (&hi)[2 * C], uint32_t (&base)[C])
+{
+  uint32_t *own = P + chunk_pad(kChunkPx * tid);
+#pragma unroll
+  for (int m = 0; m < kChunkPx * C; m++) {
+    own[(m % C) * kChunkPadded + m / C] = base[m % C];
+    base[m % C] += chunk_value<C>(lo, hi, m);
+  }
+}
+
+// The thread's 8 output pixels of row y from the row's prefix sums P: P's pixels ia and ib
+// bound the window of its first pixel (ib - ia = 2r + 1). With d_mask (portrait) subject
+// pixels and alpha take the source's bytes.
+template <int C>
+__device__ __forceinline__ void chunk_output(const uint32_t *P, const uint8_t *src,
+                                             const uint8_t *d_mask, uint8_t *dst,
+                                             const BlurShape &s, int y, int px, int ia, int ib)
+{
+  constexpr int W = 2 * C;
+  const size_t row_bytes = (size_t)s.w * C;
+  uint32_t o[W];
+#pragma unroll
+  for (int k = 0; k < W; k++)
+    o[k] = 0;
+#pragma unroll
+  for (int m = 0; m < kChunkPx * C; m++) {
+    const uint32_t *pc = P + (m % C) * kChunkPadded;
+    uint32_t v = pc[chunk_pad(ib + m / C)] - pc[chunk_pad(ia + m / C)] + s.half;
+    o[m >> 2] |= div_small(v, s) << (8 * (m & 3));
+  }
+  if (d_mask)
+    chunk_keep_source<C>(src + (size_t)y * row_bytes, d_mask + (size_t)y * s.w, px, s.w, o);
+  chunk_store<C>(dst + (size_t)y * row_bytes + (size_t)px * C, o);
+}
+
+// A thread's place in a block of the chunk or pair kernel (blockIdx.x: a tile of tile output
+// pixels, blockIdx.y: a run of rows rows): the span's first pixel xs (a multiple of 8, rounded
+// towards -infinity), its chunk's first pixel px, whether some output's window reads the chunk
+// (needed) and whether its pixels are the tile's (outputs), the run's rows [y0, y1), the
+// image's last row, and P's pixels ia and ib, which bound the window of its first pixel.
+struct ChunkPlace {
+  int xs, px, y0, y1, last, ia, ib;
+  bool needed, outputs;
+  size_t row_bytes;
+};
+
+template <int C>
+__device__ __forceinline__ ChunkPlace chunk_place(const BlurShape &s, int tile, int rows)
+{
+  ChunkPlace t;
+  const int x0 = blockIdx.x * tile, tn = min(tile, s.w - x0);
+  t.xs = (x0 - s.r) & ~7;
+  t.px = t.xs + kChunkPx * (int)threadIdx.x;
+  t.needed = t.px <= x0 + tn + s.r;
+  t.outputs = t.px >= x0 && t.px < x0 + tn;
+  t.y0 = blockIdx.y * rows;
+  t.y1 = min(t.y0 + rows, s.h);
+  t.last = s.h - 1;
+  t.row_bytes = (size_t)s.w * C;
+  t.ia = t.px - t.xs - s.r;
+  t.ib = t.px - t.xs + s.r + 1;
+  return t;
+}
+
+// The rows entering and leaving V when it moves from row y - 1 to row y (rows past the image's
+// edges are its edge rows), for the chunk at t.px; nothing past the run or where no output
+// needs the chunk.
+template <int C>
+__device__ __forceinline__ void chunk_fetch(const uint8_t *src, const BlurShape &s,
+                                            const ChunkPlace &t, int y, uint32_t (&in)[2 * C],
+                                            uint32_t (&out)[2 * C])
+{
+  if (t.needed && y < t.y1) {
+    chunk_load<C>(src + (size_t)gpuimg_clampi(y + s.r, 0, t.last) * t.row_bytes, t.px, s.w, in);
+    chunk_load<C>(src + (size_t)gpuimg_clampi(y - 1 - s.r, 0, t.last) * t.row_bytes, t.px, s.w,
+                  out);
+  }
+}
+
 } // namespace
 } // namespace gpuimg_blur
 

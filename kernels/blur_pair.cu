@@ -25,58 +25,6 @@ __device__ __forceinline__ uint32_t warp_sum(uint32_t v)
 #endif
 }
 
-// This thread's per-channel sums of its packed column sums.
-template <int C>
-__device__ __forceinline__ void pair_totals(const uint32_t (&lo)[2 * C],
-                                            const uint32_t (&hi)[2 * C], uint32_t (&tot)[C])
-{
-#pragma unroll
-  for (int c = 0; c < C; c++)
-    tot[c] = 0;
-#pragma unroll
-  for (int m = 0; m < kChunkPx * C; m++)
-    tot[m % C] += chunk_value<C>(lo, hi, m);
-}
-
-// Writes this thread's exclusive prefix sums (from base, per channel) of its column sums into
-// one row of prefix sums P (C channel rows of kChunkPadded words), at its own pixels.
-template <int C>
-__device__ __forceinline__ void pair_prefix(uint32_t *P, int tid, const uint32_t (&lo)[2 * C],
-                                            const uint32_t (&hi)[2 * C], uint32_t (&base)[C])
-{
-  uint32_t *own = P + chunk_pad(kChunkPx * tid);
-#pragma unroll
-  for (int m = 0; m < kChunkPx * C; m++) {
-    own[(m % C) * kChunkPadded + m / C] = base[m % C];
-    base[m % C] += chunk_value<C>(lo, hi, m);
-  }
-}
-
-// The thread's 8 output pixels of row y from the row's prefix sums P: P's pixels ia and ib
-// bound the window of its first pixel (ib - ia = 2r + 1). With d_mask (portrait) subject
-// pixels and alpha take the source's bytes.
-template <int C>
-__device__ __forceinline__ void pair_output(const uint32_t *P, const uint8_t *src,
-                                            const uint8_t *d_mask, uint8_t *dst, const BlurShape &s,
-                                            int y, int px, int ia, int ib)
-{
-  constexpr int W = 2 * C;
-  const size_t row_bytes = (size_t)s.w * C;
-  uint32_t o[W];
-#pragma unroll
-  for (int k = 0; k < W; k++)
-    o[k] = 0;
-#pragma unroll
-  for (int m = 0; m < kChunkPx * C; m++) {
-    const uint32_t *pc = P + (m % C) * kChunkPadded;
-    uint32_t v = pc[chunk_pad(ib + m / C)] - pc[chunk_pad(ia + m / C)] + s.half;
-    o[m >> 2] |= div_small(v, s) << (8 * (m & 3));
-  }
-  if (d_mask)
-    chunk_keep_source<C>(src + (size_t)y * row_bytes, d_mask + (size_t)y * s.w, px, s.w, o);
-  chunk_store<C>(dst + (size_t)y * row_bytes + (size_t)px * C, o);
-}
-
 // Row of segment boundary j (gpuimg_blur_heads_t, kernels/blur.h), clamped to [0, h].
 __device__ __forceinline__ int heads_boundary(const gpuimg_blur_heads_t &g, int rows, int h, int j)
 {
@@ -165,47 +113,33 @@ __global__ void __launch_bounds__(kChunkThreads, MINB)
   extern __shared__ __align__(16) uint32_t pair_smem[]; // P: [kPairRows][C][kChunkPadded]
   __shared__ uint32_t warp_tot[kPairRows][C][NW];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int x0 = blockIdx.x * tile, tn = min(tile, s.w - x0);
-  const int xs = (x0 - s.r) & ~7; // the span's first pixel (rounded towards -infinity)
-  const int px = xs + kChunkPx * tid;
-  const bool needed = px <= x0 + tn + s.r; // some output's window reads this chunk's P
-  const bool outputs = px >= x0 && px < x0 + tn;
-  const int y0 = blockIdx.y * rows, y1 = min(y0 + rows, s.h), last = s.h - 1;
-  const size_t row_bytes = (size_t)s.w * C;
-  const int ia = px - xs - s.r, ib = px - xs + s.r + 1; // P's pixels of the first window
-  auto row = [&](int yy) { return src + (size_t)gpuimg_clampi(yy, 0, last) * row_bytes; };
+  const ChunkPlace t = chunk_place<C>(s, tile, rows);
 
   uint32_t lo[W], hi[W]; // V of row y (the pair's first row)
 #pragma unroll
   for (int k = 0; k < W; k++)
     lo[k] = hi[k] = 0;
-  if (needed) { // V at y0: rows above and below the image count as its edge rows
-    chunk_edges<C>(src, row_bytes, last, px, s.w, max(s.r - y0, 0), max(y0 + s.r - last, 0), lo,
-                   hi);
+  if (t.needed) { // V at y0: rows above and below the image count as its edge rows
+    chunk_edges<C>(src, t.row_bytes, t.last, t.px, s.w, max(s.r - t.y0, 0),
+                   max(t.y0 + s.r - t.last, 0), lo, hi);
     if (heads) // the window's segments, summed ahead
-      heads_add<C>(heads, g, blockIdx.y, px, lo, hi);
+      heads_add<C>(heads, g, blockIdx.y, t.px, lo, hi);
     else
-      chunk_sum_rows<C>(src, row_bytes, px, s.w, max(y0 - s.r, 0), min(y0 + s.r, last), lo, hi);
+      chunk_sum_rows<C>(src, t.row_bytes, t.px, s.w, max(t.y0 - s.r, 0), min(t.y0 + s.r, t.last),
+                        lo, hi);
   }
 
-  // The rows entering and leaving V when it moves from row y - 1 to row y.
-  auto fetch = [&](int y, uint32_t(&in)[W], uint32_t(&out)[W]) {
-    if (needed && y < y1) {
-      chunk_load<C>(row(y + s.r), px, s.w, in);
-      chunk_load<C>(row(y - 1 - s.r), px, s.w, out);
-    }
-  };
   // in1, out1 move V to a pair's second row; in2, out2 on to the next pair's first row.
   uint32_t in1[W], out1[W], in2[W], out2[W];
-  fetch(y0 + 1, in1, out1);
-  fetch(y0 + 2, in2, out2);
-  for (int y = y0; y < y1; y += kPairRows) {
-    const bool two = y + 1 < y1; // the same for the whole block
-    uint32_t lo1[W], hi1[W];     // V of row y + 1
+  chunk_fetch<C>(src, s, t, t.y0 + 1, in1, out1);
+  chunk_fetch<C>(src, s, t, t.y0 + 2, in2, out2);
+  for (int y = t.y0; y < t.y1; y += kPairRows) {
+    const bool two = y + 1 < t.y1; // the same for the whole block
+    uint32_t lo1[W], hi1[W];       // V of row y + 1
 #pragma unroll
     for (int k = 0; k < W; k++)
       lo1[k] = lo[k], hi1[k] = hi[k];
-    if (needed && two)
+    if (t.needed && two)
       chunk_move<C>(lo1, hi1, in1, out1);
 
     // Both rows' per-channel totals, scanned across the warp; the warps' totals cross warps
@@ -213,8 +147,8 @@ __global__ void __launch_bounds__(kChunkThreads, MINB)
     uint32_t base[kPairRows][C];
     {
       uint32_t tot[kPairRows][C];
-      pair_totals<C>(lo, hi, tot[0]);
-      pair_totals<C>(lo1, hi1, tot[1]);
+      chunk_totals<C>(lo, hi, tot[0]);
+      chunk_totals<C>(lo1, hi1, tot[1]);
 #pragma unroll
       for (int k = 0; k < kPairRows; k++)
 #pragma unroll
@@ -233,8 +167,8 @@ __global__ void __launch_bounds__(kChunkThreads, MINB)
       for (int c = 0; c < C; c++)
         base[k][c] += warp_sum(lane < warp ? warp_tot[k][c][lane] : 0u);
     uint32_t *P1 = pair_smem + C * kChunkPadded; // the second row's prefix sums
-    pair_prefix<C>(pair_smem, tid, lo, hi, base[0]);
-    pair_prefix<C>(P1, tid, lo1, hi1, base[1]);
+    chunk_prefix<C>(pair_smem, tid, lo, hi, base[0]);
+    chunk_prefix<C>(P1, tid, lo1, hi1, base[1]);
     if (tid == kChunkThreads - 1)
 #pragma unroll
       for (int k = 0; k < kPairRows; k++)
@@ -243,20 +177,21 @@ __global__ void __launch_bounds__(kChunkThreads, MINB)
           pair_smem[(k * C + c) * kChunkPadded + chunk_pad(kChunkSpan)] = base[k][c];
     // V moves to the next pair's first row, and the next pair's rows are loaded, before the
     // outputs: only one V stays live through them.
-    if (needed && y + 2 < y1) {
+    if (t.needed && y + 2 < t.y1) {
 #pragma unroll
       for (int k = 0; k < W; k++)
         lo[k] = lo1[k], hi[k] = hi1[k];
       chunk_move<C>(lo, hi, in2, out2);
     }
-    fetch(y + 3, in1, out1);
-    fetch(y + 4, in2, out2);
+    chunk_fetch<C>(src, s, t, y + 3, in1, out1);
+    chunk_fetch<C>(src, s, t, y + 4, in2, out2);
     __syncthreads();
 
-    if (outputs) // one row after the other: two rows at once would spill
+    if (t.outputs) // one row after the other: two rows at once would spill
 #pragma unroll 1
       for (int k = 0; k < (two ? kPairRows : 1); k++)
-        pair_output<C>(pair_smem + k * C * kChunkPadded, src, d_mask, dst, s, y + k, px, ia, ib);
+        chunk_output<C>(pair_smem + k * C * kChunkPadded, src, d_mask, dst, s, y + k, t.px, t.ia,
+                        t.ib);
   }
 }
 
